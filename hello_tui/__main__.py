@@ -1,0 +1,3 @@
+from hello_tui.cli import main
+
+raise SystemExit(main())

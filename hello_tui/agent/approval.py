@@ -1,0 +1,48 @@
+"""The one interface through which the engine asks the user to decide.
+
+The TUI implements it with modal screens; `exec` and `apply` with a policy
+(`--yes` or decline). The engine never knows which one it talks to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from hello_tui.patch.types import PatchPlan, Selection
+
+
+@dataclass
+class PatchDecision:
+    accepted: bool
+    selection: Selection = None  # None = every hunk of every file
+    high_risk_confirmed: bool = False
+    # Files the user rewrote in $EDITOR during review: path -> new text.
+    user_edits: dict[str, str] = field(default_factory=dict)
+    reason: str = ""  # shown to the model when declined
+
+
+CommandVerdict = Literal["once", "session", "deny"]
+
+
+class Approver(Protocol):
+    async def review_patch(self, plan: PatchPlan) -> PatchDecision: ...
+
+    async def approve_command(self, command: str, reason: str) -> CommandVerdict: ...
+
+
+class PolicyApprover:
+    """Headless approvals: everything is allowed with --yes, declined otherwise."""
+
+    def __init__(self, yes: bool) -> None:
+        self.yes = yes
+
+    async def review_patch(self, plan: PatchPlan) -> PatchDecision:
+        if self.yes:
+            return PatchDecision(accepted=True, high_risk_confirmed=True)
+        return PatchDecision(
+            accepted=False, reason="declined: running headless without --yes"
+        )
+
+    async def approve_command(self, command: str, reason: str) -> CommandVerdict:
+        return "once" if self.yes else "deny"

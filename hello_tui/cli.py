@@ -1,0 +1,118 @@
+"""Command line: parses arguments and dispatches; imports nothing heavy until a command needs it.
+
+    hello-tui [--repo DIR] [model flags]          the full-screen app
+    hello-tui exec [...] TASK                      one headless turn
+    hello-tui apply [--yes] [--dry-run] PATCH|-    apply a patch file
+    hello-tui undo                                 undo the last applied patch
+    hello-tui doctor                               resolved configuration + preflight
+    hello-tui demo                                 the app on a sample repo with a scripted model
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hello_tui import __version__
+
+SUBCOMMANDS = ("exec", "apply", "undo", "doctor", "demo", "tui")
+
+
+def _repo_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", default=".", help="repository to work in (default: .)")
+
+
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    _repo_flag(p)
+    p.add_argument("--project", help="project name used in notes (default: the repo folder name)")
+    p.add_argument("--model", help="model id (LLM_MODEL_ID)")
+    p.add_argument("--base-url", help="OpenAI-compatible base URL (LLM_BASE_URL)")
+    p.add_argument("--api-key", help="API key (LLM_API_KEY)")
+    p.add_argument("--max-steps", type=int, help="tool steps per turn (CODE_AGENT_MAX_STEPS, 20)")
+    p.add_argument(
+        "--protocol",
+        choices=("auto", "tools", "react"),
+        help="native tool calls, ReAct text, or auto (tools, ReAct if the endpoint rejects tools)",
+    )
+    p.add_argument("--debug", action="store_true", help="verbose logging")
+
+
+def _session_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--continue", dest="continue_", action="store_true", help="resume the latest session")
+    p.add_argument("--resume", metavar="ID", help="resume the session with this id")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hello-tui",
+        description="A terminal coding agent that writes only through patches you review.",
+    )
+    parser.add_argument("--version", action="version", version=f"hello-tui {__version__}")
+    _model_flags(parser)
+    _session_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    tui = sub.add_parser("tui", help="open the full-screen app (the default)")
+    _model_flags(tui)
+    _session_flags(tui)
+
+    ex = sub.add_parser("exec", help="run one turn headless and print the answer")
+    _model_flags(ex)
+    _session_flags(ex)
+    ex.add_argument("--yes", action="store_true", help="approve patches and commands")
+    ex.add_argument("--json", action="store_true", help="print one JSON object per event")
+    ex.add_argument("task", nargs="+", help="what to do")
+
+    ap = sub.add_parser("apply", help="apply a patch file through the patch engine")
+    _repo_flag(ap)
+    ap.add_argument("--yes", action="store_true", help="confirm high-risk patches")
+    ap.add_argument("--dry-run", action="store_true", help="plan and check, write nothing")
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("patch", help="patch file, or - for standard input")
+
+    un = sub.add_parser("undo", help="undo the last applied patch")
+    _repo_flag(un)
+    un.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    doc = sub.add_parser("doctor", help="show the resolved configuration and test the model")
+    _model_flags(doc)
+
+    demo = sub.add_parser("demo", help="try the app on a sample repo with a scripted model")
+    demo.add_argument("--keep", action="store_true", help="keep the sample repo afterwards")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = args.command or "tui"
+    try:
+        if command == "exec":
+            from hello_tui.headless import run_exec
+
+            return run_exec(args)
+        if command == "apply":
+            from hello_tui.patch.commands import run_apply
+
+            return run_apply(args)
+        if command == "undo":
+            from hello_tui.patch.commands import run_undo
+
+            return run_undo(args)
+        if command == "doctor":
+            from hello_tui.doctor import run_doctor
+
+            return run_doctor(args)
+        if command == "demo":
+            from hello_tui.demo import run_demo
+
+            return run_demo(args)
+        from hello_tui.app import run_tui
+
+        return run_tui(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,298 @@
+"""Settings: flags > environment > <repo>/.env > defaults, provider detection, state paths.
+
+Provider keys are only ever sent to their own provider's host: a stray
+OPENAI_API_KEY must never travel to whatever LLM_BASE_URL names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Mapping
+from urllib.parse import urlparse
+
+Protocol = Literal["auto", "tools", "react"]
+
+
+class ConfigError(Exception):
+    """A setting is missing or wrong; the message names the setting to fix."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    base_url: str
+    model: str
+    key_vars: tuple[str, ...]
+    needs_key: bool = True
+
+
+PROVIDERS: tuple[Provider, ...] = (
+    Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",)),
+    Provider("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", ("DEEPSEEK_API_KEY",)),
+    Provider(
+        "qwen",
+        "https://dashscope.aliyuncs.com/compatible-mode/v1",
+        "qwen-plus",
+        ("DASHSCOPE_API_KEY",),
+    ),
+    Provider(
+        "kimi", "https://api.moonshot.cn/v1", "moonshot-v1-8k", ("MOONSHOT_API_KEY", "KIMI_API_KEY")
+    ),
+    Provider("zhipu", "https://open.bigmodel.cn/api/paas/v4", "glm-4-flash", ("ZHIPU_API_KEY",)),
+    Provider(
+        "modelscope",
+        "https://api-inference.modelscope.cn/v1",
+        "Qwen/Qwen2.5-Coder-32B-Instruct",
+        ("MODELSCOPE_API_KEY",),
+    ),
+    Provider("ollama", "http://localhost:11434/v1", "qwen2.5-coder:7b", (), needs_key=False),
+    Provider("vllm", "http://localhost:8000/v1", "default", (), needs_key=False),
+)
+PROVIDER_BY_NAME = {p.name: p for p in PROVIDERS}
+
+# Hosts that identify a provider from its base URL.
+_HOST_HINTS = {
+    "api.openai.com": "openai",
+    "deepseek.com": "deepseek",
+    "dashscope": "qwen",
+    "moonshot": "kimi",
+    "bigmodel.cn": "zhipu",
+    "modelscope": "modelscope",
+    ":11434": "ollama",
+}
+
+# Keys that commands run by the agent must never see.
+SECRET_ENV_VARS = (
+    "LLM_API_KEY",
+    "OPENAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "DASHSCOPE_API_KEY",
+    "MOONSHOT_API_KEY",
+    "KIMI_API_KEY",
+    "ZHIPU_API_KEY",
+    "MODELSCOPE_API_KEY",
+)
+
+
+def provider_for_url(base_url: str) -> Provider | None:
+    low = base_url.lower()
+    for hint, name in _HOST_HINTS.items():
+        if hint in low:
+            return PROVIDER_BY_NAME[name]
+    return None
+
+
+def is_local_url(base_url: str) -> bool:
+    host = (urlparse(base_url).hostname or "").lower()
+    return host in {"localhost", "127.0.0.1", "::1", "0.0.0.0"} or host.startswith("127.")
+
+
+@dataclass(frozen=True)
+class StatePaths:
+    """Everything hello-tui keeps on disk for one repository."""
+
+    root: Path
+
+    @property
+    def notes(self) -> Path:
+        return self.root / "notes"
+
+    @property
+    def sessions(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def backups(self) -> Path:
+        return self.root / "backups"
+
+    @property
+    def todos(self) -> Path:
+        return self.root / "todos"
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def journal(self) -> Path:
+        return self.root / "journal"
+
+    @property
+    def prompts(self) -> Path:
+        return self.root / "prompts"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.root / "write.lock"
+
+
+@dataclass
+class Settings:
+    repo: Path
+    project: str
+    api_key: str | None
+    base_url: str
+    model: str
+    provider: str
+    timeout: float = 60.0
+    temperature: float = 0.7
+    log_level: str = "WARNING"
+    max_steps: int = 20
+    protocol: Protocol = "auto"
+    debug: bool = False
+    state_dir_name: str = ".helloagents"
+    patch_max_files: int = 10
+    patch_max_lines: int = 800
+    strict_write_suffixes: bool = False
+    terminal_timeout: float = 60.0
+    context_budget: int = 8000
+    price_input: float | None = None  # per million tokens
+    price_output: float | None = None
+    # Which source each setting came from, for `doctor`.
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def state(self) -> StatePaths:
+        return StatePaths(self.repo / self.state_dir_name)
+
+    @property
+    def masked_key(self) -> str:
+        if not self.api_key:
+            return "(none)"
+        k = self.api_key
+        return k[:3] + "…" + k[-4:] if len(k) > 10 else "***"
+
+    @property
+    def model_configured(self) -> bool:
+        prov = PROVIDER_BY_NAME.get(self.provider)
+        return bool(self.api_key) or (prov is not None and not prov.needs_key) or is_local_url(
+            self.base_url
+        )
+
+
+def _load_dotenv(repo: Path) -> dict[str, str]:
+    env_file = repo / ".env"
+    if not env_file.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    try:
+        return {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+def _number(raw: str | None, name: str, kind: type, default):
+    if raw is None or raw == "":
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a valid {kind.__name__}") from None
+
+
+def load_settings(
+    repo: str | os.PathLike | None = None,
+    *,
+    project: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_steps: int | None = None,
+    protocol: str | None = None,
+    debug: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve settings. `environ` defaults to os.environ (tests pass their own)."""
+    repo_path = Path(repo or ".").expanduser().resolve()
+    if not repo_path.is_dir():
+        raise ConfigError(f"--repo {repo_path} is not a directory")
+    process_env = dict(os.environ if environ is None else environ)
+    # .env fills in only what the environment does not already say.
+    env = {**_load_dotenv(repo_path), **process_env}
+    sources: dict[str, str] = {}
+
+    def pick(flag_value, *names: str):
+        if flag_value not in (None, ""):
+            return flag_value, "flag"
+        for n in names:
+            if env.get(n):
+                return env[n], ("env" if n in process_env else ".env") + f" {n}"
+        return None, "default"
+
+    key, sources["api_key"] = pick(api_key, "LLM_API_KEY")
+    url, sources["base_url"] = pick(base_url, "LLM_BASE_URL")
+    mdl, sources["model"] = pick(model, "LLM_MODEL_ID", "LLM_MODEL")
+
+    prov: Provider | None = None
+    if url:
+        prov = provider_for_url(url)
+        # A provider key may only go to that provider's own host.
+        if not key and prov is not None:
+            for var in prov.key_vars:
+                if env.get(var):
+                    key, sources["api_key"] = env[var], f"env {var}"
+                    break
+    else:
+        if key:
+            prov = PROVIDER_BY_NAME["openai"]
+        else:
+            for p in PROVIDERS:
+                found = next((v for v in p.key_vars if env.get(v)), None)
+                if found:
+                    prov, key, sources["api_key"] = p, env[found], f"env {found}"
+                    break
+        if prov is None:
+            prov = PROVIDER_BY_NAME["openai"]
+        url = prov.base_url
+    if not mdl:
+        mdl = prov.model if prov else "default"
+    provider_name = prov.name if prov else ("local" if is_local_url(url) else "custom")
+
+    proto = protocol or env.get("CODE_AGENT_PROTOCOL") or "auto"
+    if proto not in ("auto", "tools", "react"):
+        raise ConfigError(f"--protocol must be auto, tools or react, not {proto!r}")
+    steps = max_steps if max_steps is not None else _number(
+        env.get("CODE_AGENT_MAX_STEPS"), "CODE_AGENT_MAX_STEPS", int, 20
+    )
+    if steps < 1:
+        raise ConfigError("--max-steps / CODE_AGENT_MAX_STEPS must be at least 1")
+    state_name = env.get("HELLOAGENTS_DIR") or env.get("CODE_AGENT_STATE_DIR") or ".helloagents"
+    return Settings(
+        repo=repo_path,
+        project=project or repo_path.name,
+        api_key=key,
+        base_url=url.rstrip("/"),
+        model=mdl,
+        provider=provider_name,
+        timeout=_number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0),
+        temperature=_number(env.get("TEMPERATURE"), "TEMPERATURE", float, 0.7),
+        log_level=(env.get("LOG_LEVEL") or ("DEBUG" if debug else "WARNING")).upper(),
+        max_steps=steps,
+        protocol=proto,  # type: ignore[arg-type]
+        debug=debug,
+        state_dir_name=state_name,
+        patch_max_files=_number(
+            env.get("CODE_AGENT_PATCH_MAX_FILES"), "CODE_AGENT_PATCH_MAX_FILES", int, 10
+        ),
+        patch_max_lines=_number(
+            env.get("CODE_AGENT_PATCH_MAX_LINES"), "CODE_AGENT_PATCH_MAX_LINES", int, 800
+        ),
+        strict_write_suffixes=(env.get("CODE_AGENT_STRICT_WRITE") or "").lower()
+        in ("1", "true", "yes", "on"),
+        terminal_timeout=_number(
+            env.get("CODE_AGENT_TERMINAL_TIMEOUT"), "CODE_AGENT_TERMINAL_TIMEOUT", float, 60.0
+        ),
+        context_budget=_number(
+            env.get("CODE_AGENT_CONTEXT_BUDGET"), "CODE_AGENT_CONTEXT_BUDGET", int, 8000
+        ),
+        price_input=_number(env.get("LLM_PRICE_INPUT"), "LLM_PRICE_INPUT", float, None),
+        price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
+        sources=sources,
+    )

@@ -1,0 +1,97 @@
+"""What every tool shares: the result envelope, the context it runs in, the base class.
+
+Each tool declares its arguments as a pydantic model; the same model gives the
+JSON schema for native tool calling and validates ReAct JSON input.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from hello_tui.agent.approval import Approver, PolicyApprover
+from hello_tui.agent.events import Event
+from hello_tui.config import Settings
+
+Status = Literal["success", "partial", "error"]
+
+
+class ToolResult(BaseModel):
+    """The envelope: `text` is what the model reads; `data` is structured, for the UI."""
+
+    status: Status
+    text: str
+    data: Any = None
+
+    @classmethod
+    def ok(cls, text: str, data: Any = None) -> "ToolResult":
+        return cls(status="success", text=text, data=data)
+
+    @classmethod
+    def partial(cls, text: str, data: Any = None) -> "ToolResult":
+        return cls(status="partial", text=text, data=data)
+
+    @classmethod
+    def error(cls, text: str, data: Any = None) -> "ToolResult":
+        return cls(status="error", text=text, data=data)
+
+
+class ToolArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class ReadRecord:
+    """What `read` saw of a file: the patch engine's stale guard and `edit` use it."""
+
+    sha256: str
+    size: int
+    mtime: float
+
+
+# A model call for tools that need one (plan, summaries): messages -> text.
+CompleteFn = Callable[[list[dict[str, Any]], int], Awaitable[str]]
+
+
+@dataclass
+class ToolContext:
+    settings: Settings
+    approver: Approver = field(default_factory=lambda: PolicyApprover(yes=False))
+    emit: Callable[[Event], None] = lambda event: None
+    complete: CompleteFn | None = None
+    reads: dict[str, ReadRecord] = field(default_factory=dict)  # relpath -> record
+    allowed_commands: set[str] = field(default_factory=set)  # "allow for the session"
+    cwd: Path | None = None  # the terminal's working directory (inside the repo)
+    call_id: str = ""
+    step: int = 0
+    user_task: str = ""  # the current user request, for notes
+
+    @property
+    def repo(self) -> Path:
+        return self.settings.repo
+
+
+class Tool(abc.ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[ToolArgs]]
+    # Read-only tools may run without any approval and in parallel.
+    read_only: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """Do the work; never raise for expected failures, return an error result."""
+
+    def schema(self) -> dict[str, Any]:
+        params = self.Args.model_json_schema()
+        params.pop("title", None)
+        for prop in params.get("properties", {}).values():
+            prop.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
