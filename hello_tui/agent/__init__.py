@@ -1,0 +1,1 @@
+"""The agent: loop, dialects, context budget, sessions, events, approvals."""
