@@ -252,3 +252,94 @@ def test_no_temp_files_left_behind(store: NoteStore):
     store.update(note.id, content="c")
     leftovers = [p.name for p in store.notes_dir.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+# ---- the `note` tool -------------------------------------------------------
+
+from hello_tui.agent.events import NoteWritten  # noqa: E402
+from hello_tui.config import load_settings  # noqa: E402
+from hello_tui.tools.base import ToolContext  # noqa: E402
+from hello_tui.tools.notes import NoteTool  # noqa: E402
+
+
+@pytest.fixture
+def ctx(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    events: list = []
+    context = ToolContext(settings=load_settings(repo, environ={}), emit=events.append)
+    context.events = events  # type: ignore[attr-defined]
+    return context
+
+
+async def call(ctx, **kwargs):
+    tool = NoteTool()
+    return await tool.run(NoteTool.Args.model_validate(kwargs), ctx)
+
+
+async def test_tool_create_read_update_delete_cycle(ctx):
+    created = await call(
+        ctx, action="create", title="State", content="step 2 of 5", note_type="task_state"
+    )
+    assert created.status == "success"
+    note_id = created.data["id"]
+    assert (ctx.settings.state.notes / f"{note_id}.md").is_file()
+    assert ctx.events == [NoteWritten(note_id=note_id, title="State", note_type="task_state",
+                                      ts=ctx.events[0].ts)]
+
+    read = await call(ctx, action="read", note_id=note_id)
+    assert read.status == "success" and "step 2 of 5" in read.text and "task_state" in read.text
+
+    updated = await call(ctx, action="update", note_id=note_id, content="step 3 of 5")
+    assert updated.status == "success"
+    assert "step 3 of 5" in (await call(ctx, action="read", note_id=note_id)).text
+    assert len(ctx.events) == 2
+
+    deleted = await call(ctx, action="delete", note_id=note_id)
+    assert deleted.status == "success"
+    assert not (ctx.settings.state.notes / f"{note_id}.md").exists()
+
+
+async def test_tool_list_search_summary(ctx):
+    await call(ctx, action="create", title="Blocked on CI", content="flaky", note_type="blocker")
+    await call(ctx, action="create", title="Uses pathspec", content="for gitignore",
+               note_type="reference", tags=["deps"])
+    listed = await call(ctx, action="list")
+    assert listed.status == "success"
+    assert listed.text.index("Uses pathspec") < listed.text.index("Blocked on CI")
+    assert [d["title"] for d in listed.data] == ["Uses pathspec", "Blocked on CI"]
+    only = await call(ctx, action="list", note_type="blocker")
+    assert [d["title"] for d in only.data] == ["Blocked on CI"]
+    found = await call(ctx, action="search", query="gitignore")
+    assert [d["title"] for d in found.data] == ["Uses pathspec"]
+    none = await call(ctx, action="search", query="zzz")
+    assert none.status == "success" and "No note matches" in none.text and none.data == []
+    summary = await call(ctx, action="summary")
+    assert "2 note(s)" in summary.text and "Blocked on CI" in summary.text
+
+
+async def test_tool_errors_are_readable(ctx):
+    assert "needs note_id" in (await call(ctx, action="read")).text
+    assert "needs title and content" in (await call(ctx, action="create")).text
+    bad_type = await call(ctx, action="create", title="t", content="c", note_type="idea")
+    assert bad_type.status == "error" and "task_state" in bad_type.text
+    missing = await call(ctx, action="read", note_id="note_20240101_120000_abcdef")
+    assert missing.status == "error" and "list" in missing.text
+    sneaky = await call(ctx, action="delete", note_id="../../.git/config")
+    assert sneaky.status == "error" and "Invalid note id" in sneaky.text
+    created = await call(ctx, action="create", title="t", content="c")
+    nothing = await call(ctx, action="update", note_id=created.data["id"])
+    assert nothing.status == "error" and "at least one" in nothing.text
+    assert (await call(ctx, action="search", query=" ")).status == "error"
+    assert (await call(ctx, action="list", note_type="nope")).status == "error"
+    assert (await call(ctx, action="list")).text.startswith("1 note(s)")
+
+
+async def test_tool_through_registry_rejects_unknown_action(ctx):
+    from hello_tui.tools.registry import ToolRegistry
+
+    registry = ToolRegistry([NoteTool()])
+    result = await registry.run("note", {"action": "explode"}, ctx)
+    assert result.status == "error" and "action" in result.text
+    ok = await registry.run("note", {"action": "summary"}, ctx)
+    assert ok.status == "success" and ok.text == "No notes yet."
