@@ -30,7 +30,9 @@ class NoteArgs(ToolArgs):
     )
     tags: list[str] | None = Field(None, description="Tags (create, update).")
     query: str | None = Field(None, description="Words to look for (search).")
-    limit: int | None = Field(None, ge=1, le=100, description="Most notes to return (list, search).")
+    limit: int | None = Field(
+        None, ge=1, le=100, description="Most notes to return (list, search)."
+    )
 
 
 def _one_line(text: str, width: int = PREVIEW_CHARS) -> str:

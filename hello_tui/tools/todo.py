@@ -199,7 +199,8 @@ def render_board(items: list[TodoItem]) -> str:
     """Plain text for the model, grouped by status; no colour codes."""
     if not items:
         return "No todos."
-    groups = {s: [i for i in items if i.status == s] for s in ("in_progress", "pending", "completed")}
+    order = ("in_progress", "pending", "completed")
+    groups = {s: [i for i in items if i.status == s] for s in order}
     counts = ", ".join(f"{len(v)} {k.replace('_', ' ')}" for k, v in groups.items())
     lines = [f"Todos ({counts}):"]
     for status, members in groups.items():
