@@ -1,0 +1,70 @@
+"""Shared fixtures: the scripted model server and settings pointed at it.
+
+Kept free of textual so engine tests never load the UI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from hello_tui.config import SECRET_ENV_VARS, Settings
+from hello_tui.scripted_model import ScriptedModelServer, settings_for_server
+
+# Variables that would change which model a test talks to.
+MODEL_ENV_VARS = (
+    *SECRET_ENV_VARS,
+    "LLM_BASE_URL",
+    "LLM_MODEL_ID",
+    "LLM_MODEL",
+    "LLM_TIMEOUT",
+    "TEMPERATURE",
+    "LOG_LEVEL",
+    "CODE_AGENT_MAX_STEPS",
+    "CODE_AGENT_PROTOCOL",
+    "HELLOAGENTS_DIR",
+    "CODE_AGENT_STATE_DIR",
+    "LLM_PRICE_INPUT",
+    "LLM_PRICE_OUTPUT",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolate_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The developer's own keys and endpoints never leak into a test (or its subprocesses)."""
+    for name in MODEL_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def scripted_server() -> Any:
+    """Factory: `scripted_server(script, **options)` -> a started ScriptedModelServer.
+
+    Every server it made is stopped at teardown.
+    """
+    started: list[ScriptedModelServer] = []
+
+    def make(script: Any = (), **options: Any) -> ScriptedModelServer:
+        server = ScriptedModelServer(script, **options).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def model_settings() -> Callable[..., Settings]:
+    """`model_settings(repo, server, **load_settings_kwargs)` -> Settings pointed at the server.
+
+    `repo` is usually `tmp_path`; the environment is isolated (pass `environ=`
+    to add variables).
+    """
+
+    def make(repo: Path, server: ScriptedModelServer, **kwargs: Any) -> Settings:
+        return settings_for_server(server, repo, **kwargs)
+
+    return make
