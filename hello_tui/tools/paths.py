@@ -1,0 +1,189 @@
+"""Path safety and the visible file tree, shared by the file tools.
+
+A model-given path is resolved inside the repository or refused with a message
+the model can read: NUL bytes, `~`, absolute paths outside the repo, `..`
+escapes and symlinks leading out are all refused. The walker decides which
+files ls / glob / grep see: `.gitignore` files (nested ones too) are honoured,
+`.git/` and the state folder are hidden, symlinks are listed but never
+followed, so a symlink loop cannot hang a walk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from pathspec import GitIgnoreSpec
+
+
+class PathError(Exception):
+    """A path the tools refuse or cannot find; the message is for the model."""
+
+
+@dataclass(frozen=True)
+class RepoPath:
+    """A path inside the repository: `rel` is POSIX and lexical ("." for the root)."""
+
+    rel: str
+    path: Path
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
+    """Resolve `raw` (relative to the repo, or absolute inside it) or raise PathError."""
+    text = (raw or "").strip()
+    if "\x00" in text:
+        raise PathError("Path contains a NUL byte; give a plain file path.")
+    if text in ("", "."):
+        return RepoPath(".", repo)
+    if text.startswith("~"):
+        raise PathError(
+            f"Path {text!r} starts with '~'; only paths inside the repository are allowed "
+            "(give them relative to the repository root)."
+        )
+    root = os.path.realpath(repo)
+    lexical = os.path.normpath(os.path.join(root, text))
+    if not _inside(lexical, root):
+        raise PathError(
+            f"Path {text!r} is outside the repository; only paths inside it are allowed."
+        )
+    # Symlinks are judged by where they lead, so a link to /etc is refused too.
+    real = os.path.realpath(lexical)
+    if not _inside(real, root):
+        raise PathError(
+            f"Path {text!r} leads outside the repository through a symlink; refused."
+        )
+    rel = os.path.relpath(lexical, root)
+    rel_posix = PurePosixPath(*Path(rel).parts).as_posix() if rel != "." else "."
+    return RepoPath(rel_posix, Path(lexical))
+
+
+def is_protected(rel: str, state_dir_name: str) -> bool:
+    """True for paths the agent must never write: .git/ and the state folder."""
+    first = PurePosixPath(rel).parts[0] if rel not in ("", ".") else ""
+    return first in (".git", state_dir_name)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One visible directory entry; `rel` is relative to the repo, POSIX."""
+
+    rel: str
+    name: str
+    kind: str  # dir | file | symlink | other
+    path: Path
+
+
+def rebase_ignore_line(line: str, base: str) -> str | None:
+    """Rewrite one .gitignore line of directory `base` so it holds at the repo root."""
+    stripped = line.rstrip("\n").rstrip("\r")
+    if not stripped.strip() or stripped.startswith("#"):
+        return None
+    negate = stripped.startswith("!")
+    body = stripped[1:] if negate else stripped
+    if not base or base == ".":
+        return stripped
+    # A pattern with a slash before its end is anchored to its .gitignore's folder.
+    anchored = "/" in body.rstrip("/")
+    rebased = f"/{base}/{body.lstrip('/')}" if anchored else f"/{base}/**/{body}"
+    return ("!" if negate else "") + rebased
+
+
+class VisibleTree:
+    """Which files the tools see, following .gitignore the way git and rg do."""
+
+    def __init__(self, repo: Path, state_dir_name: str, *, include_hidden: bool) -> None:
+        self.repo = Path(os.path.realpath(repo))
+        self.state_dir_name = state_dir_name
+        self.include_hidden = include_hidden
+        self._specs: dict[str, GitIgnoreSpec | None] = {}
+
+    def _spec_for(self, dir_rel: str) -> GitIgnoreSpec | None:
+        if dir_rel not in self._specs:
+            ignore_file = (self.repo / dir_rel / ".gitignore") if dir_rel != "." else (
+                self.repo / ".gitignore"
+            )
+            spec = None
+            try:
+                if ignore_file.is_file():
+                    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = GitIgnoreSpec.from_lines(lines)
+            except OSError:
+                spec = None
+            self._specs[dir_rel] = spec
+        return self._specs[dir_rel]
+
+    def ignore_files_above(self, dir_rel: str) -> list[tuple[str, Path]]:
+        """The .gitignore files from the repo root down to (not including) `dir_rel`."""
+        found = []
+        parts = PurePosixPath(dir_rel).parts if dir_rel != "." else ()
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth]) or "."
+            candidate = self.repo / base / ".gitignore"
+            if candidate.is_file():
+                found.append((base, candidate))
+        return found
+
+    def is_ignored(self, rel: str, is_dir: bool) -> bool:
+        """git's rule: the deepest .gitignore with an opinion wins."""
+        parts = PurePosixPath(rel).parts
+        for depth in range(len(parts) - 1, -1, -1):
+            base = "/".join(parts[:depth]) or "."
+            spec = self._spec_for(base)
+            if spec is None:
+                continue
+            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            verdict = spec.check_file(sub).include
+            if verdict is not None:
+                return bool(verdict)
+        return False
+
+    def hidden_by_name(self, name: str) -> bool:
+        if name in (".git", self.state_dir_name):
+            return True
+        return not self.include_hidden and name.startswith(".")
+
+    def children(self, dir_rel: str) -> list[Entry]:
+        """Visible entries of one directory, sorted by name; unreadable folders are empty."""
+        base = self.repo if dir_rel == "." else self.repo / dir_rel
+        try:
+            with os.scandir(base) as it:
+                raw = list(it)
+        except OSError:
+            return []
+        entries = []
+        for item in raw:
+            if self.hidden_by_name(item.name):
+                continue
+            try:
+                if item.is_symlink():
+                    kind = "symlink"
+                elif item.is_dir(follow_symlinks=False):
+                    kind = "dir"
+                elif item.is_file(follow_symlinks=False):
+                    kind = "file"
+                else:
+                    kind = "other"
+            except OSError:
+                continue
+            rel = item.name if dir_rel == "." else f"{dir_rel}/{item.name}"
+            if self.is_ignored(rel, kind == "dir"):
+                continue
+            entries.append(Entry(rel, item.name, kind, Path(item.path)))
+        entries.sort(key=lambda e: e.name)
+        return entries
+
+    def walk(self, start_rel: str) -> Iterator[Entry]:
+        """Every visible entry below `start_rel`, depth first; symlinks are never followed."""
+        stack = [start_rel]
+        while stack:
+            current = stack.pop()
+            kids = self.children(current)
+            for entry in kids:
+                yield entry
+            stack.extend(e.rel for e in reversed(kids) if e.kind == "dir")
