@@ -184,8 +184,8 @@ def _load_dotenv(repo: Path) -> dict[str, str]:
 
     try:
         return {k: v for k, v in dotenv_values(env_file).items() if v is not None}
-    except (OSError, UnicodeDecodeError):
-        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{env_file} could not be read ({exc}); fix or remove it") from None
 
 
 def _number(raw: str | None, name: str, kind: type, default):
@@ -194,7 +194,8 @@ def _number(raw: str | None, name: str, kind: type, default):
     try:
         return kind(raw)
     except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a valid {kind.__name__}") from None
+        what = "a whole number" if kind is int else "a number"
+        raise ConfigError(f"{name}={raw!r} is not {what}") from None
 
 
 def load_settings(
@@ -218,12 +219,15 @@ def load_settings(
     env = {**_load_dotenv(repo_path), **process_env}
     sources: dict[str, str] = {}
 
+    def origin(name: str) -> str:
+        return ("env" if process_env.get(name) else ".env") + f" {name}"
+
     def pick(flag_value, *names: str):
         if flag_value not in (None, ""):
             return flag_value, "flag"
         for n in names:
             if env.get(n):
-                return env[n], ("env" if n in process_env else ".env") + f" {n}"
+                return env[n], origin(n)
         return None, "default"
 
     key, sources["api_key"] = pick(api_key, "LLM_API_KEY")
@@ -237,7 +241,7 @@ def load_settings(
         if not key and prov is not None:
             for var in prov.key_vars:
                 if env.get(var):
-                    key, sources["api_key"] = env[var], f"env {var}"
+                    key, sources["api_key"] = env[var], origin(var)
                     break
     else:
         if key:
@@ -246,24 +250,41 @@ def load_settings(
             for p in PROVIDERS:
                 found = next((v for v in p.key_vars if env.get(v)), None)
                 if found:
-                    prov, key, sources["api_key"] = p, env[found], f"env {found}"
+                    prov, key, sources["api_key"] = p, env[found], origin(found)
                     break
         if prov is None:
             prov = PROVIDER_BY_NAME["openai"]
         url = prov.base_url
+        sources["base_url"] = f"default for {prov.name}"
     if not mdl:
         mdl = prov.model if prov else "default"
+        sources["model"] = f"default for {prov.name}" if prov else "default"
     provider_name = prov.name if prov else ("local" if is_local_url(url) else "custom")
 
-    proto = protocol or env.get("CODE_AGENT_PROTOCOL") or "auto"
+    proto, sources["protocol"] = pick(protocol, "CODE_AGENT_PROTOCOL")
+    proto = proto or "auto"
     if proto not in ("auto", "tools", "react"):
-        raise ConfigError(f"--protocol must be auto, tools or react, not {proto!r}")
-    steps = max_steps if max_steps is not None else _number(
-        env.get("CODE_AGENT_MAX_STEPS"), "CODE_AGENT_MAX_STEPS", int, 20
-    )
+        raise ConfigError(
+            f"--protocol / CODE_AGENT_PROTOCOL must be auto, tools or react, not {proto!r}"
+        )
+    if max_steps is not None:
+        steps, sources["max_steps"] = max_steps, "flag"
+    else:
+        steps = _number(env.get("CODE_AGENT_MAX_STEPS"), "CODE_AGENT_MAX_STEPS", int, 20)
+        sources["max_steps"] = origin("CODE_AGENT_MAX_STEPS") if env.get(
+            "CODE_AGENT_MAX_STEPS") else "default"
     if steps < 1:
         raise ConfigError("--max-steps / CODE_AGENT_MAX_STEPS must be at least 1")
-    state_name = env.get("HELLOAGENTS_DIR") or env.get("CODE_AGENT_STATE_DIR") or ".helloagents"
+    state_name, sources["state_dir"] = pick(None, "HELLOAGENTS_DIR", "CODE_AGENT_STATE_DIR")
+    state_name = state_name or ".helloagents"
+    timeout = _number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0)
+    sources["timeout"] = origin("LLM_TIMEOUT") if env.get("LLM_TIMEOUT") else "default"
+    if not timeout > 0:
+        raise ConfigError(f"LLM_TIMEOUT must be a positive number of seconds, not {timeout:g}")
+    temperature = _number(env.get("TEMPERATURE"), "TEMPERATURE", float, 0.7)
+    sources["temperature"] = origin("TEMPERATURE") if env.get("TEMPERATURE") else "default"
+    if not 0 <= temperature <= 2:
+        raise ConfigError(f"TEMPERATURE must be between 0 and 2, not {temperature:g}")
     return Settings(
         repo=repo_path,
         project=project or repo_path.name,
@@ -271,8 +292,8 @@ def load_settings(
         base_url=url.rstrip("/"),
         model=mdl,
         provider=provider_name,
-        timeout=_number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0),
-        temperature=_number(env.get("TEMPERATURE"), "TEMPERATURE", float, 0.7),
+        timeout=timeout,
+        temperature=temperature,
         log_level=(env.get("LOG_LEVEL") or ("DEBUG" if debug else "WARNING")).upper(),
         max_steps=steps,
         protocol=proto,  # type: ignore[arg-type]

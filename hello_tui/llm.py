@@ -366,7 +366,10 @@ def missing_key_hint(settings: Settings) -> str | None:
     if settings.api_key or is_local_url(settings.base_url):
         return None
     prov = PROVIDER_BY_NAME.get(settings.provider)
-    if prov is None or not prov.needs_key:
+    if prov is None:
+        # An unknown remote host: most need a key; one that does not accepts any value.
+        return "set LLM_API_KEY or --api-key (any value, if the server needs none)"
+    if not prov.needs_key:
         return None
     names = " or ".join((*prov.key_vars, "LLM_API_KEY"))
     return f"set {names} (or pass --api-key)"
