@@ -587,15 +587,9 @@ def _final(err: LLMError, attempts: int) -> LLMError:
 
 
 def _preflight_message(err: LLMError, settings: Settings) -> str:
-    if err.kind == "auth":
-        return f"The API key was rejected ({err.message}); {HINT_KEY}."
-    if err.kind == "unreachable":
-        return f"Cannot reach the model server: {err.message}; {err.hint}."
-    if err.kind == "timeout":
-        return f"The model server is too slow: {err.message}; {err.hint}."
-    if err.kind == "not_found":
-        return f"Model or URL not found: {err.message}; {err.hint}."
-    return f"The model request failed: {err.message}; {err.hint}."
+    # The error already says what went wrong; the hint says which setting to fix.
+    message = err.message[:1].upper() + err.message[1:]
+    return f"{message}; {err.hint}." if err.hint else message
 
 
 def cost(usage: TokenUsage | None, settings: Settings) -> float | None:

@@ -445,7 +445,7 @@ async def test_preflight_retries_a_rate_limit(tmp_path, scripted_server, model_s
     server = scripted_server([], preflight=error(429, retry_after=1))
     client, sleeper = client_for(model_settings(tmp_path, server))
     result = await client.preflight()
-    assert not result.ok and "rate limited" in result.message
+    assert not result.ok and "rate limited" in result.message.lower()
     assert sleeper.delays == [1.0, 1.0]
 
 
