@@ -1,0 +1,157 @@
+"""The GSSC context builder and offline token counting."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hello_tui.agent.context import ContextParts, build_context, cut_middle, group_messages
+from hello_tui.agent.tokens import TokenCounter, default_counter, estimate_tokens
+
+
+def counter() -> TokenCounter:
+    # Deterministic: one token per character keeps budgets easy to reason about.
+    return TokenCounter(len, method="chars")
+
+
+def user(text):
+    return {"role": "user", "content": text}
+
+
+def assistant(text):
+    return {"role": "assistant", "content": text}
+
+
+def call_pair(i, size=50):
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": f"c{i}", "content": "r" * size},
+    ]
+
+
+def test_everything_fits_in_order():
+    parts = ContextParts(
+        system="RULES",
+        agents_md="AGENTS",
+        history=[user("first task"), assistant("first answer")],
+        turn=[user("now")],
+    )
+    built = build_context(parts, 10_000, counter())
+    assert [m["role"] for m in built.messages] == ["system", "user", "assistant", "user"]
+    assert built.messages[0]["content"].startswith("RULES")
+    assert "AGENTS" in built.messages[0]["content"]
+    assert built.messages[-1]["content"] == "now"
+    assert built.dropped_messages == 0
+
+
+def test_oldest_history_goes_first_but_first_task_stays():
+    history = [user("FIRST TASK")]
+    for i in range(20):
+        history += [user(f"question {i} " + "q" * 80), assistant(f"answer {i} " + "a" * 80)]
+    parts = ContextParts(system="S" * 100, history=history, turn=[user("CURRENT")])
+    built = build_context(parts, 1500, counter())
+    contents = [m["content"] for m in built.messages]
+    assert contents[1] == "FIRST TASK"
+    assert contents[-1] == "CURRENT"
+    assert built.dropped_messages > 0
+    kept_questions = [c for c in contents if c.startswith("question")]
+    # What is kept is the most recent stretch, contiguous up to the newest.
+    assert kept_questions[-1].startswith("question 19")
+    numbers = [int(c.split()[1]) for c in kept_questions]
+    assert numbers == list(range(numbers[0], 20))
+    assert built.tokens <= int(1500 * 0.85)
+
+
+def test_system_rules_and_current_task_are_never_cut():
+    parts = ContextParts(system="R" * 5000, history=[user("old")], turn=[user("T" * 5000)])
+    built = build_context(parts, 1000, counter())
+    assert built.messages[0]["content"] == "R" * 5000
+    assert built.messages[-1]["content"] == "T" * 5000
+    assert len(built.messages) == 2
+
+
+def test_tool_call_pairs_are_never_split():
+    turn = [user("task")]
+    for i in range(30):
+        turn += call_pair(i, size=120)
+    built = build_context(ContextParts(system="S", turn=turn), 2000, counter())
+    ids_called = {c["id"] for m in built.messages for c in (m.get("tool_calls") or [])}
+    ids_answered = {m["tool_call_id"] for m in built.messages if m["role"] == "tool"}
+    assert ids_called == ids_answered and ids_called
+    assert built.messages[1]["content"] == "task"
+    # The newest step is kept.
+    assert "c29" in ids_called
+    assert built.tokens <= 1700
+
+
+def test_old_tool_outputs_are_compressed_before_dropping():
+    turn = [user("task")]
+    for i in range(6):
+        turn += call_pair(i, size=3000)
+    built = build_context(ContextParts(system="S", turn=turn), 16_000, counter())
+    tool_msgs = [m for m in built.messages if m["role"] == "tool"]
+    assert len(tool_msgs) == 6
+    assert built.compressed_messages == 3
+    assert "characters omitted" in tool_msgs[0]["content"]
+    assert tool_msgs[-1]["content"] == "r" * 3000
+
+
+def test_board_and_evidence_are_included_and_yield_first():
+    parts = ContextParts(system="S", todo_board="- [pending] a", evidence=["read a.py → ok"],
+                         turn=[user("t")])
+    built = build_context(parts, 10_000, counter())
+    assert "# Todo board" in built.messages[0]["content"]
+    assert "read a.py → ok" in built.messages[0]["content"]
+    tight = ContextParts(system="S" * 90, todo_board="B" * 50, evidence=["E" * 50],
+                         turn=[user("t")])
+    built = build_context(tight, 130, counter())
+    assert "E" * 50 not in built.messages[0]["content"]
+
+
+def test_react_observations_group_with_their_action():
+    msgs = [user("t"), assistant("Action: x[]"), user("Observation: y"), assistant("Action: z[]")]
+    groups = group_messages(msgs)
+    assert [len(g) for g in groups] == [1, 2, 1]
+
+
+def test_cut_middle_reports_what_was_omitted():
+    text = "a" * 600 + "b" * 400
+    cut = cut_middle(text, 100)
+    assert cut.startswith("a" * 60) and cut.endswith("b" * 40)
+    assert "[… 900 characters omitted …]" in cut
+    assert cut_middle("short", 100) == "short"
+
+
+def test_offline_tiktoken_encoding_counts():
+    c = default_counter()
+    assert c.method == "tiktoken"
+    assert c.count("hello world") == 2
+
+
+def test_estimate_is_used_when_the_encoding_is_unavailable():
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.startswith('tiktoken'):\n"
+        "            raise ImportError('no tiktoken here')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from hello_tui.agent.tokens import default_counter\n"
+        "from hello_tui.agent.context import ContextParts, build_context\n"
+        "c = default_counter()\n"
+        "print(c.method, c.count('abcdefgh'), c.count('你好世界'))\n"
+        "b = build_context(ContextParts(system='s', turn=[{'role': 'user', 'content': 'x'}]), 8000)\n"
+        "print(len(b.messages))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["estimate", "2", "4", "2"]
+
+
+def test_estimate_rules():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    assert estimate_tokens("中文") == 2
+    assert estimate_tokens("éé") == 1
