@@ -149,3 +149,21 @@ async def test_tool_errors(ctx):
     none = await call(ctx, action="search", query="zzz")
     assert none.status == "success" and none.data == []
     assert not (ctx.settings.state.memory).exists()
+
+
+def test_old_sqlite_without_trigram_falls_back_to_like(tmp_path: Path, monkeypatch):
+    import hello_tui.tools.memory as memory_module
+
+    monkeypatch.setattr(memory_module.sqlite3, "sqlite_version_info", (3, 31, 1))
+    memory_module.trigram_supported.cache_clear()
+    try:
+        assert not memory_module.trigram_supported()
+        store = MemoryStore(tmp_path / "memory")
+        assert not store.uses_fts
+        kept = store.add("配置文件解析需要处理空文件")
+        assert [m.id for m in store.search("文件解析")] == [kept.id]
+        with sqlite3.connect(store.db_path) as conn:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert "memories_fts" not in names
+    finally:
+        memory_module.trigram_supported.cache_clear()
