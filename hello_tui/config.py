@@ -7,9 +7,10 @@ OPENAI_API_KEY must never travel to whatever LLM_BASE_URL names.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 from urllib.parse import urlparse
 
 Protocol = Literal["auto", "tools", "react"]
@@ -171,8 +172,10 @@ class Settings:
     @property
     def model_configured(self) -> bool:
         prov = PROVIDER_BY_NAME.get(self.provider)
-        return bool(self.api_key) or (prov is not None and not prov.needs_key) or is_local_url(
-            self.base_url
+        return (
+            bool(self.api_key)
+            or (prov is not None and not prov.needs_key)
+            or is_local_url(self.base_url)
         )
 
 
@@ -271,8 +274,9 @@ def load_settings(
         steps, sources["max_steps"] = max_steps, "flag"
     else:
         steps = _number(env.get("CODE_AGENT_MAX_STEPS"), "CODE_AGENT_MAX_STEPS", int, 20)
-        sources["max_steps"] = origin("CODE_AGENT_MAX_STEPS") if env.get(
-            "CODE_AGENT_MAX_STEPS") else "default"
+        sources["max_steps"] = (
+            origin("CODE_AGENT_MAX_STEPS") if env.get("CODE_AGENT_MAX_STEPS") else "default"
+        )
     if steps < 1:
         raise ConfigError("--max-steps / CODE_AGENT_MAX_STEPS must be at least 1")
     state_name, sources["state_dir"] = pick(None, "HELLOAGENTS_DIR", "CODE_AGENT_STATE_DIR")

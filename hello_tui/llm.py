@@ -16,8 +16,9 @@ import json
 import random
 import re
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Union
+from typing import Any
 from urllib.parse import urlparse
 
 from hello_tui.config import PROVIDER_BY_NAME, Settings, is_local_url
@@ -69,7 +70,7 @@ class Completion:
     reasoning: str = ""
 
 
-StreamEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, Completion]
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Completion
 
 
 @dataclass(frozen=True)
@@ -118,11 +119,11 @@ SleepFn = Callable[[float], Awaitable[None]]
 
 # ---------------------------------------------------------------- errors
 
-_TOOLS_WORDS = re.compile(r"\btools?\b|tool_choice|function[ _]?call|\bfunctions\b", re.I)
+_TOOLS_WORDS = re.compile(r"\btools?\b|tool_choice|function[ _]?call|\bfunctions\b", re.IGNORECASE)
 _MODEL_MISSING = re.compile(
     r"model.*(not exist|not found|does not exist|unknown|invalid|no such|not available)"
     r"|(unknown|invalid|no such) model|model_not_found",
-    re.I,
+    re.IGNORECASE,
 )
 
 
@@ -222,7 +223,11 @@ def classify_error(exc: BaseException, settings: Settings, *, sent_tools: bool =
                     "use --protocol react (or auto)",
                     status=status,
                 )
-            if status == 404 or (exc.code or "") == "model_not_found" or _MODEL_MISSING.search(text):
+            if (
+                status == 404
+                or (exc.code or "") == "model_not_found"
+                or _MODEL_MISSING.search(text)
+            ):
                 if (exc.code or "") == "model_not_found" or "model" in text.lower():
                     return LLMError(
                         f"the model {settings.model!r} was not found at {host} ({status}: {text})",
@@ -248,12 +253,16 @@ def classify_error(exc: BaseException, settings: Settings, *, sent_tools: bool =
         )
     if isinstance(exc, openai.APIError):
         # An error object inside the stream (no HTTP status): treat as a server failure.
-        return LLMError(f"{host} reported an error mid-stream: {_server_message(exc)}", "server",
-                        "try again later")
+        return LLMError(
+            f"{host} reported an error mid-stream: {_server_message(exc)}",
+            "server",
+            "try again later",
+        )
     if isinstance(exc, openai.OpenAIError):
         return LLMError(f"model client error: {exc}", "protocol", HINT_URL)
-    return LLMError(f"unexpected failure talking to {host}: {type(exc).__name__}: {exc}",
-                    "protocol", HINT_URL)
+    return LLMError(
+        f"unexpected failure talking to {host}: {type(exc).__name__}: {exc}", "protocol", HINT_URL
+    )
 
 
 # ---------------------------------------------------------------- assembly
@@ -478,12 +487,15 @@ class LLMClient:
                     # Closing the response is what stops the server's stream at
                     # once, on cancellation and aclose() alike.
                     await stream.close()
-            except Exception as exc:  # noqa: BLE001 - every failure becomes an LLMError
+            except Exception as exc:
                 err = classify_error(exc, self.settings, sent_tools=bool(tools))
                 if yielded:
                     raise LLMError(
-                        f"the answer broke off mid-stream: {err.message}", err.kind, err.hint,
-                        status=err.status, retryable=False,
+                        f"the answer broke off mid-stream: {err.message}",
+                        err.kind,
+                        err.hint,
+                        status=err.status,
+                        retryable=False,
                     ) from exc
                 if not err.retryable or attempt >= self.max_attempts:
                     raise _final(err, attempt) from exc
@@ -527,7 +539,7 @@ class LLMClient:
                 return _completion_from_response(resp)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - every failure becomes an LLMError
+            except Exception as exc:
                 err = classify_error(exc, self.settings, sent_tools=bool(tools))
                 if not err.retryable or err.kind not in retry_kinds or attempt >= self.max_attempts:
                     raise _final(err, attempt) from exc

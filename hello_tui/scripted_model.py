@@ -19,9 +19,10 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator, Sequence, Union
+from typing import Any, Self
 
 DEFAULT_MODEL = "scripted-model"
 
@@ -161,11 +162,11 @@ class RejectToolsReply:
     scripted reply instead.
     """
 
-    otherwise: "Reply | None" = None
+    otherwise: Reply | None = None
 
 
-Reply = Union[CompletionReply, ErrorReply, DropReply, MalformedReply, HangReply, RejectToolsReply]
-Script = Union[Sequence[Reply], Callable[[dict], Reply]]
+Reply = CompletionReply | ErrorReply | DropReply | MalformedReply | HangReply | RejectToolsReply
+Script = Sequence[Reply] | Callable[[dict], Reply]
 
 
 def text(
@@ -212,19 +213,27 @@ def slow(content: str, delay: float = 0.05, chunk_size: int = 1) -> CompletionRe
 
 
 def error(
-    status: int, message: str | None = None, retry_after: float | None = None, code: str | None = None
+    status: int,
+    message: str | None = None,
+    retry_after: float | None = None,
+    code: str | None = None,
 ) -> ErrorReply:
     """An HTTP error; 401/404/429/5xx get OpenAI's usual codes and messages by default."""
     defaults = {
         401: ("Incorrect API key provided.", "invalid_api_key", "invalid_request_error"),
-        404: ("The model does not exist or you do not have access to it.", "model_not_found",
-              "invalid_request_error"),
+        404: (
+            "The model does not exist or you do not have access to it.",
+            "model_not_found",
+            "invalid_request_error",
+        ),
         429: ("Rate limit reached. Please try again later.", "rate_limit_exceeded", "requests"),
         500: ("The server had an error while processing your request.", None, "server_error"),
         502: ("Bad gateway.", None, "server_error"),
         503: ("The engine is currently overloaded.", None, "server_error"),
     }
-    msg, default_code, kind = defaults.get(status, ("Request failed.", None, "invalid_request_error"))
+    msg, default_code, kind = defaults.get(
+        status, ("Request failed.", None, "invalid_request_error")
+    )
     return ErrorReply(
         status=status,
         message=message or msg,
@@ -306,7 +315,7 @@ class ScriptedModelServer:
 
     # -- lifecycle
 
-    def start(self) -> "ScriptedModelServer":
+    def start(self) -> Self:
         handler = type("ScriptedHandler", (_Handler,), {"owner": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
@@ -325,7 +334,7 @@ class ScriptedModelServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "ScriptedModelServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -395,7 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # chunked streams: a dropped stream is detectably incomplete
     timeout = 30  # idle keep-alive connections free their thread eventually
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         # Silence the default per-request stderr log.
         return
 
@@ -415,9 +424,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {}
         if reply.retry_after is not None:
             headers["Retry-After"] = f"{reply.retry_after:g}"
-        self._send_json(
-            reply.status, _error_body(reply.message, reply.code, reply.type), headers
-        )
+        self._send_json(reply.status, _error_body(reply.message, reply.code, reply.type), headers)
 
     def _write_chunk(self, data: bytes) -> None:
         try:
@@ -443,9 +450,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- endpoints
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.rstrip("/") != "/v1/models":
-            self._send_json(404, _error_body(f"Unknown path {self.path}", None, "invalid_request_error"))
+            self._send_json(
+                404, _error_body(f"Unknown path {self.path}", None, "invalid_request_error")
+            )
             return
         if not self._check_auth():
             return
@@ -454,22 +463,28 @@ class _Handler(BaseHTTPRequestHandler):
             200,
             {
                 "object": "list",
-                "data": [{"id": n, "object": "model", "created": 0, "owned_by": "scripted"}
-                         for n in names],
+                "data": [
+                    {"id": n, "object": "model", "created": 0, "owned_by": "scripted"}
+                    for n in names
+                ],
             },
         )
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send_json(404, _error_body(f"Unknown path {self.path}", None, "invalid_request_error"))
+            self._send_json(
+                404, _error_body(f"Unknown path {self.path}", None, "invalid_request_error")
+            )
             return
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
-            self._send_json(400, _error_body("The request body is not valid JSON.", None,
-                                             "invalid_request_error"))
+            self._send_json(
+                400,
+                _error_body("The request body is not valid JSON.", None, "invalid_request_error"),
+            )
             return
         self.owner._record(body, {k.lower(): v for k, v in self.headers.items()})
         if not self._check_auth():
@@ -488,8 +503,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.owner.reject_stream_options and "stream_options" in body:
             self._send_json(
                 400,
-                _error_body("Unrecognized request argument supplied: stream_options", None,
-                            "invalid_request_error", "stream_options"),
+                _error_body(
+                    "Unrecognized request argument supplied: stream_options",
+                    None,
+                    "invalid_request_error",
+                    "stream_options",
+                ),
             )
             return
         has_tools = bool(body.get("tools"))
@@ -509,8 +528,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_tools_rejected(self) -> None:
         self._send_json(
-            400, _error_body(TOOLS_UNSUPPORTED_MESSAGE, "tools_not_supported",
-                             "invalid_request_error", "tools")
+            400,
+            _error_body(
+                TOOLS_UNSUPPORTED_MESSAGE, "tools_not_supported", "invalid_request_error", "tools"
+            ),
         )
 
     def _serve(self, reply: Reply, body: dict) -> None:
@@ -598,8 +619,7 @@ class _Handler(BaseHTTPRequestHandler):
                 chunk["usage"] = usage
             return b"data: " + json.dumps(chunk).encode() + b"\n\n"
 
-        sent = 0
-        for delta in reply.deltas():
+        for sent, delta in enumerate(reply.deltas()):
             if stop_after is not None and sent >= stop_after:
                 return
             if garbage_after is not None and sent >= garbage_after:
@@ -610,7 +630,6 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.delay:
                 time.sleep(reply.delay)
             self._write_chunk(envelope([{"index": 0, "delta": delta, "finish_reason": None}]))
-            sent += 1
         if stop_after is not None:
             return
         self._write_chunk(

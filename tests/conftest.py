@@ -5,8 +5,9 @@ Kept free of textual so engine tests never load the UI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -38,11 +38,18 @@ def test_defaults_with_an_empty_environment(tmp_path):
 
 
 def test_flags_beat_environment_beat_dotenv_beat_defaults(tmp_path):
-    write_env(tmp_path, LLM_MODEL_ID="dotenv-model", LLM_BASE_URL="http://localhost:1/v1",
-              LLM_API_KEY="dotenv-key")
+    write_env(
+        tmp_path,
+        LLM_MODEL_ID="dotenv-model",
+        LLM_BASE_URL="http://localhost:1/v1",
+        LLM_API_KEY="dotenv-key",
+    )
     only_dotenv = load_settings(tmp_path, environ={})
     assert (only_dotenv.model, only_dotenv.base_url, only_dotenv.api_key) == (
-        "dotenv-model", "http://localhost:1/v1", "dotenv-key")
+        "dotenv-model",
+        "http://localhost:1/v1",
+        "dotenv-key",
+    )
     assert only_dotenv.sources["model"] == ".env LLM_MODEL_ID"
 
     env = {"LLM_MODEL_ID": "env-model", "LLM_BASE_URL": "http://localhost:2/v1"}
@@ -52,10 +59,18 @@ def test_flags_beat_environment_beat_dotenv_beat_defaults(tmp_path):
     assert with_env.sources["model"] == "env LLM_MODEL_ID"
     assert with_env.sources["api_key"] == ".env LLM_API_KEY"
 
-    flagged = load_settings(tmp_path, environ=env, model="flag-model",
-                            base_url="http://localhost:3/v1", api_key="flag-key")
+    flagged = load_settings(
+        tmp_path,
+        environ=env,
+        model="flag-model",
+        base_url="http://localhost:3/v1",
+        api_key="flag-key",
+    )
     assert (flagged.model, flagged.base_url, flagged.api_key) == (
-        "flag-model", "http://localhost:3/v1", "flag-key")
+        "flag-model",
+        "http://localhost:3/v1",
+        "flag-key",
+    )
     assert flagged.sources["model"] == flagged.sources["api_key"] == "flag"
 
 
@@ -81,15 +96,20 @@ def test_llm_model_alias_and_llm_model_id_wins(tmp_path):
 
 def test_state_dir_variables(tmp_path):
     assert load_settings(tmp_path, environ={"HELLOAGENTS_DIR": ".ha"}).state.root == (
-        tmp_path.resolve() / ".ha")
+        tmp_path.resolve() / ".ha"
+    )
     assert load_settings(tmp_path, environ={"CODE_AGENT_STATE_DIR": ".cs"}).state.root == (
-        tmp_path.resolve() / ".cs")
-    both = load_settings(tmp_path, environ={"HELLOAGENTS_DIR": ".ha", "CODE_AGENT_STATE_DIR": ".cs"})
+        tmp_path.resolve() / ".cs"
+    )
+    both = load_settings(
+        tmp_path, environ={"HELLOAGENTS_DIR": ".ha", "CODE_AGENT_STATE_DIR": ".cs"}
+    )
     assert both.state.root.name == ".ha"
     assert both.sources["state_dir"] == "env HELLOAGENTS_DIR"
     elsewhere = tmp_path / "state-elsewhere"
     assert load_settings(tmp_path, environ={"HELLOAGENTS_DIR": str(elsewhere)}).state.root == (
-        elsewhere)
+        elsewhere
+    )
 
 
 KEYED = [(p, var) for p in PROVIDERS for var in p.key_vars]
@@ -115,8 +135,12 @@ def test_provider_url_picks_only_its_own_key(tmp_path, provider, var):
 
 
 def test_explicit_llm_settings_win_over_provider_keys(tmp_path):
-    env = {"LLM_API_KEY": "explicit", "DEEPSEEK_API_KEY": "ds",
-           "LLM_BASE_URL": "https://api.deepseek.com/v1", "LLM_MODEL_ID": "deepseek-reasoner"}
+    env = {
+        "LLM_API_KEY": "explicit",
+        "DEEPSEEK_API_KEY": "ds",
+        "LLM_BASE_URL": "https://api.deepseek.com/v1",
+        "LLM_MODEL_ID": "deepseek-reasoner",
+    }
     s = load_settings(tmp_path, environ=env)
     assert (s.api_key, s.model, s.provider) == ("explicit", "deepseek-reasoner", "deepseek")
     assert s.sources["api_key"] == "env LLM_API_KEY"
@@ -128,19 +152,30 @@ def test_llm_api_key_without_url_means_openai(tmp_path):
 
 
 def test_stray_openai_key_never_goes_to_another_host(tmp_path):
-    s = load_settings(tmp_path, environ={"LLM_BASE_URL": "https://api.deepseek.com/v1",
-                                         "OPENAI_API_KEY": "sk-openai-secret"})
+    s = load_settings(
+        tmp_path,
+        environ={
+            "LLM_BASE_URL": "https://api.deepseek.com/v1",
+            "OPENAI_API_KEY": "sk-openai-secret",
+        },
+    )
     assert s.provider == "deepseek"
     assert s.api_key is None
     assert not s.model_configured
-    custom = load_settings(tmp_path, environ={"LLM_BASE_URL": "https://llm.example.com/v1",
-                                              "OPENAI_API_KEY": "sk-openai-secret"})
+    custom = load_settings(
+        tmp_path,
+        environ={
+            "LLM_BASE_URL": "https://llm.example.com/v1",
+            "OPENAI_API_KEY": "sk-openai-secret",
+        },
+    )
     assert custom.provider == "custom" and custom.api_key is None
 
 
 def test_openai_url_uses_the_openai_key(tmp_path):
-    s = load_settings(tmp_path, environ={"LLM_BASE_URL": "https://api.openai.com/v1/",
-                                         "OPENAI_API_KEY": "sk-o"})
+    s = load_settings(
+        tmp_path, environ={"LLM_BASE_URL": "https://api.openai.com/v1/", "OPENAI_API_KEY": "sk-o"}
+    )
     assert s.api_key == "sk-o" and s.base_url == "https://api.openai.com/v1"
 
 
@@ -217,16 +252,23 @@ def test_unreadable_dotenv_is_a_config_error(tmp_path):
 
 
 def test_numbers_flags_and_sources(tmp_path):
-    env = {"LLM_TIMEOUT": "12.5", "TEMPERATURE": "0", "CODE_AGENT_MAX_STEPS": "7",
-           "LLM_PRICE_INPUT": "0.5", "LLM_PRICE_OUTPUT": "2", "LOG_LEVEL": "info",
-           "CODE_AGENT_PROTOCOL": "react"}
+    env = {
+        "LLM_TIMEOUT": "12.5",
+        "TEMPERATURE": "0",
+        "CODE_AGENT_MAX_STEPS": "7",
+        "LLM_PRICE_INPUT": "0.5",
+        "LLM_PRICE_OUTPUT": "2",
+        "LOG_LEVEL": "info",
+        "CODE_AGENT_PROTOCOL": "react",
+    }
     s = load_settings(tmp_path, environ=env)
     assert (s.timeout, s.temperature, s.max_steps) == (12.5, 0.0, 7)
     assert (s.price_input, s.price_output, s.log_level, s.protocol) == (0.5, 2.0, "INFO", "react")
     assert s.sources["timeout"] == "env LLM_TIMEOUT"
     assert s.sources["max_steps"] == "env CODE_AGENT_MAX_STEPS"
-    flagged = load_settings(tmp_path, environ=env, max_steps=3, protocol="tools", debug=True,
-                            project="demo")
+    flagged = load_settings(
+        tmp_path, environ=env, max_steps=3, protocol="tools", debug=True, project="demo"
+    )
     assert (flagged.max_steps, flagged.protocol, flagged.project) == (3, "tools", "demo")
     assert flagged.debug and flagged.log_level == "INFO"  # an explicit LOG_LEVEL still wins
     assert flagged.sources["protocol"] == flagged.sources["max_steps"] == "flag"

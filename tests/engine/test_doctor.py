@@ -12,6 +12,7 @@ from hello_tui.scripted_model import ScriptedModelServer
 def doctor(repo, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "hello_tui", "doctor", "--repo", str(repo), *flags],
+        check=False,
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
@@ -25,8 +26,9 @@ def assert_no_traceback(proc: subprocess.CompletedProcess) -> None:
 
 def test_good_configuration_passes(tmp_path, scripted_server):
     server = scripted_server([], api_key="sk-right-key-000", models=["coder"])
-    proc = doctor(tmp_path, "--base-url", server.base_url, "--api-key", "sk-right-key-000",
-                  "--model", "coder")
+    proc = doctor(
+        tmp_path, "--base-url", server.base_url, "--api-key", "sk-right-key-000", "--model", "coder"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert server.base_url in out and "coder" in out
@@ -78,8 +80,13 @@ def test_unreachable_url_exits_2_naming_the_url_setting(tmp_path):
 
 
 def test_missing_provider_key_is_reported_without_a_request(tmp_path):
-    proc = doctor(tmp_path, env={"LLM_BASE_URL": "https://api.deepseek.com/v1",
-                                 "OPENAI_API_KEY": "sk-openai-should-not-travel"})
+    proc = doctor(
+        tmp_path,
+        env={
+            "LLM_BASE_URL": "https://api.deepseek.com/v1",
+            "OPENAI_API_KEY": "sk-openai-should-not-travel",
+        },
+    )
     assert proc.returncode == 2
     assert "deepseek" in proc.stdout
     assert "DEEPSEEK_API_KEY" in proc.stdout and "LLM_API_KEY" in proc.stdout
@@ -105,9 +112,16 @@ def test_run_doctor_in_process(tmp_path, scripted_server):
 
     server = scripted_server([], preflight=None)
     out = io.StringIO()
-    args = argparse.Namespace(repo=str(tmp_path), model="m", base_url=server.base_url,
-                              api_key=None, project="demo-project", max_steps=4,
-                              protocol="react", debug=False)
+    args = argparse.Namespace(
+        repo=str(tmp_path),
+        model="m",
+        base_url=server.base_url,
+        api_key=None,
+        project="demo-project",
+        max_steps=4,
+        protocol="react",
+        debug=False,
+    )
     assert run_doctor(args, out=out) == 0
     text = out.getvalue()
     assert "demo-project" in text and "react" in text and "preflight: OK" in text

@@ -227,8 +227,9 @@ async def test_drop_before_any_text_is_retried(tmp_path, scripted_server, model_
 async def test_drop_after_text_raises_instead_of_duplicating(
     tmp_path, scripted_server, model_settings
 ):
-    server = scripted_server([drop(after_chunks=3, reply=text("abcdefghij", chunk_size=2)),
-                              text("should not be used")])
+    server = scripted_server(
+        [drop(after_chunks=3, reply=text("abcdefghij", chunk_size=2)), text("should not be used")]
+    )
     client, sleeper = client_for(model_settings(tmp_path, server))
     seen: list[str] = []
     with pytest.raises(LLMError) as info:
@@ -243,8 +244,9 @@ async def test_drop_after_text_raises_instead_of_duplicating(
 
 
 async def test_malformed_chunk_becomes_a_protocol_error(tmp_path, scripted_server, model_settings):
-    server = scripted_server([malformed(after_chunks=2), malformed(after_chunks=2),
-                              malformed(after_chunks=2)])
+    server = scripted_server(
+        [malformed(after_chunks=2), malformed(after_chunks=2), malformed(after_chunks=2)]
+    )
     client, _ = client_for(model_settings(tmp_path, server))
     with pytest.raises(LLMError) as info:
         await collect(client)

@@ -25,8 +25,12 @@ def post(server: ScriptedModelServer, body: dict, headers: dict | None = None):
     """POST /v1/chat/completions; returns (status, headers, raw body bytes)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     payload = json.dumps({"model": "scripted-model", "messages": [], **body})
-    conn.request("POST", "/v1/chat/completions", payload,
-                 {"Content-Type": "application/json", **(headers or {})})
+    conn.request(
+        "POST",
+        "/v1/chat/completions",
+        payload,
+        {"Content-Type": "application/json", **(headers or {})},
+    )
     resp = conn.getresponse()
     try:
         data = resp.read()
@@ -48,9 +52,7 @@ def get(server: ScriptedModelServer, path: str, headers: dict | None = None):
 def sse_payloads(raw: bytes) -> list[str]:
     """The `data:` payloads of an SSE body, in order."""
     return [
-        line[len("data: "):]
-        for line in raw.decode().split("\n\n")
-        if line.startswith("data: ")
+        line[len("data: ") :] for line in raw.decode().split("\n\n") if line.startswith("data: ")
     ]
 
 
@@ -61,19 +63,17 @@ def chunks(raw: bytes) -> list[dict]:
 def test_base_url_and_lifecycle():
     server = ScriptedModelServer([text("x")])
     with pytest.raises(RuntimeError):
-        server.base_url
+        _ = server.base_url
     with server:
         url = urlparse(server.base_url)
         assert url.hostname == "127.0.0.1" and url.path == "/v1" and url.port == server.port
     with pytest.raises(RuntimeError):
-        server.port
+        _ = server.port
 
 
 def test_stream_is_real_sse_with_done_and_usage_when_asked(scripted_server):
     server = scripted_server([text("hello there", chunk_size=2)])
-    status, headers, raw = post(
-        server, {"stream": True, "stream_options": {"include_usage": True}}
-    )
+    status, headers, raw = post(server, {"stream": True, "stream_options": {"include_usage": True}})
     assert status == 200
     assert headers["Content-Type"] == "text/event-stream"
     assert headers["Transfer-Encoding"] == "chunked"
@@ -154,8 +154,9 @@ def test_reasoning_streams_as_reasoning_content(scripted_server):
 
 def test_replies_are_consumed_in_order_then_exhausted(scripted_server):
     server = scripted_server([text("one"), text("two")])
-    answers = [json.loads(post(server, {})[2])["choices"][0]["message"]["content"]
-               for _ in range(2)]
+    answers = [
+        json.loads(post(server, {})[2])["choices"][0]["message"]["content"] for _ in range(2)
+    ]
     assert answers == ["one", "two"]
     status, _, raw = post(server, {})
     assert status == 500
@@ -296,11 +297,18 @@ def test_keep_alive_serves_several_requests_on_one_connection(scripted_server):
     server = scripted_server([text("a"), text("b", chunk_size=1)])
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     for stream, expected in ((False, "a"), (True, "b")):
-        conn.request("POST", "/v1/chat/completions",
-                     json.dumps({"model": "m", "messages": [], "stream": stream}))
+        conn.request(
+            "POST",
+            "/v1/chat/completions",
+            json.dumps({"model": "m", "messages": [], "stream": stream}),
+        )
         raw = conn.getresponse().read()
-        got = (json.loads(raw)["choices"][0]["message"]["content"] if not stream
-               else "".join(c["choices"][0]["delta"].get("content", "") for c in chunks(raw)
-                            if c["choices"]))
+        got = (
+            json.loads(raw)["choices"][0]["message"]["content"]
+            if not stream
+            else "".join(
+                c["choices"][0]["delta"].get("content", "") for c in chunks(raw) if c["choices"]
+            )
+        )
         assert got == expected
     conn.close()
