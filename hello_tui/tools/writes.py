@@ -1,0 +1,449 @@
+"""The three ways to change files — `apply_patch`, `edit`, `write` — and their one door.
+
+Each tool only builds a PatchPlan with the patch engine; `review_and_commit`
+is the single flow every change takes to disk: stale guard against what the
+model read, the user's review (whole, per hunk, or edited), the engine's
+transactional commit with backups, and a result that tells the model exactly
+what was applied and what was declined. Patches found in a model's final
+answer enter through `propose_patch_text`, the same flow.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from typing import Any
+
+from pydantic import Field
+
+from hello_tui import patch as patch_engine
+from hello_tui.agent.events import NoteWritten, PatchProposed, PatchResolved
+from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
+from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.tools.files import file_digest
+from hello_tui.tools.paths import PathError, is_protected, resolve_repo_path
+
+USER_EDIT_DIFF_MAX_LINES = 60
+_LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_READ_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
+
+
+def _current_sha256(ctx: ToolContext, rel: str) -> str | None:
+    try:
+        return hashlib.sha256((ctx.repo / rel).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _stale_files(plan: PatchPlan, ctx: ToolContext) -> list[str]:
+    stale = []
+    for fp in plan.files:
+        record = ctx.reads.get(fp.path)
+        if record is not None and _current_sha256(ctx, fp.path) != record.sha256:
+            stale.append(fp.path)
+    return stale
+
+
+def _declined_hunks(plan: PatchPlan, selection: Selection) -> list[str]:
+    """Which hunks the user left out, named so the model need not re-propose them blindly."""
+    if selection is None:
+        return []
+    declined = []
+    for fp in plan.files:
+        accepted = selection.get(fp.path)
+        if accepted is None and not fp.hunks:
+            declined.append(f"{fp.path} ({fp.op}, whole file)")
+            continue
+        for hunk in fp.hunks:
+            if accepted is None or hunk.index not in accepted:
+                where = f"line {hunk.old_start + 1}"
+                label = f" {hunk.header.strip()}" if hunk.header.strip() else ""
+                declined.append(f"{fp.path} hunk #{hunk.index + 1} at {where}{label}")
+    return declined
+
+
+def _user_edit_diff(plan: PatchPlan, edits: dict[str, str]) -> str:
+    proposed = {fp.path: fp.new_text or "" for fp in plan.files}
+    lines: list[str] = []
+    for path, text in edits.items():
+        lines += difflib.unified_diff(
+            proposed.get(path, "").splitlines(),
+            text.splitlines(),
+            fromfile=f"proposed/{path}",
+            tofile=f"user/{path}",
+            n=1,
+            lineterm="",
+        )
+    if len(lines) > USER_EDIT_DIFF_MAX_LINES:
+        cut = len(lines) - USER_EDIT_DIFF_MAX_LINES
+        lines = lines[:USER_EDIT_DIFF_MAX_LINES] + [f"… {cut} more diff lines"]
+    return "\n".join(lines)
+
+
+def _refresh_reads(result: CommitResult, ctx: ToolContext) -> None:
+    """The model's own write must not trip the stale guard on its next edit."""
+    for rel in result.deleted:
+        ctx.reads.pop(rel, None)
+    for old, _new in result.moved:
+        ctx.reads.pop(old, None)
+    for rel in [*result.added, *result.updated, *(new for _old, new in result.moved)]:
+        try:
+            ctx.reads[rel] = file_digest(ctx.repo / rel)
+        except OSError:
+            ctx.reads.pop(rel, None)
+
+
+def _file_summaries(plan: PatchPlan) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": fp.path,
+            "op": fp.op,
+            "added": fp.added_lines,
+            "removed": fp.removed_lines,
+            "move_to": fp.move_to,
+            "whole_file": fp.whole_file_rewrite,
+        }
+        for fp in plan.files
+    ]
+
+
+async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
+    """Stale guard, review, commit, report: the one way any change reaches the disk."""
+    stale = _stale_files(plan, ctx)
+    if stale:
+        return ToolResult.error(
+            "\n".join(f"{path} changed since you read it; read it again." for path in stale),
+            data={"stale": stale},
+        )
+    ctx.emit(
+        PatchProposed(
+            call_id=ctx.call_id,
+            files=_file_summaries(plan),
+            high_risk=plan.risk.high,
+            risk_reasons=list(plan.risk.reasons),
+        )
+    )
+    decision = await ctx.approver.review_patch(plan)
+    refusal = None
+    if not decision.accepted:
+        why = f": {decision.reason}" if decision.reason else "."
+        refusal = "The user rejected the patch" + why
+    elif plan.risk.high and not decision.high_risk_confirmed:
+        refusal = "The patch was declined: it is high-risk and the user did not confirm it (" + (
+            "; ".join(plan.risk.reasons) or "high risk"
+        ) + ")."
+    if refusal:
+        ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=refusal))
+        return ToolResult.error(refusal + " Nothing was written.", data={"applied": False})
+
+    notes: list[str] = []
+    if decision.user_edits:
+        diff = _user_edit_diff(plan, decision.user_edits)
+        try:
+            plan = patch_engine.replan_with_edits(plan, ctx.settings, decision.user_edits)
+        except PatchError as exc:
+            message = f"The user's edit of the patch could not be planned: {exc}"
+            ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
+            return ToolResult.error(message + " Nothing was written.", data={"applied": False})
+        notes.append("The user edited your proposal before applying it:\n" + diff)
+
+    try:
+        result = patch_engine.commit_plan(
+            plan, ctx.settings, selection=decision.selection, user_task=ctx.user_task
+        )
+    except (PatchError, OSError) as exc:
+        message = f"The patch could not be applied: {exc}"
+        ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
+        return ToolResult.error(message + " Nothing was written.", data={"applied": False})
+
+    _refresh_reads(result, ctx)
+    changed = result.summary_lines()
+    declined = _declined_hunks(plan, decision.selection)
+    summary = ", ".join(changed) if changed else "nothing applied"
+    ctx.emit(
+        PatchResolved(
+            call_id=ctx.call_id,
+            applied=bool(changed),
+            summary=summary,
+            backup_dir=result.backup_dir,
+            hunks_applied=result.hunks_applied,
+            hunks_declined=result.hunks_declined,
+        )
+    )
+    if result.note_id:
+        ctx.emit(NoteWritten(note_id=result.note_id, title="Patch applied", note_type="action"))
+    data = {
+        "applied": changed,
+        "declined": declined,
+        "hunks_applied": result.hunks_applied,
+        "hunks_declined": result.hunks_declined,
+        "backup_dir": result.backup_dir,
+        "note_id": result.note_id,
+    }
+    if not changed:
+        return ToolResult.error(
+            "The user declined every change in the patch; nothing was written.", data=data
+        )
+    lines = ["Patch applied:", *changed]
+    lines.append(f"Hunks: {result.hunks_applied} applied, {result.hunks_declined} declined.")
+    if declined:
+        lines.append("Declined by the user (do not re-propose them unchanged):")
+        lines += [f"- {item}" for item in declined]
+    if result.backup_dir:
+        lines.append(f"Backups: {result.backup_dir}")
+    lines += notes
+    text = "\n".join(lines)
+    if declined or result.hunks_declined:
+        return ToolResult.partial(text, data=data)
+    return ToolResult.ok(text, data=data)
+
+
+async def propose_patch_text(text: str, ctx: ToolContext) -> ToolResult:
+    """A patch written by the model (tool call or final answer) -> plan -> review -> commit."""
+    try:
+        plan = patch_engine.plan_patch_text(text, ctx.settings)
+    except PatchError as exc:
+        return ToolResult.error(f"The patch could not be applied: {exc}")
+    return await review_and_commit(plan, ctx)
+
+
+# ---------------------------------------------------------------- shared checks
+
+
+def _writable_target(ctx: ToolContext, raw: str):
+    """Resolve a path the model wants to change, or say why it may not."""
+    try:
+        target = resolve_repo_path(ctx.repo, raw)
+    except PathError as exc:
+        return None, ToolResult.error(str(exc))
+    if target.rel == ".":
+        return None, ToolResult.error("Give a file path, not the repository root.")
+    if is_protected(target.rel, ctx.settings.state_dir_name):
+        return None, ToolResult.error(
+            f"'{target.rel}' is inside .git/ or the agent's state folder; it cannot be written."
+        )
+    if target.path.is_dir():
+        return None, ToolResult.error(f"'{target.rel}' is a folder, not a file.")
+    return target, None
+
+
+def _existing_text(ctx: ToolContext, rel: str, raw: bytes) -> tuple[str | None, ToolResult | None]:
+    if b"\x00" in raw:
+        return None, ToolResult.error(f"'{rel}' is a binary file; it cannot be edited as text.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, ToolResult.error(
+            f"'{rel}' is not valid UTF-8 text; edits to it are refused so no bytes are mangled."
+        )
+    return text.removeprefix("\ufeff"), None
+
+
+def _file_eol(text: str) -> str:
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf == text.count("\n") else "\n"
+
+
+def _with_eol(text: str, eol: str) -> str:
+    if eol == "\n" or "\r" in text:
+        return text
+    return text.replace("\n", eol)
+
+
+# ---------------------------------------------------------------- apply_patch
+
+
+class ApplyPatchArgs(ToolArgs):
+    patch: str = Field(
+        description="The patch: '*** Begin Patch' … '*** End Patch' (Add/Update/Delete File "
+        "sections) or a unified diff."
+    )
+
+
+class ApplyPatchTool(Tool):
+    name = "apply_patch"
+    description = (
+        "Propose a patch to one or more files. The user reviews it (whole or per hunk) before "
+        "anything is written; the result says what was applied and what was declined."
+    )
+    Args = ApplyPatchArgs
+    read_only = False
+
+    async def run(self, args: ApplyPatchArgs, ctx: ToolContext) -> ToolResult:
+        if not args.patch.strip():
+            return ToolResult.error("Empty patch.")
+        return await propose_patch_text(args.patch, ctx)
+
+
+# ---------------------------------------------------------------- edit
+
+
+class EditArgs(ToolArgs):
+    path: str = Field(description="File to change (read it first).")
+    old_text: str = Field(description="Exact text to replace; must occur exactly once.")
+    new_text: str = Field(description="Replacement text.")
+    replace_all: bool = Field(False, description="Replace every occurrence of old_text.")
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    found, start = [], 0
+    while True:
+        at = text.find(needle, start)
+        if at < 0:
+            return found
+        found.append(at)
+        start = at + len(needle)
+
+
+def _whitespace_tolerant_windows(text: str, old_text: str) -> list[tuple[int, int]]:
+    """Spans of whole lines equal to old_text's lines once trailing whitespace is ignored."""
+    wanted = [line.rstrip() for line in old_text.split("\n")]
+    if wanted and wanted[-1] == "" and len(wanted) > 1:
+        wanted.pop()
+    if not any(wanted):
+        return []
+    lines = [(m.start(), m.end(), m.group()) for m in _LINE_WITH_END.finditer(text)]
+    windows: list[tuple[int, int]] = []
+    i = 0
+    while i + len(wanted) <= len(lines):
+        if all(lines[i + k][2].rstrip() == wanted[k] for k in range(len(wanted))):
+            windows.append((lines[i][0], lines[i + len(wanted) - 1][1]))
+            i += len(wanted)
+        else:
+            i += 1
+    return windows
+
+
+def apply_edit(
+    text: str, old_text: str, new_text: str, replace_all: bool, rel: str
+) -> tuple[str, str]:
+    """The edited text and a note; raises ValueError with a model-readable message."""
+    eol = _file_eol(text)
+    old, new = _with_eol(old_text, eol), _with_eol(new_text, eol)
+    spots = _occurrences(text, old)
+    if len(spots) == 1 or (spots and replace_all):
+        return text.replace(old, new), ""
+    if len(spots) > 1:
+        lines = ", ".join(str(_line_of(text, at)) for at in spots[:20])
+        raise ValueError(
+            f"old_text occurs {len(spots)} times in '{rel}' (at lines {lines}); include more "
+            "surrounding lines so it matches exactly once, or set replace_all=true."
+        )
+    windows = _whitespace_tolerant_windows(text, old_text)
+    if len(windows) > 1 and not replace_all:
+        lines = ", ".join(str(_line_of(text, start)) for start, _ in windows[:20])
+        raise ValueError(
+            f"old_text matches {len(windows)} places in '{rel}' when trailing whitespace is "
+            f"ignored (at lines {lines}); include more surrounding lines."
+        )
+    if not windows:
+        hint = ""
+        if _READ_PREFIX.search(old_text):
+            hint = " Do not include the line numbers that read shows."
+        raise ValueError(
+            f"old_text was not found in '{rel}' (not even ignoring trailing whitespace). "
+            f"Read the file again and copy the exact text.{hint}"
+        )
+    out, last = [], 0
+    for start, end in windows:
+        replacement = new
+        if replacement and text[start:end].endswith(("\n", "\r")) and not replacement.endswith(
+            ("\n", "\r")
+        ):
+            replacement += eol
+        out += [text[last:start], replacement]
+        last = end
+    out.append(text[last:])
+    return "".join(out), "old_text matched only after ignoring trailing whitespace."
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = (
+        "Replace an exact piece of text in a file you have read: old_text must occur exactly "
+        "once (or set replace_all). The change goes through the user's review like a patch."
+    )
+    Args = EditArgs
+    read_only = False
+
+    async def run(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
+        target, problem = _writable_target(ctx, args.path)
+        if problem:
+            return problem
+        rel = target.rel
+        if not target.path.is_file():
+            return ToolResult.error(
+                f"'{rel}' does not exist; use write to create a new file."
+            )
+        if rel not in ctx.reads:
+            return ToolResult.error(f"You have not read '{rel}'; read it before editing.")
+        if not args.old_text:
+            return ToolResult.error("old_text is empty; use write to create or replace a file.")
+        if args.old_text == args.new_text:
+            return ToolResult.error("old_text and new_text are the same; nothing to change.")
+        try:
+            raw = target.path.read_bytes()
+        except OSError as exc:
+            return ToolResult.error(f"Cannot read '{rel}': {exc.strerror or exc}.")
+        text, problem = _existing_text(ctx, rel, raw)
+        if problem:
+            return problem
+        try:
+            new_text, note = apply_edit(text, args.old_text, args.new_text, args.replace_all, rel)
+        except ValueError as exc:
+            return ToolResult.error(str(exc))
+        try:
+            plan = patch_engine.plan_file_change(ctx.settings, rel, new_text)
+        except PatchError as exc:
+            return ToolResult.error(f"The edit could not be planned: {exc}")
+        result = await review_and_commit(plan, ctx)
+        if note and result.status != "error":
+            result = result.model_copy(update={"text": result.text + "\n" + note})
+        return result
+
+
+# ---------------------------------------------------------------- write
+
+
+class WriteArgs(ToolArgs):
+    path: str = Field(description="File to create, or to rewrite as a whole.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = (
+        "Create a new file, or replace a whole existing file (flagged as high-risk in the "
+        "review; prefer edit or apply_patch for changes to existing files)."
+    )
+    Args = WriteArgs
+    read_only = False
+
+    async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
+        target, problem = _writable_target(ctx, args.path)
+        if problem:
+            return problem
+        rel = target.rel
+        whole_file = target.path.exists()
+        content = args.content
+        if whole_file:
+            try:
+                raw = target.path.read_bytes()
+            except OSError as exc:
+                return ToolResult.error(f"Cannot read '{rel}': {exc.strerror or exc}.")
+            current, problem = _existing_text(ctx, rel, raw)
+            if problem:
+                return problem
+            content = _with_eol(content, _file_eol(current))
+            if content == current:
+                return ToolResult.ok(f"'{rel}' already has exactly this content; nothing written.")
+        try:
+            plan = patch_engine.plan_file_change(ctx.settings, rel, content, whole_file=whole_file)
+        except PatchError as exc:
+            return ToolResult.error(f"The write could not be planned: {exc}")
+        return await review_and_commit(plan, ctx)
