@@ -1,0 +1,770 @@
+"""The full-screen app: wires the agent's events to the chat, trace, todo board, status bar and sidebar.
+
+A turn runs in a Textual worker that iterates `Agent.run_turn` and only posts
+messages; the `on_*` handlers own the widgets. Answer deltas are batched in
+the worker so a fast stream means a few dozen UI updates a second, not one
+per token. Decisions (patch review, command approval) come through the
+approver, whose screens are pushed with `push_screen_wait` from inside the
+worker. The agent is built after the first frame so start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import Worker, WorkerState
+
+from hello_tui.agent import events as ev
+from hello_tui.agent.approval import Approver, CommandVerdict, PatchDecision
+from hello_tui.config import ConfigError, Settings
+from hello_tui.widgets.chat_log import ChatEntry, ChatView
+from hello_tui.widgets.prompt_input import PromptInput
+from hello_tui.widgets.sidebar import BackupPick, BackupTree, Sidebar
+from hello_tui.widgets.status_bar import StatusBar
+from hello_tui.widgets.todo_board import TodoBoard
+from hello_tui.widgets.trace import TracePanel
+
+# Answer deltas are flushed to the UI at most this often (seconds).
+DELTA_FLUSH_INTERVAL = 0.05
+# The worker yields to the event loop at least this often so keys stay responsive.
+YIELD_INTERVAL = 0.01
+CTRL_C_WINDOW = 2.0
+
+
+class AgentLike(Protocol):
+    """What the app needs from the engine's Agent."""
+
+    session: Any
+    protocol: Any
+
+    def run_turn(self, text: str) -> AsyncIterator[ev.Event]: ...
+
+
+AgentFactory = Callable[[Settings, Approver], AgentLike]
+ApproverFactory = Callable[["HelloApp"], Approver]
+
+
+# ---------------------------------------------------------------- messages
+
+
+class EngineEvent(Message):
+    """One engine event, posted by the turn worker."""
+
+    def __init__(self, event: ev.Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class AnswerChunk(Message):
+    """Several AssistantDelta texts joined by the worker."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class TurnState(Message):
+    def __init__(self, state: str) -> None:
+        super().__init__()
+        self.state = state
+
+
+class EngineReady(Message):
+    def __init__(self, agent: AgentLike | None, error: str = "") -> None:
+        super().__init__()
+        self.agent = agent
+        self.error = error
+
+
+@dataclass
+class PreflightReport:
+    ok: bool
+    message: str
+    hint: str
+
+
+class PreflightDone(Message):
+    def __init__(self, report: PreflightReport) -> None:
+        super().__init__()
+        self.report = report
+
+
+# ---------------------------------------------------------------- approvals
+
+
+class StateTrackingApprover:
+    """Wraps the UI approver so the status bar says "waiting for you" while a modal is open."""
+
+    def __init__(self, app: HelloApp, inner: Approver) -> None:
+        self.app = app
+        self.inner = inner
+
+    async def review_patch(self, plan: Any) -> PatchDecision:
+        self.app.post_message(TurnState("waiting for you"))
+        try:
+            return await self.inner.review_patch(plan)
+        finally:
+            self.app.post_message(TurnState("running a tool"))
+
+    async def approve_command(self, command: str, reason: str) -> CommandVerdict:
+        self.app.post_message(TurnState("waiting for you"))
+        try:
+            return await self.inner.approve_command(command, reason)
+        finally:
+            self.app.post_message(TurnState("running a tool"))
+
+
+def default_approver(app: HelloApp) -> Approver:
+    from hello_tui.screens.approver import TuiApprover
+
+    return TuiApprover(app)
+
+
+def default_agent_factory(resume: str | None, continue_latest: bool) -> AgentFactory:
+    def build(settings: Settings, approver: Approver) -> AgentLike:
+        from hello_tui.agent.factory import build_agent
+
+        return build_agent(settings, approver, resume=resume, continue_latest=continue_latest)
+
+    return build
+
+
+def display_entries(display: Iterable[dict[str, Any]]) -> list[ChatEntry]:
+    """A session's display list (as saved by the engine) as chat entries."""
+    entries = []
+    for item in display:
+        if not isinstance(item, dict):
+            continue
+        role = str(item.get("role", "notice"))
+        text = item.get("text", item.get("content", ""))
+        if not isinstance(text, str) or not text.strip():
+            continue
+        if role not in ("user", "assistant", "notice", "error", "result"):
+            role = "notice"
+        entries.append(ChatEntry(role, text))  # type: ignore[arg-type]
+    return entries
+
+
+# ---------------------------------------------------------------- the app
+
+
+class HelloApp(App[int]):
+    TITLE = "hello-tui"
+    CSS_PATH = "app.tcss"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding(
+            "escape", "cancel_turn", "Cancel turn", id="app.cancel", tooltip="Stop the running turn"
+        ),
+        Binding(
+            "ctrl+b",
+            "toggle_sidebar",
+            "Sidebar",
+            id="app.sidebar",
+            tooltip="Notes and backups",
+            priority=True,
+        ),
+        Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave hello-tui", priority=True),
+        Binding("ctrl+c", "ctrl_c", "Quit", show=False, id="app.ctrl_c", priority=True),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        agent_factory: AgentFactory | None = None,
+        approver_factory: ApproverFactory | None = None,
+        resume: str | None = None,
+        continue_latest: bool = False,
+        preflight: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self._agent_factory = agent_factory or default_agent_factory(resume, continue_latest)
+        self._approver_factory = approver_factory or default_approver
+        self._run_preflight = preflight
+        self._clock = clock
+        self.agent: AgentLike | None = None
+        self.turn_worker: Worker | None = None
+        self.turn_running = False
+        self._last_ctrl_c = -CTRL_C_WINDOW * 2
+        self._pending_prompt: str | None = None
+        self.preflight_report: PreflightReport | None = None
+        self.engine_error = ""
+
+    # ------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        status = StatusBar(id="status")
+        status.repo = self.settings.repo.name
+        status.model = self.settings.model
+        status.protocol = self.settings.protocol
+        status.max_steps = self.settings.max_steps
+        status.state = "starting"
+        yield status
+        with Horizontal(id="body"):
+            sidebar = Sidebar(id="sidebar")
+            sidebar.display = False
+            yield sidebar
+            with Vertical(id="center"):
+                yield ChatView(id="chat")
+                yield PromptInput(
+                    id="prompt", placeholder="Ask for a change… (Enter sends, /help for commands)"
+                )
+            with Vertical(id="right"):
+                yield TracePanel(id="trace", clock=self._clock)
+                yield TodoBoard(id="todos")
+        yield Footer()
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one("#chat", ChatView)
+
+    @property
+    def trace(self) -> TracePanel:
+        return self.query_one("#trace", TracePanel)
+
+    @property
+    def todos(self) -> TodoBoard:
+        return self.query_one("#todos", TodoBoard)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one("#status", StatusBar)
+
+    @property
+    def sidebar(self) -> Sidebar:
+        return self.query_one("#sidebar", Sidebar)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
+
+    def on_mount(self) -> None:
+        self.prompt.focus()
+        if not self.settings.model_configured:
+            from hello_tui.screens.setup_help import SetupHelpScreen
+
+            self.push_screen(SetupHelpScreen())
+        # Build the engine after the first frame: importing the client is the slow part.
+        self.call_after_refresh(self._start_engine)
+
+    def _start_engine(self) -> None:
+        self._import_engine()
+
+    @work(thread=True, group="startup", exit_on_error=False)
+    def _import_engine(self) -> None:
+        # Heavy imports happen here, off the event loop; construction follows on the loop.
+        import openai  # noqa: F401
+
+        self.call_from_thread(self._build_agent)
+
+    def _build_agent(self) -> None:
+        try:
+            approver = StateTrackingApprover(self, self._approver_factory(self))
+            agent = self._agent_factory(self.settings, approver)
+        except Exception as exc:  # noqa: BLE001 - shown on screen, the app stays usable
+            self.post_message(EngineReady(None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(EngineReady(agent))
+
+    @on(EngineReady)
+    async def _engine_ready(self, message: EngineReady) -> None:
+        if message.agent is None:
+            self.engine_error = message.error
+            self.chat.add("error", f"The agent could not start: {message.error}")
+            self._set_state("idle")
+            return
+        self.agent = message.agent
+        protocol = getattr(self.agent, "protocol", None)
+        if protocol:
+            self.status.protocol = str(protocol)
+        session = getattr(self.agent, "session", None)
+        if session is not None:
+            entries = display_entries(getattr(session, "display", []) or [])
+            if entries:
+                self.chat.history.load(entries)
+                self.chat.anchor()
+            todos = getattr(session, "todos", None)
+            if todos:
+                self.todos.set_items(todos)
+            usage = getattr(session, "usage", None)
+            if usage is not None:
+                self.status.tokens = int(getattr(usage, "prompt_tokens", 0)) + int(
+                    getattr(usage, "completion_tokens", 0)
+                )
+                self.status.cost = getattr(usage, "cost", None)
+        self._set_state("idle")
+        if self._run_preflight and self.settings.model_configured:
+            self._preflight()
+        if self._pending_prompt is not None:
+            text, self._pending_prompt = self._pending_prompt, None
+            self._start_turn(text)
+
+    @work(group="preflight", exit_on_error=False)
+    async def _preflight(self) -> None:
+        from hello_tui.llm import LLMClient
+
+        client = LLMClient(self.settings)
+        try:
+            result = await client.preflight()
+        finally:
+            await client.aclose()
+        self.post_message(PreflightDone(PreflightReport(result.ok, result.message, result.hint)))
+
+    @on(PreflightDone)
+    def _preflight_done(self, message: PreflightDone) -> None:
+        self.preflight_report = message.report
+        if not message.report.ok:
+            hint = f"\nHint: {message.report.hint}" if message.report.hint else ""
+            self.chat.add(
+                "error",
+                f"The model did not answer the start-up check: {message.report.message}{hint}",
+            )
+
+    # ------------------------------------------------------------ state and bindings
+    def _set_state(self, state: str) -> None:
+        self.status.state = state
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_turn":
+            return self.turn_running
+        return True
+
+    @on(TurnState)
+    def _turn_state(self, message: TurnState) -> None:
+        if self.turn_running:
+            self._set_state(message.state)
+
+    # ------------------------------------------------------------ prompt and commands
+    @on(PromptInput.Submitted)
+    def _submitted(self, message: PromptInput.Submitted) -> None:
+        self.handle_input(message.text)
+
+    def handle_input(self, raw: str) -> None:
+        text = raw.strip()
+        if not text:
+            return
+        lowered = text.lower()
+        if lowered in (":q", ":quit"):
+            self.exit(0)
+            return
+        if lowered == "/help":
+            self.action_help()
+            return
+        if lowered == "/clear":
+            self.action_clear()
+            return
+        if lowered == "/undo":
+            self.action_undo()
+            return
+        if lowered == "/resume":
+            self.action_resume_list()
+            return
+        if lowered.startswith(":plan"):
+            goal = text[len(":plan") :].strip()
+            if not goal:
+                self.chat.add("notice", "Usage: :plan <goal>")
+                return
+            self._start_turn(text)
+            return
+        if text.startswith("/") and " " not in text:
+            self.chat.add("notice", f"Unknown command {text}. Type /help for the list.")
+            return
+        self._start_turn(text)
+
+    def _start_turn(self, text: str) -> None:
+        if self.turn_running:
+            self.chat.add("notice", "A turn is running; wait for it or press Esc to cancel it.")
+            return
+        self.chat.add("user", text)
+        if self.agent is None:
+            if self.engine_error:
+                self.chat.add("error", f"No agent: {self.engine_error}")
+                return
+            self._pending_prompt = text
+            self.chat.add("notice", "Starting the agent…")
+            return
+        self.turn_running = True
+        self._set_state("thinking")
+        self.turn_worker = self._run_turn(text)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def _run_turn(self, text: str) -> None:
+        agent = self.agent
+        assert agent is not None
+        loop = asyncio.get_running_loop()
+        pending: list[str] = []
+        timer: asyncio.TimerHandle | None = None
+        last_yield = time.monotonic()
+        finished = False
+
+        def flush() -> None:
+            nonlocal timer
+            if timer is not None:
+                timer.cancel()
+                timer = None
+            if pending:
+                self.post_message(AnswerChunk("".join(pending)))
+                pending.clear()
+
+        try:
+            async for event in agent.run_turn(text):
+                if isinstance(event, ev.AssistantDelta):
+                    pending.append(event.text)
+                    # Deltas go out together a moment later, however the stream pauses.
+                    if timer is None:
+                        timer = loop.call_later(DELTA_FLUSH_INTERVAL, flush)
+                else:
+                    flush()
+                    if isinstance(event, (ev.TurnFinished, ev.TurnFailed, ev.TurnCancelled)):
+                        finished = True
+                    self.post_message(EngineEvent(event))
+                now = time.monotonic()
+                if now - last_yield >= YIELD_INTERVAL:
+                    last_yield = now
+                    await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            flush()
+            if not finished:
+                self.post_message(EngineEvent(ev.TurnCancelled()))
+            raise
+        except Exception as exc:  # noqa: BLE001 - an engine bug is shown, never a traceback
+            flush()
+            self.post_message(EngineEvent(ev.TurnFailed(error=f"{type(exc).__name__}: {exc}")))
+            return
+        flush()
+        if not finished:
+            self.post_message(EngineEvent(ev.TurnFinished(answer="", steps=0, reason="ended")))
+
+    def action_cancel_turn(self) -> None:
+        if self.turn_worker is not None and self.turn_running:
+            self.turn_worker.cancel()
+
+    # ------------------------------------------------------------ engine events
+    @on(AnswerChunk)
+    async def _answer_chunk(self, message: AnswerChunk) -> None:
+        await self.chat.stream_write(message.text)
+
+    @on(EngineEvent)
+    async def _engine_event(self, message: EngineEvent) -> None:
+        event = message.event
+        handler = getattr(self, f"_on_{event.kind}", None)
+        if handler is not None:
+            result = handler(event)
+            if asyncio.iscoroutine(result):
+                await result
+
+    def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
+        self.status.step = 0
+        self._set_state("thinking")
+
+    def _on_StepStarted(self, event: ev.StepStarted) -> None:
+        self.status.step = event.step
+        self.status.max_steps = event.max_steps
+        self.trace.step_started(event.step)
+        self._set_state("thinking")
+
+    def _on_ThoughtDelta(self, event: ev.ThoughtDelta) -> None:
+        self.trace.thought(event.step, event.text)
+
+    async def _on_ToolCallStarted(self, event: ev.ToolCallStarted) -> None:
+        # Text streamed before a tool call is the model thinking aloud: keep it in the chat.
+        await self.chat.stream_finish()
+        self.trace.tool_started(event.step, event.call_id, event.tool, event.arguments)
+        self._set_state("running a tool")
+
+    def _on_ToolOutputDelta(self, event: ev.ToolOutputDelta) -> None:
+        self.trace.tool_output(event.call_id, event.text)
+
+    def _on_ToolCallFinished(self, event: ev.ToolCallFinished) -> None:
+        self.trace.tool_finished(event.call_id, event.status, event.text, event.duration)
+        self._set_state("thinking")
+
+    def _on_PatchProposed(self, event: ev.PatchProposed) -> None:
+        self._set_state("waiting for you")
+
+    def _on_PatchResolved(self, event: ev.PatchResolved) -> None:
+        lines = [
+            event.summary.strip() or ("Patch applied." if event.applied else "Patch not applied.")
+        ]
+        if event.applied:
+            lines.append(f"{event.hunks_applied} hunk(s) applied, {event.hunks_declined} declined.")
+        if event.backup_dir:
+            lines.append(f"Backup: `{event.backup_dir}`")
+        self.chat.add("result", "\n\n".join(lines))
+        self.refresh_sidebar()
+
+    def _on_CommandApprovalNeeded(self, event: ev.CommandApprovalNeeded) -> None:
+        self._set_state("waiting for you")
+
+    def _on_CommandApprovalResolved(self, event: ev.CommandApprovalResolved) -> None:
+        verdicts = {"once": "allowed once", "session": "allowed for this session", "deny": "denied"}
+        self.chat.add("notice", f"`{event.command}`: {verdicts.get(event.verdict, event.verdict)}")
+
+    def _on_TodoChanged(self, event: ev.TodoChanged) -> None:
+        self.todos.set_items(event.items)
+
+    def _on_NoteWritten(self, event: ev.NoteWritten) -> None:
+        self.refresh_sidebar()
+
+    def _on_Usage(self, event: ev.Usage) -> None:
+        self.status.tokens = event.session_prompt_tokens + event.session_completion_tokens
+        if event.cost is not None:
+            self.status.cost = (self.status.cost or 0.0) + event.cost
+
+    def _on_Notice(self, event: ev.Notice) -> None:
+        role = "error" if event.level == "error" else "notice"
+        self.chat.add(role, event.text)
+
+    async def _on_TurnFinished(self, event: ev.TurnFinished) -> None:
+        streamed = await self.chat.stream_finish()
+        if not streamed.strip() and event.answer.strip():
+            self.chat.add("assistant", event.answer)
+        if event.reason == "max_steps":
+            self.chat.add("notice", f"Stopped after {event.steps} steps (the step limit).")
+        self._end_turn("answered")
+
+    async def _on_TurnFailed(self, event: ev.TurnFailed) -> None:
+        await self.chat.stream_finish()
+        hint = f"\nHint: {event.hint}" if event.hint else ""
+        self.chat.add("error", f"{event.error}{hint}")
+        self._end_turn("error")
+
+    async def _on_TurnCancelled(self, event: ev.TurnCancelled) -> None:
+        await self.chat.stream_finish()
+        self.chat.add("notice", "Turn cancelled.")
+        self._end_turn("cancelled")
+
+    def _end_turn(self, trace_status: str) -> None:
+        self.trace.turn_ended(trace_status)
+        self.turn_running = False
+        self._set_state("idle")
+        self.prompt.focus()
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state == WorkerState.ERROR and worker.group in ("startup", "preflight"):
+            self.chat.add("error", f"{worker.name}: {worker.error}")
+        if (
+            worker is self.turn_worker
+            and event.state
+            in (
+                WorkerState.CANCELLED,
+                WorkerState.ERROR,
+            )
+            and self.turn_running
+        ):
+            # The worker ended without its closing event reaching us.
+            self.post_message(EngineEvent(ev.TurnCancelled()))
+
+    # ------------------------------------------------------------ actions
+    def action_ctrl_c(self) -> None:
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= CTRL_C_WINDOW:
+            self.exit(0)
+            return
+        self._last_ctrl_c = now
+        self.notify("Press ctrl+c again to quit.", timeout=CTRL_C_WINDOW)
+
+    def action_help(self) -> None:
+        from hello_tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_clear(self) -> None:
+        self.chat.history.clear()
+        self.trace.clear()
+        self.chat.add("notice", "Chat cleared (the session on disk keeps its history).")
+
+    def action_toggle_sidebar(self) -> None:
+        sidebar = self.sidebar
+        sidebar.display = not sidebar.display
+        if sidebar.display:
+            self.refresh_sidebar()
+            sidebar.query_one("#notes-list").focus()
+        else:
+            self.prompt.focus()
+
+    def refresh_sidebar(self) -> None:
+        if not self.sidebar.display:
+            return
+        self.sidebar.set_notes(self.load_notes())
+        self.sidebar.set_backups(self.load_backups())
+
+    def load_notes(self) -> list[Any]:
+        from hello_tui.tools.notes_store import NoteStore
+
+        try:
+            return NoteStore(self.settings.state.notes).list()
+        except Exception as exc:  # noqa: BLE001 - a broken notes folder must not break the app
+            self.notify(f"Could not read notes: {exc}", severity="error")
+            return []
+
+    def load_backups(self) -> list[Any]:
+        from hello_tui.patch import list_backups
+
+        try:
+            return list_backups(self.settings)
+        except Exception as exc:  # noqa: BLE001
+            self.notify(f"Could not read backups: {exc}", severity="error")
+            return []
+
+    @on(Sidebar.NoteChosen)
+    def _open_note(self, message: Sidebar.NoteChosen) -> None:
+        from hello_tui.screens.note_viewer import NoteViewerScreen
+        from hello_tui.tools.notes_store import NoteError, NoteStore
+
+        try:
+            note = NoteStore(self.settings.state.notes).read(message.note_id)
+        except NoteError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        meta = f"{note.note_type} · {note.updated_at} · {', '.join(note.tags)}"
+        self.push_screen(NoteViewerScreen(note.title, note.content, meta))
+
+    @on(Sidebar.BackupFileChosen)
+    def _open_backup(self, message: Sidebar.BackupFileChosen) -> None:
+        from hello_tui.screens.backup_diff import BackupDiffScreen
+
+        pick = message.pick
+        assert pick.relpath is not None
+        backup_file = self.settings.state.backups / pick.backup / f"{pick.relpath}.bak"
+        current = self.settings.repo / pick.relpath
+        old = _read_text(backup_file)
+        new = _read_text(current) if current.exists() else ""
+        title = f"{pick.relpath}: backup {pick.backup} (left) vs now (right)"
+        self.push_screen(BackupDiffScreen(title, old, new, path=pick.relpath))
+
+    @on(BackupTree.RestoreRequested)
+    def _restore_requested(self, message: BackupTree.RestoreRequested) -> None:
+        self._confirm_restore(message.pick)
+
+    @work(group="restore", exit_on_error=False)
+    async def _confirm_restore(self, pick: BackupPick) -> None:
+        from hello_tui.patch import restore_from_backup
+        from hello_tui.screens.confirm import ConfirmScreen
+
+        if self.turn_running:
+            self.notify("Wait for the turn to finish before restoring.", severity="warning")
+            return
+        what = f"{pick.relpath}" if pick.relpath else "every file of this backup"
+        question = ConfirmScreen(
+            "Restore from backup?",
+            f"Overwrite {what} with the copy saved in {pick.backup}.\n"
+            "The current version is backed up first, so /undo brings it back.",
+            yes_label="Restore (y)",
+            no_label="Cancel (n)",
+        )
+        if not await self.push_screen_wait(question):
+            return
+        try:
+            result = restore_from_backup(self.settings, pick.backup, pick.relpath)
+        except Exception as exc:  # noqa: BLE001 - a failed restore is reported, not raised
+            self.chat.add("error", f"Restore failed: {exc}")
+            return
+        files = ", ".join(result.summary_lines()) or "nothing changed"
+        undo = (
+            f" (previous version saved in `{result.backup_dir}`; /undo reverts)"
+            if result.backup_dir
+            else ""
+        )
+        self.chat.add("result", f"Restored from {pick.backup}: {files}{undo}")
+        self.refresh_sidebar()
+
+    def action_undo(self) -> None:
+        from hello_tui.patch import undo_last
+
+        if self.turn_running:
+            self.chat.add("notice", "Wait for the turn to finish before /undo.")
+            return
+        try:
+            result = undo_last(self.settings)
+        except Exception as exc:  # noqa: BLE001 - "nothing to undo" and friends are messages
+            self.chat.add("error", f"Undo failed: {exc}")
+            return
+        files = ", ".join(result.summary_lines()) or "nothing changed"
+        self.chat.add("result", f"Undone: {files}")
+        self.refresh_sidebar()
+
+    def action_resume_list(self) -> None:
+        from hello_tui.agent.session import SessionStore
+
+        paths = SessionStore(self.settings.state).list()[-10:]
+        if not paths:
+            self.chat.add("notice", "No saved sessions yet.")
+            return
+        lines = ["Saved sessions (newest last); reopen one with `hello-tui --resume ID`:", ""]
+        lines += [f"- `{p.stem}`" for p in paths]
+        self.chat.add("notice", "\n".join(lines))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Keys and commands", self.action_help)
+        yield SystemCommand("Toggle sidebar", "Notes and backups", self.action_toggle_sidebar)
+        yield SystemCommand(
+            "Undo last patch", "Restore the files of the last patch", self.action_undo
+        )
+        yield SystemCommand("Clear chat", "Clear the chat and trace", self.action_clear)
+        yield SystemCommand("Resume session", "List saved sessions", self.action_resume_list)
+        yield SystemCommand(
+            "Plan", "Ask for a plan: type :plan <goal> in the prompt", self._prefill_plan
+        )
+        if self.turn_running:
+            yield SystemCommand("Cancel turn", "Stop the running turn", self.action_cancel_turn)
+
+    def _prefill_plan(self) -> None:
+        self.prompt.load_text(":plan ")
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
+
+def _read_text(path: Any) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def run_tui(args: Any) -> int:
+    """`hello-tui [--repo DIR] [model flags]`: open the app; exit 2 on a configuration error."""
+    import sys
+
+    from hello_tui.config import load_settings
+
+    try:
+        settings = load_settings(
+            getattr(args, "repo", None),
+            project=getattr(args, "project", None),
+            model=getattr(args, "model", None),
+            base_url=getattr(args, "base_url", None),
+            api_key=getattr(args, "api_key", None),
+            max_steps=getattr(args, "max_steps", None),
+            protocol=getattr(args, "protocol", None),
+            debug=bool(getattr(args, "debug", False)),
+        )
+    except ConfigError as exc:
+        print(f"hello-tui: {exc}", file=sys.stderr)
+        return 2
+    app = HelloApp(
+        settings,
+        resume=getattr(args, "resume", None),
+        continue_latest=bool(getattr(args, "continue_", False)),
+    )
+    result = app.run()
+    return int(result or 0)

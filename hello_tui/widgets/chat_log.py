@@ -1,0 +1,254 @@
+"""The chat: finished messages as one virtualised line view, the message being written as live Markdown.
+
+A long session cannot keep one Markdown widget per message (hundreds of widgets
+cost seconds and hundreds of megabytes), so a finished message is rendered once
+to lines (Rich Markdown -> Strips, cached per width) and drawn by a line-API
+widget that only paints what is on screen. Only the newest entries are
+rendered at first; older ones are rendered when the user scrolls up to them.
+Only the reply being streamed is a live `Markdown`, fed through
+`Markdown.get_stream()` in batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rich.console import Console, RenderableType
+from rich.markdown import Markdown as RichMarkdown
+from rich.padding import Padding
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Markdown
+
+Role = Literal["user", "assistant", "notice", "error", "result"]
+
+# How many of the newest entries are rendered when history is (re)built; older
+# entries are rendered in pages of this size when the user scrolls to the top.
+WINDOW_PAGE = 40
+
+_ROLE_HEADER: dict[str, tuple[str, str]] = {
+    "user": ("▌ you", "bold #7aa2f7"),
+    "assistant": ("▌ assistant", "bold #9ece6a"),
+    "notice": ("", ""),
+    "error": ("▌ error", "bold #f7768e"),
+    "result": ("▌ patch", "bold #e0af68"),
+}
+
+
+@dataclass
+class ChatEntry:
+    role: Role
+    text: str
+    # width -> rendered lines; a finished entry never changes, so this is safe.
+    _cache: dict[int, list[Strip]] = field(default_factory=dict, repr=False, compare=False)
+
+
+def _entry_renderable(entry: ChatEntry) -> RenderableType:
+    if entry.role == "notice":
+        return Text(entry.text, style="italic #7f849c")
+    if entry.role == "error":
+        return Text(entry.text, style="#f7768e")
+    if entry.role == "user":
+        return Text(entry.text)
+    return RichMarkdown(entry.text, code_theme="monokai")
+
+
+def render_entry(entry: ChatEntry, width: int, console: Console) -> list[Strip]:
+    """Render one entry to lines at this width (cached on the entry)."""
+    width = max(width, 10)
+    cached = entry._cache.get(width)
+    if cached is not None:
+        return cached
+    label, label_style = _ROLE_HEADER[entry.role]
+    strips: list[Strip] = []
+    options = console.options.update(width=width, highlight=False)
+    if label:
+        for line in console.render_lines(Text(label, style=label_style), options, pad=False):
+            strips.append(Strip(line).simplify())
+    body = Padding(_entry_renderable(entry), (0, 0, 0, 2))
+    for line in console.render_lines(body, options, pad=False):
+        strips.append(Strip(line).simplify())
+    strips.append(Strip.blank(0))
+    entry._cache = {width: strips}
+    return strips
+
+
+class ChatHistory(Widget):
+    """Finished chat entries drawn with the line API: only visible lines are painted."""
+
+    DEFAULT_CSS = """
+    ChatHistory { height: auto; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: list[ChatEntry] = []
+        self.window_start = 0  # entries before this index are not rendered yet
+        self._lines: list[Strip] = []
+        self._lines_width = -1
+        self._rich_console: Console | None = None
+
+    @property
+    def rich_console(self) -> Console:
+        if self._rich_console is None:
+            self._rich_console = Console(
+                width=80, color_system="truecolor", force_terminal=True, legacy_windows=False
+            )
+        return self._rich_console
+
+    @property
+    def hidden_count(self) -> int:
+        return self.window_start
+
+    def add(self, role: Role, text: str) -> ChatEntry:
+        entry = ChatEntry(role, text)
+        self.entries.append(entry)
+        if self._lines_width > 0:
+            self._lines.extend(render_entry(entry, self._lines_width, self.rich_console))
+        self.refresh(layout=True)
+        return entry
+
+    def load(self, entries: list[ChatEntry]) -> None:
+        """Replace everything (resume, clear); only the newest page is rendered."""
+        self.entries = list(entries)
+        self.window_start = max(0, len(self.entries) - WINDOW_PAGE)
+        self._lines_width = -1
+        self._lines = []
+        self.refresh(layout=True)
+
+    def clear(self) -> None:
+        self.load([])
+
+    def reveal_earlier(self) -> int:
+        """Render one more page of older entries; returns how many lines were added on top."""
+        if self.window_start == 0:
+            return 0
+        before = len(self._lines)
+        self.window_start = max(0, self.window_start - WINDOW_PAGE)
+        self._lines_width = -1
+        self._build(self.size.width or 80)
+        self.refresh(layout=True)
+        return len(self._lines) - before
+
+    def _marker(self, width: int) -> list[Strip]:
+        if not self.window_start:
+            return []
+        text = Text(
+            f"  ▲ {self.window_start} earlier messages (scroll up to show them)",
+            style="italic #7f849c",
+        )
+        options = self.rich_console.options.update(width=max(width, 20))
+        lines = self.rich_console.render_lines(text, options, pad=False)
+        return [*(Strip(line) for line in lines), Strip.blank(0)]
+
+    def _build(self, width: int) -> None:
+        if width == self._lines_width:
+            return
+        lines = self._marker(width)
+        for entry in self.entries[self.window_start :]:
+            lines.extend(render_entry(entry, width, self.rich_console))
+        self._lines = lines
+        self._lines_width = width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        self._build(width)
+        return len(self._lines)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        self._build(width)
+        if y >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        style = self.rich_style
+        # Rendered segments carry no background: the widget's own goes underneath.
+        return self._lines[y].crop_extend(0, width, style).apply_style(style)
+
+    def plain_lines(self) -> list[str]:
+        """The rendered text (for tests and the transcript copy)."""
+        self._build(self.size.width or 80)
+        return [strip.text.rstrip() for strip in self._lines]
+
+
+class LiveMessage(Markdown):
+    """The reply being written; fed through a MarkdownStream in batches."""
+
+    DEFAULT_CSS = """
+    LiveMessage { height: auto; margin: 0 0 0 2; padding: 0; background: transparent; }
+    """
+
+
+class ChatView(VerticalScroll):
+    """History + the live reply in one scroll, anchored to the bottom while new text arrives."""
+
+    DEFAULT_CSS = """
+    ChatView { height: 1fr; padding: 0 1; }
+    ChatView > #live-header { height: 1; color: #9ece6a; text-style: bold; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.history = ChatHistory(id="chat-history")
+        self.live = LiveMessage(id="chat-live")
+        self._stream = None
+        self._live_text: list[str] = []
+        self.can_focus = True
+
+    def compose(self):
+        from textual.widgets import Static
+
+        yield self.history
+        header = Static("▌ assistant", id="live-header")
+        header.display = False
+        yield header
+        self.live.display = False
+        yield self.live
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def streaming(self) -> bool:
+        return self._stream is not None
+
+    @property
+    def live_text(self) -> str:
+        return "".join(self._live_text)
+
+    def add(self, role: Role, text: str) -> None:
+        self.history.add(role, text)
+        self.anchor()
+
+    async def stream_write(self, fragment: str) -> None:
+        if not fragment:
+            return
+        if self._stream is None:
+            self.query_one("#live-header").display = True
+            self.live.display = True
+            self._stream = Markdown.get_stream(self.live)
+            self.anchor()
+        self._live_text.append(fragment)
+        await self._stream.write(fragment)
+
+    async def stream_finish(self) -> str:
+        """End the live reply: it moves into history (rendered once) and the live widget empties."""
+        text = self.live_text
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
+        self._live_text = []
+        self.query_one("#live-header").display = False
+        self.live.display = False
+        await self.live.update("")
+        if text.strip():
+            self.history.add("assistant", text)
+        return text
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new <= 0 and self.history.window_start > 0:
+            added = self.history.reveal_earlier()
+            self.scroll_to(y=added, animate=False, immediate=True)

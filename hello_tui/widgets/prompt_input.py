@@ -1,0 +1,96 @@
+"""The multi-line prompt: Enter sends, shift+enter / ctrl+j insert a newline, ↑/↓ walk the history."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class PromptInput(TextArea):
+    """A TextArea that submits on Enter and recalls earlier prompts with ↑ on its first line."""
+
+    DEFAULT_CSS = """
+    PromptInput { height: auto; min-height: 3; max-height: 10; border: round $primary 60%; }
+    PromptInput:focus { border: round $primary; }
+    """
+
+    class Submitted(Message):
+        def __init__(self, prompt: PromptInput, text: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.text = text
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt
+
+    def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            compact=False,
+            placeholder=placeholder,
+        )
+        self.prompt_history: list[str] = []
+        self._history_pos: int | None = None  # None = editing a fresh prompt
+        self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if event.key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+            return
+        await super()._on_key(event)
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        if not self.prompt_history or self.prompt_history[-1] != text:
+            self.prompt_history.append(text)
+        self._history_pos = None
+        self._draft = ""
+        self.load_text("")
+        self.post_message(self.Submitted(self, text))
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if not select and self.cursor_location[0] == 0 and self.prompt_history:
+            self.recall(-1)
+            return
+        super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        last_row = self.document.line_count - 1
+        if not select and self._history_pos is not None and self.cursor_location[0] == last_row:
+            self.recall(+1)
+            return
+        super().action_cursor_down(select)
+
+    def recall(self, direction: int) -> None:
+        """Step through history: -1 older, +1 newer (past the newest returns the draft)."""
+        if self._history_pos is None:
+            if direction > 0:
+                return
+            self._draft = self.text
+            pos = len(self.prompt_history) - 1
+        else:
+            pos = self._history_pos + direction
+        if pos < 0:
+            return
+        if pos >= len(self.prompt_history):
+            self._history_pos = None
+            self.load_text(self._draft)
+        else:
+            self._history_pos = pos
+            self.load_text(self.prompt_history[pos])
+        self.move_cursor(self.document.end)

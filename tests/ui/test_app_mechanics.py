@@ -1,0 +1,278 @@
+"""The app's own mechanics, driven by exact event sequences: chat, trace, todo board, status, keys."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hello_tui.agent import events as ev
+from hello_tui.screens.help import HelpScreen
+from hello_tui.screens.setup_help import SetupHelpScreen
+from hello_tui.widgets.chat_log import WINDOW_PAGE
+from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
+
+
+def _read_turn(answer_words: list[str]) -> list:
+    return [
+        ev.TurnStarted(turn=1, text="fix"),
+        ev.StepStarted(step=1, max_steps=20),
+        ev.ThoughtDelta(text="Read the module first.", step=1),
+        ev.ToolCallStarted(step=1, call_id="c1", tool="read", arguments={"path": "stats.py"}),
+        ev.ToolOutputDelta(call_id="c1", text="partial output\n"),
+        ev.ToolCallFinished(
+            step=1,
+            call_id="c1",
+            tool="read",
+            status="success",
+            text="l1\nl2\nl3\nl4\nl5",
+            model_text="l1",
+            duration=0.25,
+        ),
+        ev.TodoChanged(
+            items=[
+                {"id": "1", "title": "Read stats.py", "status": "completed"},
+                {"id": "2", "title": "Fix mean", "status": "in_progress"},
+                {"id": "3", "title": "Rerun tests", "status": "pending"},
+            ]
+        ),
+        ev.Usage(
+            prompt_tokens=100,
+            completion_tokens=20,
+            session_prompt_tokens=1200,
+            session_completion_tokens=300,
+        ),
+        ev.StepStarted(step=2, max_steps=20),
+        *[ev.AssistantDelta(text=w) for w in answer_words],
+        ev.TurnFinished(answer="".join(answer_words), steps=2),
+    ]
+
+
+async def test_a_turn_fills_chat_trace_todos_and_status(tmp_path):
+    words = ["The ", "bug ", "is ", "in ", "**mean**", "."]
+    agent = FakeAgent([_read_turn(words)])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        assert app.focused is app.prompt
+        await pilot.press(*"fix the bug", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        assert agent.received == ["fix the bug"]
+        text = "\n".join(app.chat.history.plain_lines())
+        assert "fix the bug" in text
+        assert "The bug is in mean." in text
+        assert not app.chat.streaming
+        assert app.trace.summary_lines() == ["1 read success", "2 - answered"]
+        first = app.trace.rows[0]
+        assert first.record.thought == "Read the module first."
+        assert first.record.output.startswith("l1")
+        assert app.todos.by_status("completed") == ["Read stats.py"]
+        assert app.todos.by_status("in_progress") == ["Fix mean"]
+        assert app.status.tokens == 1500
+        assert app.status.step == 2
+        assert app.status.state == "idle"
+
+
+async def test_trace_row_expands_to_the_full_output(tmp_path):
+    agent = FakeAgent([_read_turn(["done"])])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        row = app.trace.rows[0]
+        collapsed = row.render().plain
+        assert "l3" in collapsed and "l5" not in collapsed and "2 more lines" in collapsed
+        row.focus()
+        await pilot.press("enter")
+        expanded = row.render().plain
+        assert "l5" in expanded and "more lines" not in expanded
+
+
+async def test_live_output_streams_into_the_running_step(tmp_path):
+    gate = asyncio.Event()
+    turn = [
+        ev.StepStarted(step=1, max_steps=5),
+        ev.ToolCallStarted(step=1, call_id="t", tool="terminal", arguments={"command": "pytest"}),
+        ev.ToolOutputDelta(call_id="t", text="collected 1 item\n"),
+        gate,
+        ev.ToolCallFinished(
+            step=1,
+            call_id="t",
+            tool="terminal",
+            status="error",
+            text="1 failed",
+            model_text="1 failed",
+            duration=1.0,
+        ),
+        ev.TurnFinished(answer="tests fail", steps=1),
+    ]
+    agent = FakeAgent([turn])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"run", "enter")
+        await wait_until(
+            pilot, lambda: bool(app.trace.rows) and app.trace.rows[0].record.live_output
+        )
+        row = app.trace.rows[0]
+        assert "collected 1 item" in row.render().plain
+        assert app.status.state == "running a tool"
+        gate.set()
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert row.record.status == "error"
+        assert "1 failed" in row.render().plain
+
+
+async def test_escape_cancels_a_running_turn_and_is_hidden_when_idle(tmp_path):
+    never = asyncio.Event()
+    turn = [ev.StepStarted(step=1, max_steps=5), ev.AssistantDelta(text="partial answer"), never]
+    agent = FakeAgent([turn, [ev.TurnFinished(answer="second answer", steps=1)]])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        assert app.check_action("cancel_turn", ()) is False
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        assert app.check_action("cancel_turn", ()) is True
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert agent.cancelled
+        text = "\n".join(app.chat.history.plain_lines())
+        assert "partial answer" in text and "Turn cancelled." in text
+        assert app.status.state == "idle"
+        # The app stays usable: the next turn runs.
+        await pilot.press(*"again", "enter")
+        await wait_until(pilot, lambda: len(agent.received) == 2 and not app.turn_running)
+        assert "second answer" in "\n".join(app.chat.history.plain_lines())
+
+
+async def test_engine_error_is_shown_not_raised(tmp_path):
+    class Broken(FakeAgent):
+        async def run_turn(self, text):
+            yield ev.StepStarted(step=1, max_steps=5)
+            raise RuntimeError("socket closed")
+
+    agent = Broken()
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and app.trace.rows)
+        assert "RuntimeError: socket closed" in "\n".join(app.chat.history.plain_lines())
+        assert app.trace.rows[0].record.status == "error"
+
+
+async def test_failed_turn_shows_the_hint(tmp_path):
+    agent = FakeAgent([[ev.TurnFailed(error="401 from the model", hint="set LLM_API_KEY")]])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        text = "\n".join(app.chat.history.plain_lines())
+        assert "401 from the model" in text and "Hint: set LLM_API_KEY" in text
+
+
+async def test_prompt_history_newlines_and_commands(tmp_path):
+    agent = FakeAgent()
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"first", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        await pilot.press(*"line one", "ctrl+j", *"line two")
+        assert app.prompt.text == "line one\nline two"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(agent.received) == 2 and not app.turn_running)
+        assert agent.received[1] == "line one\nline two"
+        await pilot.press("up")
+        assert app.prompt.text == "line one\nline two"
+        # The cursor lands at the end: ↑ first walks up the recalled lines.
+        await pilot.press("up", "up")
+        assert app.prompt.text == "first"
+        await pilot.press("down")
+        assert app.prompt.text == "line one\nline two"
+        await pilot.press("down")
+        assert app.prompt.text == ""
+        await pilot.press(*"/help", "enter")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press(*"/nonsense", "enter")
+        assert "Unknown command /nonsense" in "\n".join(app.chat.history.plain_lines())
+        await pilot.press(*"/clear", "enter")
+        assert "first" not in "\n".join(app.chat.history.plain_lines())
+        assert app.trace.rows == []
+        assert len(agent.received) == 2  # commands never reach the model
+        await pilot.press(*":q", "enter")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+async def test_plan_command_needs_a_goal_and_runs_a_turn(tmp_path):
+    agent = FakeAgent([[ev.TurnFinished(answer="## Plan\n1. read", steps=1)]])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*":plan", "enter")
+        assert "Usage: :plan <goal>" in "\n".join(app.chat.history.plain_lines())
+        assert agent.received == []
+        await pilot.press(*":plan fix the mean", "enter")
+        await wait_until(pilot, lambda: agent.received and not app.turn_running)
+        assert agent.received == [":plan fix the mean"]
+
+
+async def test_ctrl_c_twice_quits(tmp_path):
+    app = make_app(fake_settings(tmp_path), FakeAgent())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+async def test_no_model_configured_opens_the_setup_screen(tmp_path):
+    app = make_app(fake_settings(tmp_path, configured=False), FakeAgent())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, SetupHelpScreen)
+        text = app.screen.query_one("#setup-text").source
+        assert "hello-tui demo" in text
+        for provider in ("OpenAI", "DeepSeek", "Qwen", "Ollama", "vLLM"):
+            assert provider in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SetupHelpScreen)
+
+
+async def test_resumed_session_shows_only_the_newest_page_then_reveals_more(tmp_path):
+    display = []
+    for i in range(150):
+        display.append({"role": "user", "text": f"question {i}"})
+        display.append({"role": "assistant", "text": f"answer **{i}**"})
+    agent = FakeAgent(display=display)
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        history = app.chat.history
+        assert len(history.entries) == 300
+        assert history.window_start == 300 - WINDOW_PAGE
+        text = "\n".join(history.plain_lines())
+        assert "answer 149" in text and "question 0" not in text
+        assert f"{300 - WINDOW_PAGE} earlier messages" in text
+        app.chat.scroll_home(animate=False, immediate=True)
+        await wait_until(pilot, lambda: history.window_start < 300 - WINDOW_PAGE)
+        assert history.window_start == 300 - 2 * WINDOW_PAGE
+
+
+async def test_sidebar_toggles_with_ctrl_b(tmp_path):
+    app = make_app(fake_settings(tmp_path), FakeAgent())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        assert not app.sidebar.display
+        await pilot.press("ctrl+b")
+        assert app.sidebar.display
+        assert app.sidebar.visible_note_titles() == []
+        await pilot.press("ctrl+b")
+        assert not app.sidebar.display
+        assert app.focused is app.prompt
