@@ -24,7 +24,19 @@ from hello_tui.config import load_settings
 from hello_tui.tools.base import ToolContext
 from hello_tui.tools.grep import GrepTool, find_rg
 
-WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "theta",
+    "kappa",
+    "lambda",
+    "sigma",
+    "omega",
+]
 
 
 def build_tree(root: Path, count: int, seed: int = 7) -> None:

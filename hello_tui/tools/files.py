@@ -7,6 +7,7 @@ file that changed since it was read.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -54,6 +55,9 @@ class LsTool(Tool):
     Args = LsArgs
 
     async def run(self, args: LsArgs, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._list, args, ctx)
+
+    def _list(self, args: LsArgs, ctx: ToolContext) -> ToolResult:
         try:
             target = resolve_repo_path(ctx.repo, args.path)
         except PathError as exc:
@@ -176,6 +180,9 @@ class GlobTool(Tool):
     Args = GlobArgs
 
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._glob, args, ctx)
+
+    def _glob(self, args: GlobArgs, ctx: ToolContext) -> ToolResult:
         pattern = args.pattern.strip()
         if not pattern:
             return ToolResult.error("Empty glob pattern; try '**/*.py'.")
@@ -205,8 +212,10 @@ class GlobTool(Tool):
                 matches.append((entry.rel, entry.kind))
         matches.sort()
         if not matches:
-            hint = "" if "/" in pattern else (
-                f" (the pattern has no '/'; use '**/{pattern}' to search subfolders)"
+            hint = (
+                ""
+                if "/" in pattern
+                else (f" (the pattern has no '/'; use '**/{pattern}' to search subfolders)")
             )
             return ToolResult.ok(
                 f"No files matched {pattern!r} under {base.rel}{hint}.",
@@ -277,7 +286,7 @@ def _split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return [line.removesuffix("\r") for line in lines]
 
 
 class ReadTool(Tool):
@@ -289,6 +298,9 @@ class ReadTool(Tool):
     Args = ReadArgs
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._read, args, ctx)
+
+    def _read(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
         try:
             target = resolve_repo_path(ctx.repo, args.path)
         except PathError as exc:

@@ -80,9 +80,7 @@ def _cut(text: str) -> str:
     return text[:GREP_MAX_LINE_CHARS] + f" … [{len(text) - GREP_MAX_LINE_CHARS} more chars]"
 
 
-def format_results(
-    files: list[FileHits], args: GrepArgs, searched: str
-) -> ToolResult:
+def format_results(files: list[FileHits], args: GrepArgs, searched: str) -> ToolResult:
     """The one output format of both back ends."""
     files = sorted((f for f in files if any(h.is_match for h in f.hits)), key=lambda f: f.path)
     total = sum(1 for f in files for h in f.hits if h.is_match)
@@ -199,11 +197,19 @@ class GrepTool(Tool):
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
         cmd = [
             self.rg or "rg",
-            "--no-heading", "--with-filename", "--line-number", "--null", "--color=never",
-            "--no-config", "--crlf",
+            "--no-heading",
+            "--with-filename",
+            "--line-number",
+            "--null",
+            "--color=never",
+            "--no-config",
+            "--crlf",
             # Only the repository's own .gitignore files count, as in the fallback.
-            "--no-require-git", "--no-ignore-parent", "--no-ignore-global",
-            "--no-ignore-exclude", "--no-ignore-dot",
+            "--no-require-git",
+            "--no-ignore-parent",
+            "--no-ignore-global",
+            "--no-ignore-exclude",
+            "--no-ignore-dot",
         ]
         if args.fixed_strings:
             cmd.append("--fixed-strings")
@@ -227,17 +233,16 @@ class GrepTool(Tool):
                     rebased = rebase_ignore_line(line, base)
                     if rebased is not None:
                         rules.append(rebased)
-            handle = tempfile.NamedTemporaryFile(
+            with tempfile.NamedTemporaryFile(
                 "w", suffix=".gitignore", delete=False, encoding="utf-8"
-            )
-            with handle:
+            ) as handle:
                 handle.write("\n".join(rules) + "\n")
             ignore_file = handle.name
             cmd.append(f"--ignore-file={ignore_file}")
         cmd += ["-e", args.pattern, "--", rel if rel != "." else "./"]
         try:
             proc = subprocess.run(
-                cmd, cwd=ctx.repo, capture_output=True, stdin=subprocess.DEVNULL
+                cmd, cwd=ctx.repo, capture_output=True, stdin=subprocess.DEVNULL, check=False
             )
         finally:
             if ignore_file:
@@ -277,7 +282,7 @@ class GrepTool(Tool):
             if text.endswith(b"\r"):
                 text = text[:-1]
             path = os.fsdecode(path_bytes)
-            path = path[2:] if path.startswith("./") else path
+            path = path.removeprefix("./")
             fh = by_path.get(path)
             if fh is None:
                 fh = by_path[path] = FileHits(path)
@@ -321,9 +326,8 @@ class GrepTool(Tool):
                         continue
                     if entry.kind == "dir":
                         stack.append(entry.rel)
-                    elif entry.kind == "file":
-                        if include is None or include.match_file(inner):
-                            candidates.append((entry.rel, entry.path))
+                    elif entry.kind == "file" and (include is None or include.match_file(inner)):
+                        candidates.append((entry.rel, entry.path))
         # rg only checks whole-text prefilters when safe; \A and \Z mean "line start/end" there.
         prefilter = not re.search(r"\\[AZz]", args.pattern)
         results = []

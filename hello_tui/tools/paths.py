@@ -11,9 +11,9 @@ followed, so a symlink loop cannot hang a walk.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
 
 from pathspec import GitIgnoreSpec
 
@@ -55,9 +55,7 @@ def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
     # Symlinks are judged by where they lead, so a link to /etc is refused too.
     real = os.path.realpath(lexical)
     if not _inside(real, root):
-        raise PathError(
-            f"Path {text!r} leads outside the repository through a symlink; refused."
-        )
+        raise PathError(f"Path {text!r} leads outside the repository through a symlink; refused.")
     rel = os.path.relpath(lexical, root)
     rel_posix = PurePosixPath(*Path(rel).parts).as_posix() if rel != "." else "."
     return RepoPath(rel_posix, Path(lexical))
@@ -105,8 +103,10 @@ class VisibleTree:
 
     def _spec_for(self, dir_rel: str) -> GitIgnoreSpec | None:
         if dir_rel not in self._specs:
-            ignore_file = (self.repo / dir_rel / ".gitignore") if dir_rel != "." else (
-                self.repo / ".gitignore"
+            ignore_file = (
+                (self.repo / dir_rel / ".gitignore")
+                if dir_rel != "."
+                else (self.repo / ".gitignore")
             )
             spec = None
             try:
@@ -184,6 +184,5 @@ class VisibleTree:
         while stack:
             current = stack.pop()
             kids = self.children(current)
-            for entry in kids:
-                yield entry
+            yield from kids
             stack.extend(e.rel for e in reversed(kids) if e.kind == "dir")

@@ -130,9 +130,11 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
         why = f": {decision.reason}" if decision.reason else "."
         refusal = "The user rejected the patch" + why
     elif plan.risk.high and not decision.high_risk_confirmed:
-        refusal = "The patch was declined: it is high-risk and the user did not confirm it (" + (
-            "; ".join(plan.risk.reasons) or "high risk"
-        ) + ")."
+        refusal = (
+            "The patch was declined: it is high-risk and the user did not confirm it ("
+            + ("; ".join(plan.risk.reasons) or "high risk")
+            + ")."
+        )
     if refusal:
         ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=refusal))
         return ToolResult.error(refusal + " Nothing was written.", data={"applied": False})
@@ -352,8 +354,10 @@ def apply_edit(
     out, last = [], 0
     for start, end in windows:
         replacement = new
-        if replacement and text[start:end].endswith(("\n", "\r")) and not replacement.endswith(
-            ("\n", "\r")
+        if (
+            replacement
+            and text[start:end].endswith(("\n", "\r"))
+            and not replacement.endswith(("\n", "\r"))
         ):
             replacement += eol
         out += [text[last:start], replacement]
@@ -377,9 +381,7 @@ class EditTool(Tool):
             return problem
         rel = target.rel
         if not target.path.is_file():
-            return ToolResult.error(
-                f"'{rel}' does not exist; use write to create a new file."
-            )
+            return ToolResult.error(f"'{rel}' does not exist; use write to create a new file.")
         if rel not in ctx.reads:
             return ToolResult.error(f"You have not read '{rel}'; read it before editing.")
         if not args.old_text:

@@ -297,7 +297,7 @@ class TestRead:
         assert "byte order mark" in result.text and "\ufeff" not in result.text
 
     async def test_undecodable_bytes_noted(self, repo: Path):
-        write(repo / "latin.txt", "caf".encode() + b"\xe9 ok\nnext line\n")
+        write(repo / "latin.txt", b"caf" + b"\xe9 ok\nnext line\n")
         result = await call(ReadTool(), make_ctx(repo), path="latin.txt")
         assert result.status == "success"
         assert "caf\ufffd ok" in result.text and "not valid UTF-8" in result.text
@@ -315,9 +315,7 @@ class TestRead:
     async def test_huge_file_needs_range(self, repo: Path):
         line = "0123456789" * 10 + "\n"
         count = READ_MAX_BYTES_WITHOUT_RANGE // len(line) + 10
-        with open(repo / "huge.txt", "w") as handle:
-            for _ in range(count):
-                handle.write(line)
+        (repo / "huge.txt").write_text(line * count)
         ctx = make_ctx(repo)
         refused = await call(ReadTool(), ctx, path="huge.txt")
         assert refused.status == "error" and "10 MB" in refused.text and "offset" in refused.text

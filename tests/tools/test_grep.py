@@ -70,7 +70,11 @@ async def test_grouped_by_file_with_line_numbers(repo: Path, backend: str):
     paths = [f["path"] for f in result.data["files"]]
     assert paths == sorted(paths)
     assert set(paths) == {
-        "bom.txt", "crlf.txt", "docs/中文 笔记.md", "src/app.py", "src/deep/generated.py",
+        "bom.txt",
+        "crlf.txt",
+        "docs/中文 笔记.md",
+        "src/app.py",
+        "src/deep/generated.py",
     }
     assert "src/app.py\n     4: " in result.text
     assert "     1: hello crlf" in result.text and "\r" not in result.text
@@ -81,8 +85,15 @@ async def test_grouped_by_file_with_line_numbers(repo: Path, backend: str):
 async def test_skips_hidden_ignored_state_binary(repo: Path, backend: str):
     result = await grep(backend, repo, pattern="hello")
     text = result.text
-    for absent in ("server.log", "build/", ".hidden", ".helloagents", ".git", "bin.dat",
-                   "src/generated.py"):
+    for absent in (
+        "server.log",
+        "build/",
+        ".hidden",
+        ".helloagents",
+        ".git",
+        "bin.dat",
+        "src/generated.py",
+    ):
         assert absent not in text, absent
 
 
@@ -121,7 +132,10 @@ async def test_glob_filter(repo: Path, backend: str):
 async def test_context_lines(repo: Path, backend: str):
     result = await grep(backend, repo, pattern="print", context=1, path="src/app.py")
     assert result.text.splitlines()[1:] == [
-        "src/app.py", "     3- def main():", "     4:     print('hello')", "     5-     return 0",
+        "src/app.py",
+        "     3- def main():",
+        "     4:     print('hello')",
+        "     5-     return 0",
     ]
 
 
