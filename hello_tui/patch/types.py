@@ -22,6 +22,9 @@ class Hunk:
     old_lines: list[str]
     new_lines: list[str]
     header: str = ""
+    # The last new line is written without a line ending (`\ No newline at end of file`);
+    # only meaningful when the hunk reaches the end of the file.
+    no_eol: bool = False
 
 
 @dataclass
@@ -58,6 +61,7 @@ class PatchPlan:
     files: list[FilePlan]
     risk: Risk
     source_text: str = ""  # the patch as the model wrote it
+    declined_hunks: int = 0  # hunks left out by `select`, reported in the CommitResult
 
 
 # Partial acceptance: path -> indices of accepted hunks. A path absent from the

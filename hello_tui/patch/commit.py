@@ -1,0 +1,89 @@
+"""Committing a reviewed plan: selection, transaction, result for the model, and the note.
+
+`commit_plan` is the only function the agent, the tools and `hello-tui apply`
+call to write a patch. High-risk confirmation is the caller's duty (the
+approver, or `--yes`); everything else is enforced here.
+"""
+
+from __future__ import annotations
+
+from hello_tui.config import Settings
+from hello_tui.patch.history import backup_dir_label
+from hello_tui.patch.notes import clip_patch, write_note
+from hello_tui.patch.selection import select
+from hello_tui.patch.transaction import Write, run_transaction
+from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
+
+
+def writes_for(plan: PatchPlan) -> list[Write]:
+    writes: list[Write] = []
+    for fp in plan.files:
+        if fp.op == "add":
+            writes.append(Write(fp.path, fp.new_bytes or b"", None, None))
+        elif fp.op == "delete":
+            writes.append(Write(fp.path, None, None, fp.old_hash))
+        elif fp.op == "move":
+            assert fp.move_to is not None
+            writes.append(Write(fp.move_to, fp.new_bytes or b"", fp.mode, None))
+            writes.append(Write(fp.path, None, None, fp.old_hash))
+        else:
+            writes.append(Write(fp.path, fp.new_bytes or b"", fp.mode, fp.old_hash))
+    return writes
+
+
+def plan_file_lines(plan: PatchPlan) -> list[str]:
+    lines = []
+    for fp in plan.files:
+        if fp.op == "move":
+            lines.append(f"R {fp.path} -> {fp.move_to}")
+        else:
+            lines.append({"add": "A", "update": "M", "delete": "D"}[fp.op] + f" {fp.path}")
+    return lines
+
+
+def note_failure(settings: Settings, error: str, patch_text: str, user_task: str) -> str | None:
+    content = (
+        (f"Task: {user_task}\n\n" if user_task else "")
+        + f"Error:\n{error}\n\nNothing was written; the files are unchanged. Where to look: the "
+        "file(s) and line numbers named in the error (re-read them before patching again).\n\n"
+        f"Patch:\n{clip_patch(patch_text)}\n"
+    )
+    return write_note(settings, "Patch failed", content, "blocker", "patch_failed")
+
+
+def commit_plan(
+    plan: PatchPlan, settings: Settings, *, selection: Selection = None, user_task: str = ""
+) -> CommitResult:
+    """Write the accepted part of `plan` all or nothing; PatchError (tree unchanged) on failure."""
+    try:
+        chosen = select(plan, selection)
+        if not chosen.files:
+            raise PatchError("Nothing to apply: every file and hunk of the patch was declined.")
+        manifest = run_transaction(
+            settings,
+            writes_for(chosen),
+            kind="patch",
+            extra={"user_task": user_task, "files": plan_file_lines(chosen)},
+            attachments={"patch.txt": chosen.source_text.encode("utf-8")} if chosen.source_text else None,
+        )
+    except PatchError as exc:
+        note_failure(settings, str(exc), plan.source_text, user_task)
+        raise
+    result = CommitResult(
+        added=[fp.path for fp in chosen.files if fp.op == "add"],
+        updated=[fp.path for fp in chosen.files if fp.op == "update"],
+        moved=[(fp.path, fp.move_to or "") for fp in chosen.files if fp.op == "move"],
+        deleted=[fp.path for fp in chosen.files if fp.op == "delete"],
+        hunks_applied=sum(len(fp.hunks) for fp in chosen.files),
+        hunks_declined=chosen.declined_hunks,
+        backup_dir=backup_dir_label(settings, manifest["name"]),
+    )
+    content = (
+        (f"Task: {user_task}\n\n" if user_task else "")
+        + "Files:\n" + "\n".join(result.summary_lines())
+        + f"\n\nHunks applied: {result.hunks_applied}, declined: {result.hunks_declined}"
+        + f"\nBackup folder: {result.backup_dir} (undo with `hello-tui undo`)\n\n"
+        + f"Patch:\n{clip_patch(chosen.source_text)}\n"
+    )
+    result.note_id = write_note(settings, "Patch applied", content, "action", "patch_applied")
+    return result

@@ -1,0 +1,135 @@
+"""Writing patches: a unified diff of a plan (for review and notes) and Codex patches from two texts.
+
+`codex_patch_text(path, old, new)` produces a patch our matcher places
+unambiguously: each chunk's context grows until its lines occur exactly once
+from where the search for it starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from hello_tui.patch.lines import split_lines
+from hello_tui.patch.matcher import LineIndex, find_sequence
+from hello_tui.patch.types import PatchPlan
+
+NO_EOL = "\\ No newline at end of file"
+
+
+def _split(text: str) -> tuple[list[str], bool]:
+    lines, eols = split_lines(text[1:] if text.startswith("\ufeff") else text)
+    return lines, not eols or eols[-1] != ""
+
+
+def _opcodes(a: list[str], a_final: bool, b: list[str], b_final: bool) -> list[tuple[str, int, int, int, int]]:
+    ka, kb = list(a), list(b)
+    if ka and not a_final:
+        ka[-1] += "\x00no-eol"
+    if kb and not b_final:
+        kb[-1] += "\x00no-eol"
+    return difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
+
+
+def _render_lines(
+    ops: list[tuple[str, int, int, int, int]], a: list[str], a_final: bool, b: list[str], b_final: bool
+) -> list[str]:
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            for i in range(i1, i2):
+                out.append(" " + a[i])
+                if i == len(a) - 1 and not a_final:
+                    out.append(NO_EOL)
+            continue
+        for i in range(i1, i2):
+            out.append("-" + a[i])
+            if i == len(a) - 1 and not a_final:
+                out.append(NO_EOL)
+        for j in range(j1, j2):
+            out.append("+" + b[j])
+            if j == len(b) - 1 and not b_final:
+                out.append(NO_EOL)
+    return out
+
+
+def unified_diff_text(path: str, old: str | None, new: str | None, new_path: str | None = None) -> str:
+    a, a_final = _split(old or "")
+    b, b_final = _split(new or "")
+    src = "/dev/null" if old is None else f"a/{path}"
+    dst = "/dev/null" if new is None else f"b/{new_path or path}"
+    out = [f"--- {src}", f"+++ {dst}"]
+    ka, kb = list(a), list(b)
+    if ka and not a_final:
+        ka[-1] += "\x00no-eol"
+    if kb and not b_final:
+        kb[-1] += "\x00no-eol"
+    groups = difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_grouped_opcodes(3)
+    for group in groups:
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        out.append(f"@@ -{i1 + 1 if i2 > i1 else i1},{i2 - i1} +{j1 + 1 if j2 > j1 else j1},{j2 - j1} @@")
+        out.extend(_render_lines(group, a, a_final, b, b_final))
+    return "\n".join(out) + "\n"
+
+
+def render_plan_diff(plan: PatchPlan) -> str:
+    """The whole plan as one unified diff, for review screens and notes."""
+    parts = []
+    for fp in plan.files:
+        old = None if fp.op == "add" else (fp.old_text or "")
+        new = None if fp.op == "delete" else (fp.new_text or "")
+        parts.append(unified_diff_text(fp.path, old, new, fp.move_to))
+    return "".join(parts)
+
+
+def codex_patch_text(path: str, old: str, new: str) -> str:
+    """A Codex `*** Update File` patch turning `old` into `new`, unambiguous for our matcher."""
+    a, a_final = _split(old)
+    b, b_final = _split(new)
+    ops = [op for op in _opcodes(a, a_final, b, b_final)]
+    changes = [op for op in ops if op[0] != "equal"]
+    out = ["*** Begin Patch", f"*** Update File: {path}"]
+    if not changes:
+        return ""
+    index = LineIndex(a, list(a))
+    cursor = 0
+    k = 0
+    while k < len(changes):
+        first = k
+        s = max(changes[k][1] - 3, cursor)
+        e = min(changes[k][2] + 3, len(a))
+        while True:
+            # Take in every change whose old range touches the chunk.
+            while k + 1 < len(changes) and changes[k + 1][1] <= e:
+                k += 1
+                e = max(e, min(changes[k][2] + 3, len(a)))
+            old_seq = a[s:e]
+            if not old_seq:
+                break
+            found, _ = find_sequence(index, old_seq, cursor, False)
+            if found == [s]:
+                break
+            if s == cursor and e == len(a):
+                break
+            s = max(s - 1, cursor)
+            e = min(e + 1, len(a))
+        out.append("@@")
+        sub = _sub_ops(ops, s, e, changes[first], changes[k])
+        out.extend(_render_lines(sub, a, a_final, b, b_final))
+        cursor = e
+        k += 1
+    out.append("*** End Patch")
+    return "\n".join(out) + "\n"
+
+
+def _sub_ops(ops, s, e, first_change, last_change):
+    """The opcodes restricted to old lines [s, e), keeping the changes from first to last."""
+    result = []
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            lo, hi = max(i1, s), min(i2, e)
+            if lo < hi:
+                result.append(("equal", lo, hi, j1 + lo - i1, j1 + hi - i1))
+        elif first_change[1] <= i1 and (i1, j1) <= (last_change[1], last_change[3]):
+            result.append((tag, i1, i2, j1, j2))
+    return result
