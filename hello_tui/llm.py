@@ -302,27 +302,31 @@ class _StreamAssembler:
         return events
 
     def _feed_call(self, tc: Any) -> ToolCallDelta:
-        index = tc.index
+        # getattr: the client builds chunks without validation, so fields a
+        # sloppy server leaves out are missing rather than None.
+        call_id = getattr(tc, "id", None)
+        fn = getattr(tc, "function", None)
+        name = getattr(fn, "name", None)
+        fragment = getattr(fn, "arguments", None) or ""
+        index = getattr(tc, "index", None)
         if index is None:
-            # Some servers omit the index: a new id opens a new call.
-            known = next((i for i, c in self.calls.items() if tc.id and c["id"] == tc.id), None)
+            # Some servers omit the index: a new id opens a new call, anything
+            # else continues the latest one.
+            known = next((i for i, c in self.calls.items() if call_id and c["id"] == call_id), None)
             if known is not None:
                 index = known
-            elif tc.id or not self.calls:
-                index = len(self.calls)
+            elif call_id or not self.calls:
+                index = max(self.calls, default=-1) + 1
             else:
                 index = max(self.calls)
         slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-        fn = tc.function
-        name = fn.name if fn is not None else None
-        fragment = (fn.arguments if fn is not None else None) or ""
-        if tc.id and not slot["id"]:
-            slot["id"] = tc.id
+        if call_id and not slot["id"]:
+            slot["id"] = call_id
         if name and name != slot["name"]:
             # Most servers send the name once; a few split it across chunks.
             slot["name"] = name if not slot["name"] else slot["name"] + name
         slot["arguments"] += fragment
-        return ToolCallDelta(index=index, id=tc.id, name=name, arguments_fragment=fragment)
+        return ToolCallDelta(index=index, id=call_id, name=name, arguments_fragment=fragment)
 
     def completion(self) -> Completion:
         calls = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 import time
 import uuid
@@ -147,6 +148,18 @@ class MalformedReply:
 
 
 @dataclass(frozen=True)
+class StreamErrorReply:
+    """Streams `after_chunks` chunks of `reply`, then an error object inside the stream.
+
+    Some servers (vLLM, proxies) report failures this way after a 200 status.
+    """
+
+    after_chunks: int
+    reply: CompletionReply
+    message: str
+
+
+@dataclass(frozen=True)
 class HangReply:
     """Waits `seconds` before answering at all (to exercise client timeouts)."""
 
@@ -165,7 +178,15 @@ class RejectToolsReply:
     otherwise: Reply | None = None
 
 
-Reply = CompletionReply | ErrorReply | DropReply | MalformedReply | HangReply | RejectToolsReply
+Reply = (
+    CompletionReply
+    | ErrorReply
+    | DropReply
+    | MalformedReply
+    | StreamErrorReply
+    | HangReply
+    | RejectToolsReply
+)
 Script = Sequence[Reply] | Callable[[dict], Reply]
 
 
@@ -253,6 +274,15 @@ def malformed(after_chunks: int = 2, reply: CompletionReply | None = None) -> Ma
     return MalformedReply(after_chunks, reply or text("this answer turns into garbage"))
 
 
+def stream_error(
+    after_chunks: int = 2,
+    message: str = "The model crashed while generating.",
+    reply: CompletionReply | None = None,
+) -> StreamErrorReply:
+    """Send `data: {"error": {...}}` after `after_chunks` chunks, as some servers do."""
+    return StreamErrorReply(after_chunks, reply or text("this answer fails half way"), message)
+
+
 def hang(seconds: float, reply: CompletionReply | None = None) -> HangReply:
     """Answer only after `seconds` (longer than the client's timeout, typically)."""
     return HangReply(seconds, reply or text("too late"))
@@ -276,6 +306,18 @@ def _split(s: str, size: int) -> Iterator[str]:
 
 class _ClientGone(Exception):
     """The client closed the connection while we were writing."""
+
+
+class _QuietHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (cancelled streams, closed keep-alive connections)
+        # are part of the script, not failures worth a stderr traceback.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class ScriptedModelServer:
@@ -317,8 +359,7 @@ class ScriptedModelServer:
 
     def start(self) -> Self:
         handler = type("ScriptedHandler", (_Handler,), {"owner": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietHTTPServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -555,6 +596,12 @@ class _Handler(BaseHTTPRequestHandler):
                 # Shutting the socket down without finishing the chunked body
                 # is what a dropped connection looks like to the client.
                 self.connection.shutdown(2)
+            elif isinstance(reply, StreamErrorReply):
+                if stream:
+                    failure = _error_body(reply.message, None, "server_error")
+                    self._stream(reply.reply, body, error_after=(reply.after_chunks, failure))
+                else:
+                    self._send_error_reply(ErrorReply(500, reply.message, type="server_error"))
             elif isinstance(reply, MalformedReply):
                 if stream:
                     self._stream(reply.reply, body, garbage_after=reply.after_chunks)
@@ -596,6 +643,7 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         stop_after: int | None = None,
         garbage_after: int | None = None,
+        error_after: tuple[int, dict] | None = None,
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -621,6 +669,11 @@ class _Handler(BaseHTTPRequestHandler):
 
         for sent, delta in enumerate(reply.deltas()):
             if stop_after is not None and sent >= stop_after:
+                return
+            if error_after is not None and sent >= error_after[0]:
+                self._write_chunk(b"data: " + json.dumps(error_after[1]).encode() + b"\n\n")
+                self._write_chunk(b"data: [DONE]\n\n")
+                self._write_chunk(b"")
                 return
             if garbage_after is not None and sent >= garbage_after:
                 self._write_chunk(b'data: {"id": "broken", "choices": [{"delta": \n\n')

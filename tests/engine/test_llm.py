@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
+import subprocess
+import sys
 import time
 
 import pytest
@@ -28,6 +31,7 @@ from hello_tui.scripted_model import (
     malformed,
     reject_tools,
     slow,
+    stream_error,
     text,
     tool_calls,
 )
@@ -476,3 +480,87 @@ def test_cost_uses_prices_per_million(tmp_path):
     assert cost(TokenUsage(10, 10), unpriced) is None
     input_only = load_settings(tmp_path, environ={"LLM_PRICE_INPUT": "1", "LLM_API_KEY": "k"})
     assert cost(TokenUsage(2_000_000, 999), input_only) == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------- edges
+
+
+async def test_error_object_inside_the_stream(tmp_path, scripted_server, model_settings):
+    server = scripted_server(
+        [
+            stream_error(after_chunks=1, message="worker crashed"),
+            text("recovered"),
+            stream_error(3, "worker crashed", reply=text("abcdefgh", chunk_size=2)),
+        ]
+    )
+    client, sleeper = client_for(model_settings(tmp_path, server))
+    assert (await collect(client))[-1].content == "recovered"
+    assert len(sleeper.delays) == 1
+    with pytest.raises(LLMError) as info:
+        await collect(client)
+    assert info.value.kind == "server" and "worker crashed" in str(info.value)
+
+
+async def test_complete_reads_reasoning(tmp_path, scripted_server, model_settings):
+    server = scripted_server([text("42", reasoning="six times seven")])
+    client, _ = client_for(model_settings(tmp_path, server))
+    done = await client.complete(USER)
+    assert (done.content, done.reasoning, done.finish_reason) == ("42", "six times seven", "stop")
+
+
+def test_retry_after_header_forms():
+    from hello_tui.llm import _retry_after_seconds
+
+    assert _retry_after_seconds({"retry-after": "12"}) == 12.0
+    assert _retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert _retry_after_seconds({}) is None
+    assert _retry_after_seconds({"retry-after": "whenever"}) is None
+    future = email.utils.formatdate(time.time() + 20, usegmt=True)
+    assert 15 <= _retry_after_seconds({"retry-after": future}) <= 21
+
+
+def _chunk(tool_calls: list[dict]):
+    # Built the way the openai client builds streamed chunks: without validation,
+    # so fields a sloppy server leaves out are simply missing.
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+
+    return construct_type(
+        type_=ChatCompletionChunk,
+        value={
+            "id": "x",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": None}],
+        },
+    )
+
+
+def test_assembler_tolerates_missing_index_and_split_names():
+    from hello_tui.llm import _StreamAssembler
+
+    asm = _StreamAssembler()
+    asm.feed(_chunk([{"id": "a1", "function": {"name": "re", "arguments": ""}}]))
+    asm.feed(_chunk([{"function": {"name": "ad", "arguments": '{"pa'}}]))
+    asm.feed(_chunk([{"function": {"arguments": 'th": 1}'}}]))
+    asm.feed(_chunk([{"id": "b2", "function": {"name": "ls", "arguments": "{}"}}]))
+    done = asm.completion()
+    assert done.tool_calls == [
+        ToolCall("a1", "read", '{"path": 1}'),
+        ToolCall("b2", "ls", "{}"),
+    ]
+
+
+def test_assembler_invents_ids_when_the_server_sends_none():
+    from hello_tui.llm import _StreamAssembler
+
+    asm = _StreamAssembler()
+    asm.feed(_chunk([{"index": 0, "function": {"name": "ls", "arguments": "{}"}}]))
+    assert asm.completion().tool_calls == [ToolCall("call_0", "ls", "{}")]
+
+
+def test_importing_the_client_module_does_not_load_openai():
+    code = "import sys, hello_tui.llm, hello_tui.doctor; print('openai' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.stdout.strip() == "False", proc.stderr
