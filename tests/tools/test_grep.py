@@ -212,3 +212,13 @@ async def test_non_dotted_state_dir_is_hidden(repo: Path, monkeypatch: pytest.Mo
         args = tool.Args.model_validate({"pattern": "state"})
         result = await tool.run(args, ToolContext(settings))
         assert result.data["files"] == [], backend
+
+
+async def test_through_the_registry(repo: Path):
+    from hello_tui.tools.registry import ToolRegistry
+
+    registry = ToolRegistry([GrepTool()])
+    result = await registry.run("grep", "-v is", make_ctx(repo))
+    assert result.status == "success" and "docs/guide.md" in result.text
+    bad = await registry.run("grep", {"pattern": "x", "context": -1}, make_ctx(repo))
+    assert bad.status == "error" and "context" in bad.text

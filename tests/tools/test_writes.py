@@ -10,6 +10,7 @@ import pytest
 from hello_tui.agent.approval import PatchDecision, PolicyApprover
 from hello_tui.agent.events import Event, NoteWritten, PatchProposed, PatchResolved
 from hello_tui.config import load_settings
+from hello_tui.patch import plan_patch_text
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan, Risk
 from hello_tui.tools.base import ToolContext, ToolResult
 from hello_tui.tools.files import ReadTool
@@ -341,3 +342,42 @@ class TestApplyPatch:
         assert result.status == "success", result.text
         assert isinstance(events[0], PatchProposed)
         assert (repo / "added.txt").exists()
+
+
+class TestReadRecordsFollowWrites:
+    async def test_move_and_delete_update_records(self, repo: Path):
+        ctx, _ = make_ctx(repo, ACCEPT)
+        await call(ReadTool(), ctx, path="src/app.py")
+        await call(ReadTool(), ctx, path="notes.md")
+        patch = (
+            "*** Begin Patch\n"
+            "*** Update File: src/app.py\n"
+            "*** Move to: src/main.py\n"
+            "@@\n"
+            "-    return 0\n"
+            "+    return 2\n"
+            "*** Delete File: notes.md\n"
+            "*** End Patch\n"
+        )
+        result = await call(ApplyPatchTool(), ctx, patch=patch)
+        assert result.status == "success", result.text
+        assert "R src/app.py -> src/main.py" in result.text and "D notes.md" in result.text
+        assert set(ctx.reads) == {"src/main.py"}
+        moved = (repo / "src/main.py").read_bytes()
+        assert ctx.reads["src/main.py"].sha256 == hashlib.sha256(moved).hexdigest()
+        assert not (repo / "src/app.py").exists() and not (repo / "notes.md").exists()
+
+    async def test_failed_commit_reports_and_keeps_tree(self, repo: Path):
+        ctx, events = make_ctx(repo, ACCEPT)
+        await call(ReadTool(), ctx, path="notes.md")
+        plan_text = "*** Begin Patch\n*** Delete File: notes.md\n*** End Patch\n"
+        plan = plan_patch_text(plan_text, ctx.settings)
+        # The file changes after planning and after the stale guard's snapshot: the
+        # engine's own hash check must refuse, and the model must hear why.
+        ctx.reads.pop("notes.md")
+        (repo / "notes.md").write_text("changed underneath\n", encoding="utf-8")
+        result = await review_and_commit(plan, ctx)
+        assert result.status == "error" and "could not be applied" in result.text
+        assert (repo / "notes.md").read_text() == "changed underneath\n"
+        resolved = [e for e in events if isinstance(e, PatchResolved)]
+        assert len(resolved) == 1 and not resolved[0].applied
