@@ -191,6 +191,8 @@ class HelloApp(App[int]):
         continue_latest: bool = False,
         preflight: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        initial_prompt: str = "",
+        welcome: str = "",
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -205,6 +207,8 @@ class HelloApp(App[int]):
         self._pending_prompt: str | None = None
         self.preflight_report: PreflightReport | None = None
         self.engine_error = ""
+        self._initial_prompt = initial_prompt
+        self._welcome = welcome
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -255,6 +259,11 @@ class HelloApp(App[int]):
 
     def on_mount(self) -> None:
         self.prompt.focus()
+        if self._welcome:
+            self.chat.add("notice", self._welcome)
+        if self._initial_prompt:
+            self.prompt.load_text(self._initial_prompt)
+            self.prompt.move_cursor(self.prompt.document.end)
         if not self.settings.model_configured:
             from hello_tui.screens.setup_help import SetupHelpScreen
 
@@ -378,7 +387,7 @@ class HelloApp(App[int]):
         if lowered.startswith(":plan"):
             goal = text[len(":plan") :].strip()
             if not goal:
-                self.chat.add("notice", "Usage: :plan <goal>")
+                self.chat.add("notice", "Usage: `:plan <goal>`")
                 return
             self._start_turn(text)
             return
@@ -644,9 +653,11 @@ class HelloApp(App[int]):
 
         pick = message.pick
         assert pick.relpath is not None
-        backup_file = self.settings.state.backups / pick.backup / f"{pick.relpath}.bak"
+        old = backup_text(self.settings, pick.backup, pick.relpath)
+        if old is None:
+            self.notify(f"{pick.backup} holds no copy of {pick.relpath}.", severity="error")
+            return
         current = self.settings.repo / pick.relpath
-        old = _read_text(backup_file)
         new = _read_text(current) if current.exists() else ""
         title = f"{pick.relpath}: backup {pick.backup} (left) vs now (right)"
         self.push_screen(BackupDiffScreen(title, old, new, path=pick.relpath))
@@ -732,6 +743,18 @@ class HelloApp(App[int]):
         self.prompt.load_text(":plan ")
         self.prompt.move_cursor(self.prompt.document.end)
         self.prompt.focus()
+
+
+def backup_text(settings: Settings, backup: str, relpath: str) -> str | None:
+    """The content a backup holds for `relpath` (None when it holds none)."""
+    from hello_tui.patch.history import _load_manifest
+
+    folder = settings.state.backups / backup
+    manifest = _load_manifest(folder)
+    for entry in (manifest or {}).get("entries", []):
+        if entry.get("path") == relpath and entry.get("existed") and entry.get("backup"):
+            return _read_text(folder / entry["backup"])
+    return None
 
 
 def _read_text(path: Any) -> str:

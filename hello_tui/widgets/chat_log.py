@@ -49,7 +49,7 @@ class ChatEntry:
 
 def _entry_renderable(entry: ChatEntry) -> RenderableType:
     if entry.role == "notice":
-        return Text(entry.text, style="italic #7f849c")
+        return RichMarkdown(entry.text, style="italic #9aa0b8")
     if entry.role == "error":
         return Text(entry.text, style="#f7768e")
     if entry.role == "user":

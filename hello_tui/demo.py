@@ -1,0 +1,64 @@
+"""`hello-tui demo`: the full app on a copy of the sample repo, driven by the built-in scripted model.
+
+No API key and no network: the scripted OpenAI-compatible server (the same
+one the tests use) runs on 127.0.0.1 inside this process, and the sample repo
+is copied to a temporary folder, so nothing of the user's is touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from hello_tui.demo_script import DEMO_TASK, DemoModel
+
+WELCOME = (
+    "**Demo.** A copy of a small repository with a bug, and a scripted model "
+    "(no API key needed). Press **Enter** to send the prepared task, then watch the "
+    "trace and the todo board; you will be asked to allow a command and to review a patch "
+    "(space toggles a hunk, `a` accepts, `r` rejects)."
+)
+
+
+def copy_demo_repo(target_parent: Path) -> Path:
+    """Copy the packaged sample repo into `target_parent/stats-demo`; returns the copy."""
+    source = resources.files("hello_tui") / "demo_repo"
+    target = target_parent / "stats-demo"
+    with resources.as_file(source) as src:
+        shutil.copytree(
+            src,
+            target,
+            ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".helloagents"),
+        )
+    return target
+
+
+def build_demo_app(repo: Path, server: Any, *, delay: float = 0.0) -> Any:
+    from hello_tui.app import HelloApp
+    from hello_tui.scripted_model import settings_for_server
+
+    settings = settings_for_server(server, repo, max_steps=12)
+    return HelloApp(settings, initial_prompt=DEMO_TASK, welcome=WELCOME)
+
+
+def run_demo(args: Any) -> int:
+    from hello_tui.scripted_model import ScriptedModelServer
+
+    keep = bool(getattr(args, "keep", False))
+    parent = Path(tempfile.mkdtemp(prefix="hello-tui-demo-"))
+    server = ScriptedModelServer(DemoModel(delay=0.01)).start()
+    try:
+        repo = copy_demo_repo(parent)
+        app = build_demo_app(repo, server)
+        app.run()
+    finally:
+        server.stop()
+        if keep:
+            print(f"The demo repository is kept at {repo}", file=sys.stderr)
+        else:
+            shutil.rmtree(parent, ignore_errors=True)
+    return 0
