@@ -71,6 +71,7 @@ class LsTool(Tool):
                 data={"path": target.rel, "entries": [{"path": target.rel, "type": "file"}]},
             )
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=True)
+        tree.open_explicit(target.rel)
         lines: list[str] = []
         entries: list[dict] = []
         omitted = 0
@@ -204,6 +205,7 @@ class GlobTool(Tool):
         except ValueError as exc:
             return ToolResult.error(f"Invalid glob: {exc}")
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=True)
+        tree.open_explicit(base.rel)
         prefix = "" if base.rel == "." else base.rel + "/"
         matches: list[tuple[str, str]] = []
         for entry in tree.walk(base.rel):

@@ -195,6 +195,7 @@ class GrepTool(Tool):
 
     def _search_rg(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
+        tree.open_explicit(rel)
         cmd = [
             self.rg or "rg",
             "--no-heading",
@@ -304,6 +305,7 @@ class GrepTool(Tool):
     def _search_python(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
         regex = self._compile(args)
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
+        tree.open_explicit(rel)
         include = exclude = None
         if args.glob:
             negated = args.glob.startswith("!")

@@ -100,6 +100,18 @@ class VisibleTree:
         self.state_dir_name = state_dir_name
         self.include_hidden = include_hidden
         self._specs: dict[str, GitIgnoreSpec | None] = {}
+        self._floor = 0  # .gitignore files above this depth do not count
+
+    def open_explicit(self, start_rel: str) -> None:
+        """An ignored folder asked for by name is shown; only its own .gitignore files apply.
+
+        This is what rg does with an ignored path given on its command line.
+        """
+        parts = PurePosixPath(start_rel).parts if start_rel != "." else ()
+        for depth in range(1, len(parts) + 1):
+            if self.is_ignored("/".join(parts[:depth]), is_dir=True):
+                self._floor = len(parts)
+                return
 
     def _spec_for(self, dir_rel: str) -> GitIgnoreSpec | None:
         if dir_rel not in self._specs:
@@ -120,9 +132,9 @@ class VisibleTree:
 
     def ignore_files_above(self, dir_rel: str) -> list[tuple[str, Path]]:
         """The .gitignore files from the repo root down to (not including) `dir_rel`."""
-        found = []
+        found: list[tuple[str, Path]] = []
         parts = PurePosixPath(dir_rel).parts if dir_rel != "." else ()
-        for depth in range(len(parts)):
+        for depth in range(self._floor, len(parts)):
             base = "/".join(parts[:depth]) or "."
             candidate = self.repo / base / ".gitignore"
             if candidate.is_file():
@@ -132,7 +144,7 @@ class VisibleTree:
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
         """git's rule: the deepest .gitignore with an opinion wins."""
         parts = PurePosixPath(rel).parts
-        for depth in range(len(parts) - 1, -1, -1):
+        for depth in range(len(parts) - 1, self._floor - 1, -1):
             base = "/".join(parts[:depth]) or "."
             spec = self._spec_for(base)
             if spec is None:

@@ -165,6 +165,12 @@ class TestLs:
         outside = await call(LsTool(), make_ctx(repo), path="..")
         assert outside.status == "error" and "outside the repository" in outside.text
 
+    async def test_ignored_folder_asked_for_by_name_is_shown(self, repo: Path):
+        result = await call(LsTool(), make_ctx(repo), path="node_modules", depth=3)
+        assert result.text.splitlines() == ["node_modules:", "pkg/", "  index.js"]
+        found = await call(GlobTool(), make_ctx(repo), pattern="**/*.js", path="node_modules")
+        assert found.data["matches"] == ["node_modules/pkg/index.js"]
+
     async def test_empty_folder(self, repo: Path):
         (repo / "empty").mkdir()
         result = await call(LsTool(), make_ctx(repo), path="empty")

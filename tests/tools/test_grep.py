@@ -105,6 +105,12 @@ async def test_subfolder_honours_gitignore_above(repo: Path, backend: str):
 
 
 @BACKENDS
+async def test_ignored_folder_searched_when_named(repo: Path, backend: str):
+    result = await grep(backend, repo, pattern="hello", path="build")
+    assert [f["path"] for f in result.data["files"]] == ["build/out.py"]
+
+
+@BACKENDS
 async def test_ignore_case_fixed_strings_and_dash_pattern(repo: Path, backend: str):
     result = await grep(backend, repo, pattern="HELLO WORLD", ignore_case=True)
     assert [f["path"] for f in result.data["files"]] == ["src/util.py"]
