@@ -90,6 +90,16 @@ def _revert_writes(settings: Settings, folder: Path, manifest: dict[str, Any], o
     return writes
 
 
+def _remove_empty_dirs(settings: Settings, created: list[str]) -> None:
+    """Folders the reverted transaction created go too, if nothing else lives in them now."""
+    repo = Path(os.path.realpath(settings.repo))
+    for rel in reversed(created):
+        try:
+            (repo / rel).rmdir()
+        except OSError:
+            pass  # not empty (or already gone): it is not ours to remove any more
+
+
 def _note(settings: Settings, title: str, content: str, tag: str) -> str | None:
     from hello_tui.patch.notes import write_note
 
@@ -107,6 +117,8 @@ def _revert(settings: Settings, info_name: str, only: str | None, kind: str) -> 
     if not writes:
         raise PatchError(f"Nothing to restore from {info_name}: the files are already as it left them.")
     done = run_transaction(settings, writes, kind=kind, extra={"reverts": info_name, "only": only})
+    if only is None:
+        _remove_empty_dirs(settings, manifest.get("created_dirs", []))
     result = result_from_manifest(settings, done)
     title = "Patch undone" if kind == "undo" else "Files restored from backup"
     content = (

@@ -1,0 +1,101 @@
+"""`hello-tui apply` and `hello-tui undo` through the real CLI: output, JSON, exit codes, imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import snapshot, write
+
+PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: n.txt\n+n\n*** End Patch\n"
+
+
+def cli(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hello_tui", *args[:1], "--repo", str(repo), *args[1:]],
+        input=stdin, capture_output=True, text=True,
+    )
+
+
+def test_apply_prints_changes_and_exits_0(repo, tmp_path):
+    write(repo, "a.txt", "a\n")
+    pf = tmp_path / "p.patch"
+    pf.write_text(PATCH)
+    proc = cli(repo, "apply", str(pf))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[:2] == ["A n.txt", "M a.txt"]
+    assert (repo / "a.txt").read_text() == "b\n"
+
+
+def test_apply_from_stdin_with_json(repo):
+    write(repo, "a.txt", "a\n")
+    proc = cli(repo, "apply", "--json", "-", stdin=f"Sure:\n```diff\n{PATCH}```\n")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["status"] == "applied" and out["updated"] == ["a.txt"] and out["added"] == ["n.txt"]
+    assert out["backup_dir"].startswith(".helloagents/backups/")
+
+
+def test_dry_run_writes_nothing(repo):
+    write(repo, "a.txt", "a\n")
+    before = snapshot(repo)
+    proc = cli(repo, "apply", "--dry-run", "-", stdin=PATCH)
+    assert proc.returncode == 0 and "dry run" in proc.stdout
+    assert snapshot(repo) == before
+
+
+def test_refused_patch_exits_1_and_changes_nothing(repo):
+    write(repo, "a.txt", "zzz\n")
+    before = snapshot(repo)
+    proc = cli(repo, "apply", "-", stdin=PATCH)
+    assert proc.returncode == 1
+    assert "a.txt" in proc.stderr and "not found" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert snapshot(repo) == before
+
+
+def test_high_risk_needs_yes(repo):
+    write(repo, "a.txt", "a\n")
+    delete = "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n"
+    proc = cli(repo, "apply", "-", stdin=delete)
+    assert proc.returncode == 3 and "deletes a.txt" in proc.stderr and "--yes" in proc.stderr
+    assert (repo / "a.txt").exists()
+    proc = cli(repo, "apply", "--yes", "-", stdin=delete)
+    assert proc.returncode == 0 and proc.stdout.startswith("D a.txt")
+    assert not (repo / "a.txt").exists()
+
+
+def test_usage_errors_exit_2(repo, tmp_path):
+    assert cli(repo, "apply", str(tmp_path / "missing.patch")).returncode == 2
+    assert cli(tmp_path / "no-such-repo", "apply", "-", stdin=PATCH).returncode == 2
+
+
+def test_undo_command(repo):
+    write(repo, "a.txt", "a\n")
+    before = snapshot(repo)
+    assert cli(repo, "apply", "-", stdin=PATCH).returncode == 0
+    proc = cli(repo, "undo")
+    assert proc.returncode == 0 and "M a.txt" in proc.stdout and "D n.txt" in proc.stdout
+    assert snapshot(repo) == before
+    assert json.loads(cli(repo, "undo", "--json").stdout)["status"] == "undone"
+    assert (repo / "n.txt").exists()
+
+
+def test_undo_with_nothing_to_undo_exits_1(repo):
+    proc = cli(repo, "undo")
+    assert proc.returncode == 1 and "Nothing to undo" in proc.stderr
+
+
+def test_apply_path_imports_neither_textual_nor_openai(repo):
+    write(repo, "a.txt", "a\n")
+    code = (
+        "import sys\n"
+        "from hello_tui.cli import main\n"
+        f"rc = main(['apply', '--repo', {str(repo)!r}, '--dry-run', '-'])\n"
+        "heavy = [m for m in ('textual', 'openai', 'tiktoken') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy), rc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], input=PATCH, capture_output=True, text=True)
+    assert "HEAVY= 0" in proc.stdout, proc.stdout + proc.stderr
