@@ -1,0 +1,304 @@
+"""Shell grammar for the terminal policy: tree-sitter-bash parsing and word values.
+
+Owns turning a command line into syntax nodes and each argument node into a
+`Word` (its literal value as bash would see it, plus what makes that value
+unknowable: variables, nested commands, globs, `~`). It also rewrites a
+checked command so that every pipeline reports the exit status of each of
+its stages (`instrument`). No policy decisions live here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+import tree_sitter
+import tree_sitter_bash
+
+Action = Literal["run", "ask", "refuse"]
+RANK: dict[str, int] = {"run": 0, "ask": 1, "refuse": 2}
+
+# Node kinds whose structure the policy understands; anything else is judged
+# "not checked" (ask), though the commands inside are still judged.
+STRUCTURE_NODES = frozenset({"program", "list", "pipeline", "redirected_statement", "command"})
+REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_MAX_BRACE_RESULTS = 256
+
+
+@lru_cache(maxsize=1)
+def _parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse(command: str) -> tree_sitter.Node:
+    return _parser().parse(command.encode("utf-8")).root_node
+
+
+def text_of(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace")
+
+
+@dataclass
+class Word:
+    """One shell word: its value after quote removal and what makes it uncertain."""
+
+    value: str
+    source: str
+    glob: bool = False  # unquoted * ? [ : bash expands it against the filesystem
+    tilde: bool = False  # unquoted leading ~ : the user's home directory
+    brace: bool = False  # unquoted {a,b} or {1..3}
+    # Why the value cannot be known before running, and how strict that is.
+    problems: list[tuple[Action, str]] = field(default_factory=list)
+
+    @property
+    def static(self) -> bool:
+        return not (self.glob or self.tilde or self.brace or self.problems)
+
+
+def _unescape_unquoted(raw: str) -> str:
+    return re.sub(r"\\(.)", r"\1", raw.replace("\\\n", ""), flags=re.DOTALL)
+
+
+def _unescape_double_quoted(raw: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), raw)
+
+
+def _has_unescaped(pattern: re.Pattern[str], raw: str) -> bool:
+    return bool(pattern.search(re.sub(r"\\.", "", raw, flags=re.DOTALL)))
+
+
+def _variable_problem(node: tree_sitter.Node) -> tuple[Action, str]:
+    text = text_of(node)
+    return (
+        "refuse",
+        (
+            f"expands {text}: a variable's value can't be checked before running "
+            "(and $HOME-like values lead out of the repo); write the value out"
+        ),
+    )
+
+
+def word_of(node: tree_sitter.Node) -> Word:
+    """The value bash would give this argument node, as far as it can be known."""
+    kind = node.type
+    source = text_of(node)
+    if kind == "word":
+        return Word(
+            value=_unescape_unquoted(source),
+            source=source,
+            glob=_has_unescaped(_GLOB_CHARS, source),
+            tilde=source.startswith("~"),
+            brace=_has_unescaped(re.compile(r"[{}]"), source),
+        )
+    if kind == "number":
+        return Word(value=source, source=source)
+    if kind == "raw_string":
+        return Word(value=source[1:-1], source=source)
+    if kind == "string":
+        word = Word(value=_unescape_double_quoted(source[1:-1]), source=source)
+        for child in node.named_children:
+            if child.type in ("simple_expansion", "expansion"):
+                word.problems.append(_variable_problem(child))
+            elif child.type in SUBSTITUTION_NODES:
+                word.problems.append(("ask", f"runs a nested command {text_of(child)}"))
+            elif child.type != "string_content":
+                word.problems.append(("ask", f"uses {text_of(child)}, which is not checked"))
+        return word
+    if kind == "concatenation":
+        parts = [word_of(child) for child in node.named_children]
+        return Word(
+            value="".join(p.value for p in parts),
+            source=source,
+            glob=any(p.glob for p in parts),
+            tilde=bool(parts) and parts[0].tilde,
+            brace=any(p.brace for p in parts),
+            problems=[problem for p in parts for problem in p.problems],
+        )
+    if kind == "brace_expression":
+        return Word(value=source, source=source, brace=True)
+    if kind in ("simple_expansion", "expansion"):
+        return Word(value=source, source=source, problems=[_variable_problem(node)])
+    if kind in SUBSTITUTION_NODES:
+        return Word(
+            value=source, source=source, problems=[("ask", f"runs a nested command {source}")]
+        )
+    return Word(
+        value=source, source=source, problems=[("ask", f"uses {source!r}, which is not checked")]
+    )
+
+
+def brace_expand(text: str) -> list[str] | None:
+    """bash brace expansion of `text`; None when it would produce too many words."""
+    results = _brace_expand(text)
+    return results if len(results) <= _MAX_BRACE_RESULTS else None
+
+
+def _brace_expand(text: str) -> list[str]:
+    start = text.find("{")
+    while start != -1:
+        depth, end = 0, -1
+        for i in range(start, len(text)):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end == -1:
+            return [text]
+        inner, head, tail = text[start + 1 : end], text[:start], text[end + 1 :]
+        options = _split_top_level_commas(inner)
+        if len(options) == 1:
+            options = _sequence(inner)
+        if options is not None and len(options) > 1:
+            out: list[str] = []
+            for option in options:
+                for rest in _brace_expand(head + option + tail):
+                    out.append(rest)
+                    if len(out) > _MAX_BRACE_RESULTS:
+                        return out
+            return out
+        start = text.find("{", start + 1)
+    return [text]
+
+
+def _split_top_level_commas(inner: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in inner:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return parts
+
+
+def _sequence(inner: str) -> list[str] | None:
+    match = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", inner)
+    if match:
+        a, b = int(match.group(1)), int(match.group(2))
+        step = abs(int(match.group(3) or 1)) or 1
+        if abs(b - a) // step > _MAX_BRACE_RESULTS:
+            return [str(a)] * (_MAX_BRACE_RESULTS + 1)
+        rng = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [str(n) for n in rng]
+    match = re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])", inner)
+    if match:
+        a, b = ord(match.group(1)), ord(match.group(2))
+        rng = range(a, b + 1) if a <= b else range(a, b - 1, -1)
+        return [chr(n) for n in rng]
+    return None
+
+
+# ---------------------------------------------------------------- instrumenting
+
+STATUS_FUNCTION = "__hello_tui_status"
+
+
+@dataclass
+class Instrumented:
+    """A script that appends `<index>:<status> <status>...` per pipeline to a file."""
+
+    script: str
+    pipelines: list[list[str]]  # stage names of each pipeline, by index
+
+
+def instrument(command: str, status_file: str) -> Instrumented | None:
+    """Rewrite `command` so each pipeline of 2+ stages records every stage's status.
+
+    Returns None when the command uses syntax this rewrite does not handle
+    (here-documents, compound commands, comments); the caller then runs the
+    command as written and reports only the final status.
+    """
+    root = parse(command)
+    if root.has_error or not _plain_structure(root):
+        return None
+    pipelines: list[list[str]] = []
+    body = _render(root, "", pipelines)
+    quoted = "'" + status_file.replace("'", "'\\''") + "'"
+    prelude = (
+        f'{STATUS_FUNCTION}() {{ local s=("${{PIPESTATUS[@]}}"); '
+        f'echo "$1:${{s[*]}}" >> {quoted}; return "${{s[-1]}}"; }}\n'
+    )
+    return Instrumented(script=prelude + body, pipelines=pipelines)
+
+
+def _plain_structure(node: tree_sitter.Node) -> bool:
+    """True when `node` is only lists, pipelines and simple commands with plain redirects."""
+    if node.type in ("program", "list", "pipeline"):
+        return all(
+            child.type in STRUCTURE_NODES and _plain_structure(child)
+            for child in node.named_children
+        )
+    if node.type == "redirected_statement":
+        return all(
+            (child.type in STRUCTURE_NODES and _plain_structure(child))
+            or child.type in ("file_redirect", "herestring_redirect")
+            for child in node.named_children
+        )
+    return node.type == "command" and not any(
+        child.type == "heredoc_redirect" for child in node.named_children
+    )
+
+
+def _stage_name(node: tree_sitter.Node) -> str:
+    while node.type == "redirected_statement" and node.child_by_field_name("body") is not None:
+        node = node.child_by_field_name("body")  # type: ignore[assignment]
+    if node.type == "command":
+        name = node.child_by_field_name("name")
+        if name is not None:
+            return word_of(name.named_children[0] if name.named_children else name).value
+    return text_of(node).split(" ", 1)[0]
+
+
+def _render(node: tree_sitter.Node, suffix: str, pipelines: list[list[str]]) -> str:
+    """Source text of `node` with `suffix` (trailing redirects) kept on its last command.
+
+    tree-sitter attaches `a && b > f` redirects to the whole list; bash applies
+    them to the last command only, so they travel down to it here.
+    """
+    kind = node.type
+    if kind == "program":
+        lines = []
+        children = node.children
+        for i, child in enumerate(children):
+            if not child.is_named:
+                continue
+            background = i + 1 < len(children) and children[i + 1].type == "&"
+            lines.append(_render(child, "", pipelines) + (" &" if background else ""))
+        return "\n".join(lines) + "\n"
+    if kind == "list":
+        named = node.named_children
+        operator = next(c.type for c in node.children if not c.is_named)
+        return (
+            _render(named[0], "", pipelines)
+            + f" {operator} "
+            + _render(named[1], suffix, pipelines)
+        )
+    if kind == "pipeline":
+        stages = node.named_children
+        operators = [c.type for c in node.children if not c.is_named]
+        texts = [_render(s, "", pipelines) for s in stages[:-1]]
+        texts.append(_render(stages[-1], suffix, pipelines))
+        joined = texts[0]
+        for operator, text in zip(operators, texts[1:]):
+            joined += f" {operator} {text}"
+        index = len(pipelines)
+        pipelines.append([_stage_name(s) for s in stages])
+        return f"{{ {joined}; {STATUS_FUNCTION} {index}; }}"
+    if kind == "redirected_statement":
+        body = node.child_by_field_name("body")
+        if body is not None and body.type in ("list", "pipeline"):
+            redirects = " ".join(text_of(c) for c in node.children if c.type in REDIRECT_NODES)
+            return _render(body, (" " + redirects + suffix), pipelines)
+    return text_of(node) + suffix
