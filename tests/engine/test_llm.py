@@ -564,3 +564,23 @@ def test_importing_the_client_module_does_not_load_openai():
     code = "import sys, hello_tui.llm, hello_tui.doctor; print('openai' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+async def test_url_without_v1_points_at_the_base_url(tmp_path, scripted_server):
+    server = scripted_server([])
+    settings = load_settings(tmp_path, base_url=f"http://127.0.0.1:{server.port}", environ={})
+    result = await LLMClient(settings).preflight()
+    assert not result.ok
+    assert "LLM_BASE_URL" in result.hint and "/v1" in result.hint
+
+
+async def test_other_400s_are_bad_requests_and_not_retried(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([error(400, "max_tokens is too large for this model"), text("x")])
+    client, sleeper = client_for(model_settings(tmp_path, server))
+    with pytest.raises(LLMError) as info:
+        await collect(client, tools=TOOLS)
+    assert info.value.kind == "bad_request" and info.value.status == 400
+    assert "max_tokens is too large" in str(info.value)
+    assert sleeper.delays == []
