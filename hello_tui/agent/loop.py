@@ -135,6 +135,8 @@ class Agent:
         self.last_turn_usage = UsageTotals()
         self._queue: asyncio.Queue[Event] | None = None
         self._current: _Turn | None = None
+        if getattr(llm, "on_retry", "absent") is None:
+            llm.on_retry = self._on_retry
         # One tool context per session: reads, allowed commands and cwd persist across turns.
         self.ctx = ToolContext(
             settings=settings,
@@ -158,6 +160,10 @@ class Agent:
             self._queue.put_nowait(event)
         elif self.log is not None:
             self.log.write(event)
+
+    def _on_retry(self, attempt: int, delay: float, reason: str) -> None:
+        self._emit(Notice(text=f"Retrying in {delay:.1f}s (attempt {attempt + 1}): {reason}",
+                          level="warning"))
 
     def _drain(self) -> list[Event]:
         out: list[Event] = []
@@ -344,6 +350,8 @@ class Agent:
         """One streamed model call; text goes out as answer or thought deltas."""
         out.completion = None
         async for item in self.llm.stream_chat(messages, tools=tools):
+            for event in self._drain():  # e.g. a retry notice from the client
+                yield event
             if isinstance(item, TextDelta):
                 if text_as == "answer":
                     yield AssistantDelta(text=item.text)
@@ -353,6 +361,8 @@ class Agent:
                 yield ThoughtDelta(text=item.text, step=step)
             elif isinstance(item, Completion):
                 out.completion = item
+        for event in self._drain():
+            yield event
         if out.completion is None:
             raise LLMError("the model's answer ended without a completion", "protocol")
         usage_event = self._account(turn, out.completion.usage)

@@ -152,3 +152,21 @@ def test_ctrl_c_saves_the_session_and_exits_130(tmp_path, scripted_server):
     proc2 = cli(tmp_path, "--continue", "go on", server=server)
     assert proc2.returncode == 0, proc2.stderr
     assert proc2.stdout == "after\n"
+
+
+def test_exec_react_protocol(tmp_path, scripted_server):
+    server = scripted_server(
+        [text('Thought: look\nAction: ls[{"path": "."}]'), text("Action: Finish[Listed it.]")]
+    )
+    proc = cli(tmp_path, "--protocol", "react", "list", server=server)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Listed it.\n"
+    assert all("tools" not in r for r in server.chat_requests)
+
+
+def test_exec_auto_falls_back_to_react(tmp_path, scripted_server):
+    server = scripted_server([text("Final Answer: fell back")], reject_tools=True)
+    proc = cli(tmp_path, "list the files", server=server)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "fell back\n"
+    assert "ReAct" in proc.stderr

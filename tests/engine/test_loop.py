@@ -189,3 +189,14 @@ async def test_retry_after_429_then_success(tmp_path, scripted_server, model_set
     agent = make_agent(model_settings(tmp_path, server))
     events = await collect(agent, "hello repo, what is here")
     assert events[-1].answer == "fine"
+
+
+async def test_retries_are_shown_as_notices(tmp_path, scripted_server, model_settings):
+    from hello_tui.agent.events import Notice
+
+    server = scripted_server([error(500), text("recovered")])
+    agent = make_agent(model_settings(tmp_path, server))
+    events = await collect(agent, "go ahead with the task")
+    notices = [e.text for e in of(events, Notice)]
+    assert any("Retrying" in n and "attempt 2" in n for n in notices)
+    assert events[-1].answer == "recovered"
