@@ -163,6 +163,7 @@ class HelloApp(App[int]):
     TITLE = "hello-tui"
     CSS_PATH = "app.tcss"
     ENABLE_COMMAND_PALETTE = True
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = [
         Binding(
@@ -604,6 +605,7 @@ class HelloApp(App[int]):
     def action_toggle_sidebar(self) -> None:
         sidebar = self.sidebar
         sidebar.display = not sidebar.display
+        self.set_class(sidebar.display, "-sidebar-open")
         if sidebar.display:
             self.refresh_sidebar()
             sidebar.query_one("#notes-list").focus()

@@ -48,7 +48,7 @@ class StatusBar(Widget):
         if self.protocol:
             parts += [(f" ({self.protocol})", "#7f849c")]
         parts += [sep, (label, f"bold {colour}")]
-        if self.max_steps:
+        if self.max_steps and self.step:
             parts += [sep, (f"step {self.step}/{self.max_steps}", "")]
         parts += [sep, (f"{short_count(self.tokens)} tokens", "")]
         if self.cost is not None:

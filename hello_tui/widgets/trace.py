@@ -165,20 +165,23 @@ class TracePanel(VerticalScroll):
             old.remove()
         return row
 
+    def _record(self, step: int) -> StepRecord:
+        return StepRecord(step=step, started=self._clock())
+
     def step_started(self, step: int) -> None:
-        self._open_step[step] = self._add(StepRecord(step=step))
+        self._open_step[step] = self._add(self._record(step))
 
     def thought(self, step: int, text: str) -> None:
         row = self._open_step.get(step)
         if row is None:
-            row = self._open_step[step] = self._add(StepRecord(step=step))
+            row = self._open_step[step] = self._add(self._record(step))
         row.record.thought += text
         row.refresh(layout=True)
 
     def tool_started(self, step: int, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
         row = self._open_step.pop(step, None)
         if row is None or row.record.tool:
-            row = self._add(StepRecord(step=step))
+            row = self._add(self._record(step))
         row.record.call_id, row.record.tool, row.record.arguments = call_id, tool, arguments
         row.record.started = self._clock()
         self._by_call[call_id] = row
