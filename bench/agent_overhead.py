@@ -18,22 +18,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hello_tui.agent.approval import PolicyApprover  # noqa: E402
-from hello_tui.agent.context import ContextParts, build_context  # noqa: E402
-from hello_tui.agent.loop import Agent  # noqa: E402
-from hello_tui.agent.session import SessionStore  # noqa: E402
-from hello_tui.agent.tokens import TokenCounter, _load_offline_encoder  # noqa: E402
-from hello_tui.agent.transcript import TranscriptLog  # noqa: E402
-from hello_tui.llm import LLMClient  # noqa: E402
-from hello_tui.scripted_model import (  # noqa: E402
+from hello_tui.agent.approval import PolicyApprover
+from hello_tui.agent.context import ContextParts, build_context
+from hello_tui.agent.loop import Agent
+from hello_tui.agent.session import SessionStore
+from hello_tui.agent.tokens import TokenCounter, _load_offline_encoder
+from hello_tui.agent.transcript import TranscriptLog
+from hello_tui.llm import LLMClient
+from hello_tui.scripted_model import (
     ScriptedModelServer,
     call,
     settings_for_server,
     text,
     tool_calls,
 )
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult  # noqa: E402
-from hello_tui.tools.registry import ToolRegistry  # noqa: E402
+from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.tools.registry import ToolRegistry
 
 STEPS = 50
 RUNS = 5
@@ -66,8 +66,14 @@ async def agent_run(repo: Path) -> tuple[float, list[dict], int]:
         settings = settings_for_server(server, repo, max_steps=STEPS + 5)
         llm = LLMClient(settings)
         session = SessionStore(settings.state).new()
-        agent = Agent(settings, llm, ToolRegistry([LookTool()]), PolicyApprover(yes=False),
-                      session, log=TranscriptLog(settings.state.logs / f"{session.id}.jsonl"))
+        agent = Agent(
+            settings,
+            llm,
+            ToolRegistry([LookTool()]),
+            PolicyApprover(yes=False),
+            session,
+            log=TranscriptLog(settings.state.logs / f"{session.id}.jsonl"),
+        )
         started = time.perf_counter()
         steps = 0
         async for event in agent.run_turn("look at every module"):
@@ -102,13 +108,33 @@ async def peer_run(requests: list[dict]) -> float:
 def context_build_ms(counter_factory, warm: bool) -> float:
     history: list[dict] = [{"role": "user", "content": "look at every module"}]
     for i in range(STEPS):
-        history.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function",
-             "function": {"name": "look", "arguments": f'{{"path": "src/module_{i}.py"}}'}}]})
-        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"{i} " + "x = 1\n" * 200})
-    parts = ContextParts(system="rules " * 600, agents_md="project rules " * 100,
-                         todo_board="- [pending] one\n- [in_progress] two",
-                         evidence=["look → success: ..."] * 3, history=[], turn=history)
+        history.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {
+                            "name": "look",
+                            "arguments": f'{{"path": "src/module_{i}.py"}}',
+                        },
+                    }
+                ],
+            }
+        )
+        history.append(
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"{i} " + "x = 1\n" * 200}
+        )
+    parts = ContextParts(
+        system="rules " * 600,
+        agents_md="project rules " * 100,
+        todo_board="- [pending] one\n- [in_progress] two",
+        evidence=["look → success: ..."] * 3,
+        history=[],
+        turn=history,
+    )
     times = []
     counter = counter_factory()
     for _ in range(9):

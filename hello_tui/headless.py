@@ -127,7 +127,8 @@ def run_exec(args: argparse.Namespace) -> int:
 
     out, err = sys.stdout, sys.stderr
     printer: Any = (
-        _JsonPrinter(out, err) if getattr(args, "json", False)
+        _JsonPrinter(out, err)
+        if getattr(args, "json", False)
         else _TextPrinter(out, err, bool(getattr(args, "debug", False)))
     )
     task = " ".join(getattr(args, "task", None) or []).strip()

@@ -58,7 +58,7 @@ def cut_middle(text: str, limit: int) -> str:
     return (
         text[:head]
         + f"\n[… {omitted} characters omitted …]\n"
-        + (text[len(text) - tail:] if tail else "")
+        + (text[len(text) - tail :] if tail else "")
     )
 
 

@@ -14,13 +14,13 @@ switches to ReAct for good when the endpoint rejects `tools`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import platform
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from hello_tui.agent.approval import Approver
 from hello_tui.agent.context import BuiltContext, ContextParts, build_context, cut_middle
@@ -162,8 +162,11 @@ class Agent:
             self.log.write(event)
 
     def _on_retry(self, attempt: int, delay: float, reason: str) -> None:
-        self._emit(Notice(text=f"Retrying in {delay:.1f}s (attempt {attempt + 1}): {reason}",
-                          level="warning"))
+        self._emit(
+            Notice(
+                text=f"Retrying in {delay:.1f}s (attempt {attempt + 1}): {reason}", level="warning"
+            )
+        )
 
     def _drain(self) -> list[Event]:
         out: list[Event] = []
@@ -216,7 +219,7 @@ class Agent:
         except PromptNotFound as exc:
             self._commit(turn, error=str(exc))
             yield TurnFailed(error=str(exc), hint="reinstall hello-tui")
-        except Exception as exc:  # a bug must end the turn readably, not with a traceback
+        except Exception as exc:  # noqa: BLE001 - a bug must end the turn readably, not as a traceback
             message = f"internal error: {type(exc).__name__}: {exc}"
             self._commit(turn, error=message)
             yield TurnFailed(error=message, hint="run with --debug and report it")
@@ -253,8 +256,12 @@ class Agent:
             )
         if cancelled:
             self.session.display.append(
-                {"role": "notice", "content": "cancelled by the user", "turn": turn.number,
-                 "ts": time.time()}
+                {
+                    "role": "notice",
+                    "content": "cancelled by the user",
+                    "turn": turn.number,
+                    "ts": time.time(),
+                }
             )
             if self.log is not None:
                 self.log.write(TurnCancelled())
@@ -278,8 +285,9 @@ class Agent:
         path = self.settings.repo / "AGENTS.md"
         try:
             if path.is_file():
-                return cut_middle(path.read_text(encoding="utf-8", errors="replace"),
-                                  AGENTS_MD_LIMIT)
+                return cut_middle(
+                    path.read_text(encoding="utf-8", errors="replace"), AGENTS_MD_LIMIT
+                )
         except OSError:
             return None
         return None
@@ -383,9 +391,7 @@ class Agent:
                 "content": f"Task: {task}\nTool: {tool}\n\nOutput:\n{output}",
             },
         ]
-        completion = await self.llm.complete(
-            messages, max_tokens=SUMMARY_MAX_TOKENS, temperature=0
-        )
+        completion = await self.llm.complete(messages, max_tokens=SUMMARY_MAX_TOKENS, temperature=0)
         self._account(self._current, completion.usage)
         return completion.content
 
@@ -415,8 +421,9 @@ class Agent:
         async for event in self._stream(turn, messages, out, tools=None, text_as="answer"):
             yield event
         answer = (out.completion.content if out.completion else "").strip()
-        async for event in self._finish(turn, answer or "Hello! What should I work on?",
-                                        "direct", stream=not answer):
+        async for event in self._finish(
+            turn, answer or "Hello! What should I work on?", "direct", stream=not answer
+        ):
             yield event
 
     # ------------------------------------------------------------------ the loop
@@ -484,10 +491,11 @@ class Agent:
         async for event in self._converge(turn, "max_steps"):
             yield event
 
-    async def _end_step(self, turn: _Turn, verdict: "_Verdict") -> AsyncIterator[Event]:
+    async def _end_step(self, turn: _Turn, verdict: _Verdict) -> AsyncIterator[Event]:
         if verdict.ending == "answer":
-            async for event in self._finish(turn, verdict.answer, "answer",
-                                            stream=verdict.stream_answer):
+            async for event in self._finish(
+                turn, verdict.answer, "answer", stream=verdict.stream_answer
+            ):
                 yield event
         else:
             async for event in self._converge(turn, "repeated_call"):
@@ -530,20 +538,23 @@ class Agent:
             arguments, error = decode_tool_arguments(call.name, call.arguments)
             model_text = ""
             if error is not None:
-                async for event in self._report_unrun(step, call.id, call.name,
-                                                      {"raw": call.arguments}, error):
+                async for event in self._report_unrun(
+                    step, call.id, call.name, {"raw": call.arguments}, error
+                ):
                     yield event
                 model_text = error
             elif self._is_repeat(turn, call.name, arguments):
                 repeated = True
                 model_text = _repeat_message(call.name)
-                async for event in self._report_unrun(step, call.id, call.name, arguments,
-                                                      model_text):
+                async for event in self._report_unrun(
+                    step, call.id, call.name, arguments, model_text
+                ):
                     yield event
             else:
                 holder: list[str] = []
-                async for event in self._run_tool(turn, step, call.id, call.name, arguments,
-                                                  holder):
+                async for event in self._run_tool(
+                    turn, step, call.id, call.name, arguments, holder
+                ):
                     yield event
                 model_text = holder[0]
             turn.messages.append({"role": "tool", "tool_call_id": call.id, "content": model_text})
@@ -575,15 +586,16 @@ class Agent:
         if parsed.kind != "tool" or parsed.error is not None:
             problem = parsed.error or "Finish[...] was empty: put your answer inside the brackets."
             if parsed.kind == "tool":
-                async for event in self._report_unrun(step, call_id, parsed.tool,
-                                                      {"raw": parsed.raw_input}, problem):
+                async for event in self._report_unrun(
+                    step, call_id, parsed.tool, {"raw": parsed.raw_input}, problem
+                ):
                     yield event
             turn.messages.append({"role": "user", "content": f"Observation: {problem}"})
             return
         turn.react_pending = True
-        shown_args = parsed.arguments if isinstance(parsed.arguments, dict) else {
-            "input": parsed.arguments
-        }
+        shown_args = (
+            parsed.arguments if isinstance(parsed.arguments, dict) else {"input": parsed.arguments}
+        )
         if self._is_repeat(turn, parsed.tool, parsed.arguments):
             message = _repeat_message(parsed.tool)
             async for event in self._report_unrun(step, call_id, parsed.tool, shown_args, message):
@@ -593,8 +605,9 @@ class Agent:
             yield _Verdict("repeated")
             return
         holder: list[str] = []
-        async for event in self._run_tool(turn, step, call_id, parsed.tool, parsed.arguments,
-                                          holder, shown_args=shown_args):
+        async for event in self._run_tool(
+            turn, step, call_id, parsed.tool, parsed.arguments, holder, shown_args=shown_args
+        ):
             yield event
         turn.messages.append({"role": "user", "content": f"Observation: {holder[0]}"})
         turn.react_pending = False
@@ -606,8 +619,15 @@ class Agent:
     ) -> AsyncIterator[Event]:
         """A call that was not run (bad JSON, repeated): shown in the trace like any other."""
         yield ToolCallStarted(step=step, call_id=call_id, tool=tool, arguments=arguments)
-        yield ToolCallFinished(step=step, call_id=call_id, tool=tool, status="error",
-                               text=message, model_text=message, duration=0.0)
+        yield ToolCallFinished(
+            step=step,
+            call_id=call_id,
+            tool=tool,
+            status="error",
+            text=message,
+            model_text=message,
+            duration=0.0,
+        )
         self._remember(tool, arguments, "error", message, step)
 
     async def _run_streaming(
@@ -650,8 +670,10 @@ class Agent:
         *,
         shown_args: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
-        shown = shown_args if shown_args is not None else (
-            arguments if isinstance(arguments, dict) else {"input": arguments}
+        shown = (
+            shown_args
+            if shown_args is not None
+            else (arguments if isinstance(arguments, dict) else {"input": arguments})
         )
         yield ToolCallStarted(step=step, call_id=call_id, tool=name, arguments=shown)
         self.ctx.call_id = call_id
@@ -687,8 +709,9 @@ class Agent:
         self._remember(name, shown, result.status, model_text, step)
         holder.append(model_text)
 
-    def _remember(self, tool: str, arguments: dict[str, Any], status: str, text: str,
-                  step: int) -> None:
+    def _remember(
+        self, tool: str, arguments: dict[str, Any], status: str, text: str, step: int
+    ) -> None:
         args = json.dumps(arguments, ensure_ascii=False, default=str)
         self.session.evidence.append(
             f"{tool} {cut_middle(args, 160)} → {status}: {cut_middle(text, 400)}"
@@ -710,9 +733,7 @@ class Agent:
 
     async def _converge(self, turn: _Turn, reason: str) -> AsyncIterator[Event]:
         """The loop ended without an answer: one last request, no tools, and show the result."""
-        turn.messages.append(
-            {"role": "user", "content": converge_instruction(reason, turn.steps)}
-        )
+        turn.messages.append({"role": "user", "content": converge_instruction(reason, turn.steps)})
         messages = flatten_tool_messages(self._context(turn, self.protocol))
         turn.messages.pop()  # the instruction is for this call only, not for the history
         out = _Outcome()
@@ -720,8 +741,9 @@ class Agent:
         streamed = False
         text_as = "answer" if self.protocol == "tools" else "thought"
         try:
-            async for event in self._stream(turn, messages, out, tools=None, text_as=text_as,
-                                            step=turn.steps):
+            async for event in self._stream(
+                turn, messages, out, tools=None, text_as=text_as, step=turn.steps
+            ):
                 if isinstance(event, AssistantDelta):
                     streamed = True
                 yield event
@@ -774,8 +796,9 @@ class Agent:
             return
         call_id = f"answer-patch-{turn.number}"
         step = turn.steps
-        yield ToolCallStarted(step=step, call_id=call_id, tool="apply_patch",
-                              arguments={"source": "final answer"})
+        yield ToolCallStarted(
+            step=step, call_id=call_id, tool="apply_patch", arguments={"source": "final answer"}
+        )
         self.ctx.call_id = call_id
         self.ctx.step = step
         self.ctx.user_task = turn.task
@@ -784,11 +807,17 @@ class Agent:
         async for event in self._run_streaming(lambda: propose_patch_text(answer, self.ctx), out):
             yield event
         result = out.result or ToolResult.error("the patch in the answer produced no result")
-        yield ToolCallFinished(step=step, call_id=call_id, tool="apply_patch",
-                               status=result.status, text=result.text, model_text=result.text,
-                               duration=time.perf_counter() - started, data=result.data)
-        self._remember("apply_patch", {"source": "final answer"}, result.status, result.text,
-                       step)
+        yield ToolCallFinished(
+            step=step,
+            call_id=call_id,
+            tool="apply_patch",
+            status=result.status,
+            text=result.text,
+            model_text=result.text,
+            duration=time.perf_counter() - started,
+            data=result.data,
+        )
+        self._remember("apply_patch", {"source": "final answer"}, result.status, result.text, step)
         # The model learns what became of the patch it wrote, on its next turn.
         turn.after_answer.append(
             {"role": "user", "content": f"[patch from your answer] {result.text}"}

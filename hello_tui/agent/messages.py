@@ -48,7 +48,9 @@ def flatten_tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]
             out.append({"role": "assistant", "content": "\n".join(l for l in lines if l)})
         elif role == "tool":
             name = names.get(msg.get("tool_call_id", ""), "tool")
-            out.append({"role": "user", "content": f"Observation ({name}): {msg.get('content', '')}"})
+            out.append(
+                {"role": "user", "content": f"Observation ({name}): {msg.get('content', '')}"}
+            )
         else:
             out.append(msg)
     return out
@@ -76,9 +78,11 @@ def render_tool_catalogue(registry: ToolRegistry) -> str:
         required = set(params.get("required", []))
         args = []
         for name, spec in params.get("properties", {}).items():
-            kind = spec.get("type") or "/".join(
-                str(a.get("type")) for a in spec.get("anyOf", []) if a.get("type")
-            ) or "any"
+            kind = (
+                spec.get("type")
+                or "/".join(str(a.get("type")) for a in spec.get("anyOf", []) if a.get("type"))
+                or "any"
+            )
             args.append(f"{name}: {kind}" + ("" if name in required else " (optional)"))
         desc = (fn.get("description") or "").strip().splitlines()
         lines.append(f"- {fn.get('name')}[{{{', '.join(args)}}}]: {desc[0] if desc else ''}")

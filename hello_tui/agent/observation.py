@@ -10,7 +10,7 @@ text the model needs for a patch (file reads) are only ever cut, never summarise
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from hello_tui.agent.context import cut_middle
 
@@ -20,7 +20,9 @@ SUMMARY_MAX_TOKENS = 400
 CUT_WITHOUT_SUMMARY = 4000
 EXACT_OUTPUT_LIMIT = 12000
 # Tools whose output the model must see exactly (patch context), cut but never summarised.
-EXACT_OUTPUT_TOOLS = frozenset({"read", "context_fetch", "apply_patch", "edit", "write", "todo", "plan"})
+EXACT_OUTPUT_TOOLS = frozenset(
+    {"read", "context_fetch", "apply_patch", "edit", "write", "todo", "plan"}
+)
 
 Summarise = Callable[[str, str], Awaitable[str]]  # (tool name, capped output) -> summary
 
@@ -41,7 +43,7 @@ async def observation_for_model(
     if summarise is not None:
         try:
             summary = (await summarise(tool, cut_middle(text, SUMMARY_INPUT_CHARS))).strip()
-        except Exception:  # the summary is a convenience; the cut text is the fallback
+        except Exception:  # noqa: BLE001 - the summary is optional; the cut text is the fallback
             summary = ""
         if summary:
             return (

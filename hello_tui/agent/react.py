@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 _MARK = r"^[ \t>*_`#-]*"
 _COLON = r"[ \t*_]*[:：][ \t*_]*"
-THOUGHT_RE = re.compile(_MARK + r"(?:thought|thinking|思考)" + _COLON, re.I | re.M)
-ACTION_RE = re.compile(_MARK + r"(?:action|行动|动作)" + _COLON, re.I | re.M)
-FINAL_RE = re.compile(_MARK + r"(?:final answer|最终答案)" + _COLON, re.I | re.M)
-OBSERVATION_RE = re.compile(_MARK + r"(?:observation|观察)" + _COLON, re.I | re.M)
+THOUGHT_RE = re.compile(_MARK + r"(?:thought|thinking|思考)" + _COLON, re.IGNORECASE | re.MULTILINE)
+ACTION_RE = re.compile(_MARK + r"(?:action|行动|动作)" + _COLON, re.IGNORECASE | re.MULTILINE)
+FINAL_RE = re.compile(_MARK + r"(?:final answer|最终答案)" + _COLON, re.IGNORECASE | re.MULTILINE)
+OBSERVATION_RE = re.compile(_MARK + r"(?:observation|观察)" + _COLON, re.IGNORECASE | re.MULTILINE)
 TOOL_NAME_RE = re.compile(r"\s*`?([A-Za-z_][\w.\-]*)`?\s*")
 FINISH_NAMES = {"finish", "final", "final_answer", "answer", "完成"}
 
@@ -38,7 +38,7 @@ class ReactStep:
 
 
 def _strip_fences(text: str) -> str:
-    return re.sub(r"^[ \t]*```[\w-]*[ \t]*$", "", text, flags=re.M)
+    return re.sub(r"^[ \t]*```[\w-]*[ \t]*$", "", text, flags=re.MULTILINE)
 
 
 def first_balanced_object(text: str) -> str | None:
@@ -64,7 +64,7 @@ def first_balanced_object(text: str) -> str | None:
             elif ch == "}":
                 depth -= 1
                 if depth == 0:
-                    return text[start:i + 1]
+                    return text[start : i + 1]
         start = text.find("{", start + 1)
     return None
 
@@ -122,17 +122,17 @@ def parse_react(reply: str) -> ReactStep:
     if anchor:
         obs = OBSERVATION_RE.search(text, anchor.end())
         if obs:
-            text = text[:obs.start()].rstrip()
+            text = text[: obs.start()].rstrip()
     thought_m = THOUGHT_RE.search(text)
     thought = ""
     if thought_m:
         end = anchor.start() if anchor and anchor.start() > thought_m.end() else len(text)
-        thought = text[thought_m.end():end].strip()
+        thought = text[thought_m.end() : end].strip()
     elif anchor:
-        thought = text[:anchor.start()].strip()
+        thought = text[: anchor.start()].strip()
 
     if final_m and (not action_m or final_m.start() < action_m.start()):
-        answer = text[final_m.end():].strip()
+        answer = text[final_m.end() :].strip()
         return ReactStep("finish", thought=thought, answer=answer, text=text)
     if not action_m:
         if thought_m:
@@ -145,7 +145,7 @@ def parse_react(reply: str) -> ReactStep:
             )
         return ReactStep("none", text=text)
 
-    body = text[action_m.end():]
+    body = text[action_m.end() :]
     name_m = TOOL_NAME_RE.match(body)
     if not name_m:
         return ReactStep(
@@ -156,7 +156,7 @@ def parse_react(reply: str) -> ReactStep:
             "or `Action: Finish[answer]`.",
         )
     name = name_m.group(1)
-    rest = body[name_m.end():]
+    rest = body[name_m.end() :]
     if name.lower() in FINISH_NAMES:
         return ReactStep("finish", thought=thought, answer=_bracket_body(rest).strip(), text=text)
     raw_input = _bracket_body(rest)

@@ -10,9 +10,28 @@ import re
 from typing import Literal
 
 GREETINGS = {
-    "hi", "hello", "hey", "hi there", "hello there", "hey there", "yo", "howdy",
-    "good morning", "good afternoon", "good evening",
-    "你好", "您好", "在吗", "在么", "嗨", "哈喽", "哈啰", "早上好", "晚上好", "你好呀", "嗨喽",
+    "hi",
+    "hello",
+    "hey",
+    "hi there",
+    "hello there",
+    "hey there",
+    "yo",
+    "howdy",
+    "good morning",
+    "good afternoon",
+    "good evening",
+    "你好",
+    "您好",
+    "在吗",
+    "在么",
+    "嗨",
+    "哈喽",
+    "哈啰",
+    "早上好",
+    "晚上好",
+    "你好呀",
+    "嗨喽",
 }
 
 _PUNCT = " \t\r\n!.?,;~～！。？，；…、:：)）(（'\"“”"
@@ -20,22 +39,39 @@ _PUNCT = " \t\r\n!.?,;~～！。？，；…、:：)）(（'\"“”"
 _HISTORY_PATTERNS = [
     re.compile(p)
     for p in (
-        r"(can you |could you |please |pls )?(give me |do )?(a |quick )?recap"
-        r"( please| so far| for me| of (our|the|this) (conversation|chat|session))?( please)?",
-        r"(can you |could you |please )?summari[sz]e (our|the|this) (conversation|chat|session)"
-        r"( so far)?( please)?",
-        r"what (did|have) i (say|said|ask|asked|tell you|told you)"
-        r"( you)?( before| earlier| so far| just now| previously)?",
+        (
+            r"(can you |could you |please |pls )?(give me |do )?(a |quick )?recap"
+            r"( please| so far| for me| of (our|the|this) (conversation|chat|session))?( please)?"
+        ),
+        (
+            r"(can you |could you |please )?summari[sz]e (our|the|this) (conversation|chat|session)"
+            r"( so far)?( please)?"
+        ),
+        (
+            r"what (did|have) i (say|said|ask|asked|tell you|told you)"
+            r"( you)?( before| earlier| so far| just now| previously)?"
+        ),
         r"what (were|are) we (talking about|doing|working on)( before| earlier| so far)?",
         r"(我|我们|你)?(刚才|刚刚|之前|前面|上面|先前)?(都)?(说了|说过|聊了|问了|讲了)(些)?(什么|啥)(呢|吗|来着)?",
         r"(回顾|总结)(一下)?(我们的)?(对话|聊天)(内容)?",
     )
 ]
 
-_MULTI_STEP_ZH = ("分步", "步骤", "三步", "两步", "多步", "计划", "改造", "完成后", "逐步", "一步一步")
+_MULTI_STEP_ZH = (
+    "分步",
+    "步骤",
+    "三步",
+    "两步",
+    "多步",
+    "计划",
+    "改造",
+    "完成后",
+    "逐步",
+    "一步一步",
+)
 _MULTI_STEP_EN = re.compile(
     r"\b(step[- ]by[- ]step|multi[- ]?step|steps|plan|first\b.*\bthen|afterwards|todo list)\b",
-    re.I,
+    re.IGNORECASE,
 )
 
 TurnRoute = Literal["empty", "greeting", "history", "task"]

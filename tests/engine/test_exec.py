@@ -26,11 +26,14 @@ def cli(tmp_path, *args, server=None, env=None, stdin=subprocess.DEVNULL):
         timeout=GUARD,
         env=full_env,
         stdin=stdin,
+        check=False,
     )
 
 
 def test_exit_0_prints_the_answer(tmp_path, scripted_server):
-    server = scripted_server([tool_calls([call("ls", {"path": "."})]), text("The repo holds a.py.")])
+    server = scripted_server(
+        [tool_calls([call("ls", {"path": "."})]), text("The repo holds a.py.")]
+    )
     (tmp_path / "a.py").write_text("x = 1\n")
     proc = cli(tmp_path, "what is here?", server=server)
     assert proc.returncode == 0, proc.stderr
@@ -83,9 +86,24 @@ def test_exit_2_when_the_url_is_unreachable(tmp_path):
 def test_exit_2_for_an_unknown_model(tmp_path, scripted_server):
     server = scripted_server([], models=["scripted-model"])
     proc = subprocess.run(
-        [sys.executable, "-m", "hello_tui", "exec", "--repo", str(tmp_path),
-         "--base-url", server.base_url, "--model", "no-such-model", "hi"],
-        capture_output=True, text=True, timeout=GUARD, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "hello_tui",
+            "exec",
+            "--repo",
+            str(tmp_path),
+            "--base-url",
+            server.base_url,
+            "--model",
+            "no-such-model",
+            "hi",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert proc.returncode == 2
     assert "LLM_MODEL_ID" in proc.stderr
@@ -129,9 +147,23 @@ def test_continue_resumes_the_latest_session(tmp_path, scripted_server):
 def test_ctrl_c_saves_the_session_and_exits_130(tmp_path, scripted_server):
     server = scripted_server([slow("word " * 400, delay=0.02), text("after")])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hello_tui", "exec", "--repo", str(tmp_path),
-         "--base-url", server.base_url, "--model", "scripted-model", "write a lot"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "hello_tui",
+            "exec",
+            "--repo",
+            str(tmp_path),
+            "--base-url",
+            server.base_url,
+            "--model",
+            "scripted-model",
+            "write a lot",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     )
     try:
         deadline = time.monotonic() + GUARD

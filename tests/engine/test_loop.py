@@ -14,7 +14,6 @@ from hello_tui.agent.events import (
     Usage,
 )
 from hello_tui.scripted_model import call, error, text, tool_calls
-
 from tests.engine.agent_kit import EchoTool, answer_text, collect, make_agent, of, registry
 
 
@@ -36,7 +35,11 @@ async def test_tool_call_result_is_bound_by_tool_call_id(tmp_path, scripted_serv
     assert echo.calls == ["hi there"]
     assert answer_text(events) == "The echo said hi there."
     started = of(events, ToolCallStarted)[0]
-    assert (started.tool, started.call_id, started.arguments) == ("echo", "call_abc", {"text": "hi there"})
+    assert (started.tool, started.call_id, started.arguments) == (
+        "echo",
+        "call_abc",
+        {"text": "hi there"},
+    )
     assert of(events, ToolCallFinished)[0].text == "echo: hi there"
 
     first, second = server.chat_requests
@@ -68,7 +71,9 @@ async def test_usage_is_reported_per_call_and_summed(tmp_path, scripted_server, 
     server = scripted_server(
         [tool_calls([call("echo", {"text": "x"})], usage=(100, 10)), text("ok", usage=(150, 5))]
     )
-    settings = model_settings(tmp_path, server, environ={"LLM_PRICE_INPUT": "2", "LLM_PRICE_OUTPUT": "10"})
+    settings = model_settings(
+        tmp_path, server, environ={"LLM_PRICE_INPUT": "2", "LLM_PRICE_OUTPUT": "10"}
+    )
     agent = make_agent(settings)
     events = await collect(agent, "go")
     usage = of(events, Usage)
@@ -116,7 +121,7 @@ async def test_converge_failure_still_shows_an_answer(tmp_path, scripted_server,
 
 
 async def test_third_identical_call_is_not_run(tmp_path, scripted_server, model_settings):
-    same = lambda: tool_calls([call("echo", {"text": "again"})])  # noqa: E731
+    same = lambda: tool_calls([call("echo", {"text": "again"})])
     server = scripted_server([same(), same(), same(), text("Concluding: echo works.")])
     echo = EchoTool()
     agent = make_agent(model_settings(tmp_path, server), registry(echo))
@@ -134,7 +139,9 @@ async def test_third_identical_call_is_not_run(tmp_path, scripted_server, model_
 
 
 async def test_tool_error_reaches_the_model_verbatim(tmp_path, scripted_server, model_settings):
-    server = scripted_server([tool_calls([call("broken", {"path": "x.txt"}, id="b1")]), text("It failed.")])
+    server = scripted_server(
+        [tool_calls([call("broken", {"path": "x.txt"}, id="b1")]), text("It failed.")]
+    )
     agent = make_agent(model_settings(tmp_path, server))
     events = await collect(agent, "open x")
     assert of(events, ToolCallFinished)[0].status == "error"
@@ -142,7 +149,9 @@ async def test_tool_error_reaches_the_model_verbatim(tmp_path, scripted_server, 
     assert tool_msg["content"] == "cannot open x.txt: Permission denied (errno 13)"
 
 
-async def test_bad_calls_are_explained_and_the_loop_goes_on(tmp_path, scripted_server, model_settings):
+async def test_bad_calls_are_explained_and_the_loop_goes_on(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server(
         [
             tool_calls([call("echo", '{"text": "unterminated', id="j1")]),
@@ -165,7 +174,9 @@ async def test_bad_calls_are_explained_and_the_loop_goes_on(tmp_path, scripted_s
     assert "n:" in wrong_type["content"]
 
 
-async def test_empty_model_message_is_answered_and_loop_continues(tmp_path, scripted_server, model_settings):
+async def test_empty_model_message_is_answered_and_loop_continues(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server([text(""), text("Here is the answer.")])
     agent = make_agent(model_settings(tmp_path, server))
     events = await collect(agent, "explain the repo")
@@ -173,7 +184,9 @@ async def test_empty_model_message_is_answered_and_loop_continues(tmp_path, scri
     assert "Your last message was empty" in server.chat_requests[1]["messages"][-1]["content"]
 
 
-async def test_model_unreachable_after_retries_fails_the_turn(tmp_path, scripted_server, model_settings):
+async def test_model_unreachable_after_retries_fails_the_turn(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server([error(503), error(503), error(503)])
     agent = make_agent(model_settings(tmp_path, server))
     events = await collect(agent, "anything")

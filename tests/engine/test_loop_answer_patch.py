@@ -5,7 +5,6 @@ from __future__ import annotations
 from hello_tui.agent.approval import PolicyApprover
 from hello_tui.agent.events import ToolCallFinished, TurnFinished
 from hello_tui.scripted_model import text
-
 from tests.engine.agent_kit import answer_text, collect, make_agent, of
 
 PATCH_ANSWER = (
@@ -20,8 +19,9 @@ PATCH_ANSWER = (
 
 async def test_patch_in_answer_applied_with_approval(tmp_path, scripted_server, model_settings):
     server = scripted_server([text(PATCH_ANSWER)])
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"),
-                       approver=PolicyApprover(yes=True))
+    agent = make_agent(
+        model_settings(tmp_path, server, protocol="react"), approver=PolicyApprover(yes=True)
+    )
     events = await collect(agent, "add hello.txt")
     assert isinstance(events[-1], TurnFinished)
     assert "Review it please." in answer_text(events)

@@ -15,7 +15,6 @@ from hello_tui.agent.events import (
 from hello_tui.agent.factory import open_session
 from hello_tui.scripted_model import call, slow, text, tool_calls
 from hello_tui.tools.base import Tool, ToolArgs, ToolResult
-
 from tests.engine.agent_kit import GatedCommandTool, collect, make_agent, of, registry
 
 GUARD = 20  # seconds: only a deadlock would ever reach it
@@ -102,7 +101,9 @@ async def test_cancel_mid_tool_in_react(tmp_path, scripted_server, model_setting
     assert history[-1] == {"role": "user", "content": "Observation: cancelled by the user"}
 
 
-async def test_declined_without_yes_and_the_model_is_told(tmp_path, scripted_server, model_settings):
+async def test_declined_without_yes_and_the_model_is_told(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server([tool_calls([call("run", {"command": "rm -rf build"})]), text("ok")])
     gated = GatedCommandTool()
     agent = make_agent(model_settings(tmp_path, server), registry(gated), yes=False)
@@ -115,7 +116,9 @@ async def test_declined_without_yes_and_the_model_is_told(tmp_path, scripted_ser
 async def test_approved_with_yes(tmp_path, scripted_server, model_settings):
     server = scripted_server([tool_calls([call("run", {"command": "make"})]), text("ok")])
     gated = GatedCommandTool()
-    agent = make_agent(model_settings(tmp_path, server), registry(gated), approver=PolicyApprover(yes=True))
+    agent = make_agent(
+        model_settings(tmp_path, server), registry(gated), approver=PolicyApprover(yes=True)
+    )
     events = await collect(agent, "build")
     assert gated.ran == ["make"]
     assert of(events, ToolOutputDelta)[0].text == "working\n"
@@ -135,10 +138,14 @@ class WaitingApprover:
         return "once"
 
 
-async def test_tool_events_reach_the_consumer_before_the_tool_returns(tmp_path, scripted_server, model_settings):
+async def test_tool_events_reach_the_consumer_before_the_tool_returns(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server([tool_calls([call("run", {"command": "make"})]), text("ok")])
     approver = WaitingApprover()
-    agent = make_agent(model_settings(tmp_path, server), registry(GatedCommandTool()), approver=approver)
+    agent = make_agent(
+        model_settings(tmp_path, server), registry(GatedCommandTool()), approver=approver
+    )
     order = []
 
     async def consume():
@@ -149,6 +156,9 @@ async def test_tool_events_reach_the_consumer_before_the_tool_returns(tmp_path, 
 
     await asyncio.wait_for(consume(), GUARD)
     i = order.index("CommandApprovalNeeded")
-    assert order.index("ToolCallStarted") < i < order.index("ToolOutputDelta") < order.index(
-        "ToolCallFinished"
+    assert (
+        order.index("ToolCallStarted")
+        < i
+        < order.index("ToolOutputDelta")
+        < order.index("ToolCallFinished")
     )

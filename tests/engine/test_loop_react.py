@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hello_tui.agent.events import Notice, ThoughtDelta, ToolCallFinished, TurnFinished
 from hello_tui.scripted_model import call, text, tool_calls
-
 from tests.engine.agent_kit import EchoTool, answer_text, collect, make_agent, of, registry
 
 
@@ -73,7 +72,9 @@ async def test_react_plain_answer_without_markers(tmp_path, scripted_server, mod
     assert events[-1].answer == "This repo is empty."
 
 
-async def test_react_max_steps_converges_with_parsed_answer(tmp_path, scripted_server, model_settings):
+async def test_react_max_steps_converges_with_parsed_answer(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server(
         [
             text('Thought: a\nAction: count[{"n": 1}]'),
@@ -98,7 +99,9 @@ async def test_react_third_identical_call_not_run(tmp_path, scripted_server, mod
     assert events[-1].reason == "repeated_call" and events[-1].answer == "stop"
 
 
-async def test_auto_switches_to_react_when_tools_are_rejected(tmp_path, scripted_server, model_settings):
+async def test_auto_switches_to_react_when_tools_are_rejected(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server(
         [
             text('Thought: t\nAction: echo[{"text": "via react"}]'),
@@ -132,7 +135,9 @@ async def test_protocol_tools_does_not_fall_back(tmp_path, scripted_server, mode
     assert events[-1].hint == "use --protocol react (or auto)"
 
 
-async def test_switch_mid_session_flattens_earlier_tool_calls(tmp_path, scripted_server, model_settings):
+async def test_switch_mid_session_flattens_earlier_tool_calls(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server([tool_calls([call("echo", {"text": "one"}, id="e1")]), text("first")])
     settings = model_settings(tmp_path, server)
     agent = make_agent(settings)

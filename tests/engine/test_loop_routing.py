@@ -7,25 +7,36 @@ import pytest
 from hello_tui.agent.events import TodoChanged, ToolCallStarted
 from hello_tui.agent.routing import is_greeting, is_history_question, route_turn, wants_todo_list
 from hello_tui.scripted_model import call, text, tool_calls
-
 from tests.engine.agent_kit import FakeTodoTool, answer_text, collect, make_agent, of, registry
 
 
-@pytest.mark.parametrize("msg", ["hi", "Hello!", "  hey  ", "你好", "您好！", "在吗？", "嗨", "哈喽"])
+@pytest.mark.parametrize(
+    "msg", ["hi", "Hello!", "  hey  ", "你好", "您好！", "在吗？", "嗨", "哈喽"]
+)
 def test_greetings(msg):
     assert is_greeting(msg)
     assert route_turn(msg) == "greeting"
 
 
-@pytest.mark.parametrize("msg", ["hi, fix the bug in app.py", "hello world program please", "你好，帮我看看"])
+@pytest.mark.parametrize(
+    "msg", ["hi, fix the bug in app.py", "hello world program please", "你好，帮我看看"]
+)
 def test_not_greetings(msg):
     assert not is_greeting(msg)
 
 
 @pytest.mark.parametrize(
     "msg",
-    ["what did I say?", "What did I say earlier", "recap", "can you recap please",
-     "summarize our conversation", "刚才说了什么", "我之前说了什么？", "我们聊了什么"],
+    [
+        "what did I say?",
+        "What did I say earlier",
+        "recap",
+        "can you recap please",
+        "summarize our conversation",
+        "刚才说了什么",
+        "我之前说了什么？",
+        "我们聊了什么",
+    ],
 )
 def test_history_questions(msg):
     assert is_history_question(msg)
@@ -34,8 +45,12 @@ def test_history_questions(msg):
 
 @pytest.mark.parametrize(
     "msg",
-    ["add a recap section to README.md", "write a recap function in utils.py",
-     "what did I say in the commit message of HEAD", "查一下日志里说了什么错误"],
+    [
+        "add a recap section to README.md",
+        "write a recap function in utils.py",
+        "what did I say in the commit message of HEAD",
+        "查一下日志里说了什么错误",
+    ],
 )
 def test_tasks_mentioning_recap_are_tasks(msg):
     assert route_turn(msg) == "task"
@@ -47,8 +62,14 @@ def test_empty_is_routed():
 
 @pytest.mark.parametrize(
     "msg,expected",
-    [("分步重构这个模块", True), ("do it step by step", True), ("First add tests, then refactor", True),
-     ("按步骤完成", True), ("make a plan for the migration", True), ("fix the typo", False)],
+    [
+        ("分步重构这个模块", True),
+        ("do it step by step", True),
+        ("First add tests, then refactor", True),
+        ("按步骤完成", True),
+        ("make a plan for the migration", True),
+        ("fix the typo", False),
+    ],
 )
 def test_multi_step_words(msg, expected):
     assert wants_todo_list(msg) is expected
@@ -65,7 +86,9 @@ async def test_greeting_is_answered_without_tools(tmp_path, scripted_server, mod
     assert "tools" not in req
 
 
-async def test_history_question_answers_from_the_conversation(tmp_path, scripted_server, model_settings):
+async def test_history_question_answers_from_the_conversation(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server([text("Done."), text("You asked me to rename foo to bar.")])
     agent = make_agent(model_settings(tmp_path, server))
     await collect(agent, "rename foo to bar in lib.py")

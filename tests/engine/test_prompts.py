@@ -44,8 +44,17 @@ def test_unknown_or_unsafe_names_are_refused():
 
 def test_system_prompt_carries_the_rules():
     system = load_prompt("system").lower()
-    for rule in ("inside one local repository", "not a chatbot", "only way to change a file",
-                 "*** begin patch", "@@", "about 3 lines", "evidence", "approval", "relative"):
+    for rule in (
+        "inside one local repository",
+        "not a chatbot",
+        "only way to change a file",
+        "*** begin patch",
+        "@@",
+        "about 3 lines",
+        "evidence",
+        "approval",
+        "relative",
+    ):
         assert rule in system, rule
 
 

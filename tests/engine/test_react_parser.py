@@ -18,8 +18,11 @@ TOOL_CASES = [
     ('Thought: fenced\n```\nAction: read[{"path": "b.py"}]\n```', "read", {"path": "b.py"}),
     ('Action: `read`[{"path": "c.py"}]', "read", {"path": "c.py"}),
     ('Thought: embedded\nAction: read[path is {"path": "d.py"} ok]', "read", {"path": "d.py"}),
-    ('Thought: multi\nAction: grep[{\n  "pattern": "def main",\n  "path": "src"\n}]', "grep",
-     {"pattern": "def main", "path": "src"}),
+    (
+        'Thought: multi\nAction: grep[{\n  "pattern": "def main",\n  "path": "src"\n}]',
+        "grep",
+        {"pattern": "def main", "path": "src"},
+    ),
     ("Thought: plain\nAction: read[src/app.py]", "read", "src/app.py"),
     ('Thought: brace in string\nAction: grep[{"pattern": "a}b"}]', "grep", {"pattern": "a}b"}),
 ]
@@ -37,7 +40,10 @@ def test_tool_actions(reply, tool, arguments):
 FINISH_CASES = [
     ("Thought: done\nAction: Finish[All tests pass.]", "All tests pass."),
     ("思考：完成\n行动：Finish[已经完成]", "已经完成"),
-    ("**Action:** Finish[See [the docs](README.md) for more]", "See [the docs](README.md) for more"),
+    (
+        "**Action:** Finish[See [the docs](README.md) for more]",
+        "See [the docs](README.md) for more",
+    ),
     ("Thought: ok\nAction: Finish[line one\nline two]", "line one\nline two"),
     ("Thought: ok\nFinal Answer: it is 42", "it is 42"),
     ("Thought: ok\nAction: finish[lower case]", "lower case"),

@@ -16,7 +16,6 @@ from hello_tui.agent.session import (
 )
 from hello_tui.config import load_settings
 from hello_tui.scripted_model import call, text, tool_calls
-
 from tests.engine.agent_kit import collect, make_agent
 
 
