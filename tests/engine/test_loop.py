@@ -213,3 +213,20 @@ async def test_retries_are_shown_as_notices(tmp_path, scripted_server, model_set
     notices = [e.text for e in of(events, Notice)]
     assert any("Retrying" in n and "attempt 2" in n for n in notices)
     assert events[-1].answer == "recovered"
+
+
+async def test_dropped_stream_fails_the_turn_and_keeps_the_session(
+    tmp_path, scripted_server, model_settings
+):
+    from hello_tui.scripted_model import drop, malformed
+
+    server = scripted_server(
+        [drop(after_chunks=2, reply=text("a long answer that breaks " * 5)), malformed(2)]
+    )
+    agent = make_agent(model_settings(tmp_path, server))
+    events = await collect(agent, "first try")
+    assert isinstance(events[-1], TurnFailed) and "broke off" in events[-1].error
+    events = await collect(agent, "second try")
+    assert isinstance(events[-1], TurnFailed)
+    saved = json.loads(agent.session.path.read_text())
+    assert [m["content"] for m in saved["history"]] == ["first try", "second try"]
