@@ -320,6 +320,9 @@ SPECS: dict[str, Spec] = {
                 "palette",
             ]
         ),
+        # GNU diff dereferences the symlinks it meets while recursing.
+        unsafe_short={"r": "diff -r " + _FOLLOWS},
+        unsafe_long={"recursive": "diff --recursive " + _FOLLOWS},
         file_options=frozenset({"-X", "exclude-from", "from-file", "to-file"}),
     ),
 }

@@ -173,7 +173,7 @@ async def execute(
     sink: OutputSink,
 ) -> ProcessOutcome:
     """Run a checked command: as argv without a shell when possible, else through bash."""
-    if argv and shutil.which(argv[0], path=env.get("PATH")):
+    if argv and _executable(argv[0], cwd, env):
         outcome, _ = await run_process(argv, cwd, env, timeout, sink)
         if outcome.exit_code is not None:
             outcome.pipelines = [[StageStatus(argv[0], outcome.exit_code)]]
@@ -191,6 +191,14 @@ async def execute(
     finally:
         with contextlib.suppress(OSError):
             os.unlink(status_path)
+
+
+def _executable(name: str, cwd: Path, env: dict[str, str]) -> bool:
+    """Can `name` run without a shell? (Builtins and missing programs go through bash.)"""
+    if "/" in name:
+        target = cwd / name
+        return target.is_file() and os.access(target, os.X_OK)
+    return shutil.which(name, path=env.get("PATH")) is not None
 
 
 def _read_statuses(path: Path, pipelines: list[list[str]]) -> list[list[StageStatus]]:

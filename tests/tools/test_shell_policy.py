@@ -154,6 +154,7 @@ TABLE: list[tuple[str, str]] = [
     ('echo "`id`"', ASK),
     ("cat <(ls)", ASK),
     ("diff <(ls) a.txt", ASK),
+    ("diff -r src src", ASK),
     ("xargs rm", ASK),
     ("find . -name '*.py' | xargs grep hello", ASK),
     ("env ls", ASK),

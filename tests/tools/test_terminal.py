@@ -227,6 +227,17 @@ async def test_redirect_after_a_list_applies_to_the_last_command_only(repo):
     assert (repo / "out.txt").read_text() == "second\n"
 
 
+async def test_a_script_of_the_repo_runs_from_the_current_directory(repo):
+    script = repo / "src" / "hello.sh"
+    script.write_text("#!/bin/sh\necho from-script\n")
+    script.chmod(0o755)
+    ctx = make_ctx(repo, RecordingApprover("once"))
+    await run(ctx, "cd src")
+    result = await run(ctx, "./hello.sh")
+    assert result.status == "success", result.text
+    assert result.data["stdout"] == "from-script\n"
+
+
 async def test_unknown_program_reports_exit_127(repo):
     ctx = make_ctx(repo, RecordingApprover("once"))
     result = await run(ctx, "definitely-not-a-program-4242")
