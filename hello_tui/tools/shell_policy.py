@@ -168,7 +168,17 @@ class _Judge:
     def program(self, root: tree_sitter.Node) -> None:
         if root.has_error:
             self.add(text_of(root), "ask", "the command does not parse cleanly as shell")
+            self.scan_unparsed(text_of(root))
         self.node(root, piped_input=False)
+
+    def scan_unparsed(self, text: str) -> None:
+        """What could not be parsed may still name paths (`{cat,/etc/passwd}`): any that
+        leave the repo are refused, whatever their role would have been."""
+        tokens = re.split(r"[\s{},;|&<>()'\"=`$]+", text)
+        words = [Word(value=t, source=t, tilde=t.startswith("~")) for t in tokens if t]
+        verdict = self.paths([w for w in words if _path_like(w.value)], write=True)
+        if verdict is not None:
+            self.add(text, *verdict)
 
     def node(self, node: tree_sitter.Node, piped_input: bool, extra: list | None = None) -> None:
         kind = node.type
@@ -287,6 +297,7 @@ class _Judge:
         name_word, args = words[0], words[1:]
         if name_word.problems or name_word.glob or name_word.brace:
             self.add(text, "ask", "the program name is not a plain word")
+            self.generic_paths(words, text)  # `{cat,/etc/passwd}` expands to a path
             return
         name = name_word.value
         if "/" in name or name_word.tilde:
@@ -488,7 +499,10 @@ class _Judge:
                 break
             fixed.append(part)
         matches = globlib.glob(value, root_dir=cwd, include_hidden=True)
-        return [str(Path(*fixed)) if fixed else "."] + matches
+        base = str(Path(*fixed)) if fixed else "."
+        # Older bash lets `.*` match `..`; Python's glob never does, so add it by hand.
+        parent = [str(Path(base, ".."))] if re.search(r"(^|/)\.[^/]*[*?\[]", value) else []
+        return [base, *parent, *matches]
 
     def _locate(self, value: str, cwd: Path, write: bool) -> tuple[Action, str] | None:
         if value in HARMLESS_DEVICES:

@@ -222,6 +222,11 @@ TABLE: list[tuple[str, str]] = [
     ("git log -- ../", REFUSE),
     ("cat {a.txt,/etc/passwd}", REFUSE),
     ("cat /e*/passwd", REFUSE),
+    ("cat .*/x", REFUSE),  # `.*` can match `..`
+    ("{cat,/etc/passwd}", REFUSE),  # brace expansion as the command, unparsed
+    ("c{a,}t /etc/passwd", REFUSE),
+    ("cat /e'tc'/pa\"ss\"wd", REFUSE),
+    ("c\\at /etc/passwd", REFUSE),
     ("cd ..", REFUSE),
     ("cd", REFUSE),
     ("cd -", REFUSE),
