@@ -26,6 +26,9 @@ class ToolResult(BaseModel):
     status: Status
     text: str
     data: Any = None
+    # The user (or a headless policy) said no: an answer, not a tool failure,
+    # so it does not count towards the circuit breaker.
+    declined: bool = False
 
     @classmethod
     def ok(cls, text: str, data: Any = None) -> "ToolResult":
@@ -38,6 +41,10 @@ class ToolResult(BaseModel):
     @classmethod
     def error(cls, text: str, data: Any = None) -> "ToolResult":
         return cls(status="error", text=text, data=data)
+
+    @classmethod
+    def refused_by_user(cls, text: str, data: Any = None) -> "ToolResult":
+        return cls(status="error", text=text, data=data, declined=True)
 
 
 class ToolArgs(BaseModel):

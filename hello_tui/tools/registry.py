@@ -82,6 +82,8 @@ class ToolRegistry:
         )
 
     def _record(self, name: str, result: ToolResult) -> ToolResult:
+        if result.declined:
+            return result
         if result.status == "error":
             self._failures[name] = self._failures.get(name, 0) + 1
             if self._failures[name] >= BREAKER_THRESHOLD:

@@ -64,7 +64,7 @@ class TerminalTool(Tool):
                 answer = await ctx.approver.approve_command(command, verdict.reason)
                 ctx.emit(CommandApprovalResolved(ctx.call_id, command, answer))
                 if answer not in ("once", "session"):
-                    return ToolResult.error(
+                    return ToolResult.refused_by_user(
                         f"The user declined to run `{command}` (it needs approval because "
                         f"{verdict.reason}). Nothing was run. Do not retry it unchanged; "
                         "ask the user or take another approach.",

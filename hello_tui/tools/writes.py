@@ -137,7 +137,9 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
         )
     if refusal:
         ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=refusal))
-        return ToolResult.error(refusal + " Nothing was written.", data={"applied": False})
+        return ToolResult.refused_by_user(
+            refusal + " Nothing was written.", data={"applied": False}
+        )
 
     notes: list[str] = []
     if decision.user_edits:
