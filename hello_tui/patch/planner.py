@@ -154,8 +154,17 @@ def finalize_plan(files: list[FilePlan], settings: Settings, source_text: str, d
     return PatchPlan(files=files, risk=assess_risk(files), source_text=source_text, declined_hunks=declined)
 
 
+def ensure_recovered(settings: Settings) -> None:
+    """A commit interrupted by a crash is rolled back before anything is planned on top of it."""
+    from hello_tui.patch.transaction import JOURNAL, recover
+
+    if (settings.state.journal / JOURNAL).exists():
+        recover(settings)
+
+
 def plan_patch_text(text: str, settings: Settings) -> PatchPlan:
     """Extract, parse and plan every patch in `text`; PatchError says what to fix."""
+    ensure_recovered(settings)
     return plan_operations(parse_patch_text(text), settings, source_text=text)
 
 
@@ -163,6 +172,7 @@ def plan_file_change(
     settings: Settings, path: str, new_text: str | None, *, whole_file: bool = False
 ) -> PatchPlan:
     """A plan for one file's new content (None deletes it), with difflib hunks for review."""
+    ensure_recovered(settings)
     rel, target = _resolve(settings, path)
     if new_text is None:
         data, mode = _read_existing(rel, target, "delete")

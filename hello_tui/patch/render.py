@@ -16,18 +16,19 @@ from hello_tui.patch.types import PatchPlan
 NO_EOL = "\\ No newline at end of file"
 
 
-def _split(text: str) -> tuple[list[str], bool]:
-    lines, eols = split_lines(text[1:] if text.startswith("\ufeff") else text)
-    return lines, not eols or eols[-1] != ""
+def _split(text: str) -> tuple[list[str], list[str]]:
+    return split_lines(text[1:] if text.startswith("\ufeff") else text)
 
 
-def _opcodes(a: list[str], a_final: bool, b: list[str], b_final: bool) -> list[tuple[str, int, int, int, int]]:
-    ka, kb = list(a), list(b)
-    if ka and not a_final:
-        ka[-1] += "\x00no-eol"
-    if kb and not b_final:
-        kb[-1] += "\x00no-eol"
-    return difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
+def _final(eols: list[str]) -> bool:
+    return not eols or eols[-1] != ""
+
+
+def _matcher(a: list[str], a_eols: list[str], b: list[str], b_eols: list[str]) -> difflib.SequenceMatcher:
+    """Lines compared with their endings, so a changed ending (or final newline) is a change."""
+    ka = list(map(str.__add__, a, a_eols))
+    kb = list(map(str.__add__, b, b_eols))
+    return difflib.SequenceMatcher(None, ka, kb, autojunk=False)
 
 
 def _render_lines(
@@ -53,17 +54,13 @@ def _render_lines(
 
 
 def unified_diff_text(path: str, old: str | None, new: str | None, new_path: str | None = None) -> str:
-    a, a_final = _split(old or "")
-    b, b_final = _split(new or "")
+    a, a_eols = _split(old or "")
+    b, b_eols = _split(new or "")
+    a_final, b_final = _final(a_eols), _final(b_eols)
     src = "/dev/null" if old is None else f"a/{path}"
     dst = "/dev/null" if new is None else f"b/{new_path or path}"
     out = [f"--- {src}", f"+++ {dst}"]
-    ka, kb = list(a), list(b)
-    if ka and not a_final:
-        ka[-1] += "\x00no-eol"
-    if kb and not b_final:
-        kb[-1] += "\x00no-eol"
-    groups = difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_grouped_opcodes(3)
+    groups = _matcher(a, a_eols, b, b_eols).get_grouped_opcodes(3)
     for group in groups:
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
@@ -84,9 +81,10 @@ def render_plan_diff(plan: PatchPlan) -> str:
 
 def codex_patch_text(path: str, old: str, new: str) -> str:
     """A Codex `*** Update File` patch turning `old` into `new`, unambiguous for our matcher."""
-    a, a_final = _split(old)
-    b, b_final = _split(new)
-    ops = [op for op in _opcodes(a, a_final, b, b_final)]
+    a, a_eols = _split(old)
+    b, b_eols = _split(new)
+    a_final, b_final = _final(a_eols), _final(b_eols)
+    ops = _matcher(a, a_eols, b, b_eols).get_opcodes()
     changes = [op for op in ops if op[0] != "equal"]
     out = ["*** Begin Patch", f"*** Update File: {path}"]
     if not changes:

@@ -72,7 +72,11 @@ def temp_path(target: Path) -> Path:
     return target.parent / f".{target.name}{TMP_SUFFIX}"
 
 
-def atomic_write(target: Path, data: bytes, mode: int | None) -> None:
+def atomic_write(target: Path, data: bytes, mode: int | None, point: str | None = None) -> None:
+    """Temp file in the same folder, fsync, os.replace, fsync the folder.
+
+    `point` names a write point reported just before the replace (the temp file is complete).
+    """
     tmp = temp_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
@@ -85,6 +89,8 @@ def atomic_write(target: Path, data: bytes, mode: int | None) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    if point is not None:
+        _write_point(point)
     os.replace(tmp, target)
     _fsync_dir(target.parent)
 
@@ -238,7 +244,7 @@ def _run_locked(
                 _remove(target)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(target, w.data, w.mode)
+                atomic_write(target, w.data, w.mode, point=f"temp {w.path}")
             _write_point(f"write {w.path}")
         (backup_dir / COMMITTED).write_text(manifest["created_at"], encoding="utf-8")
         _fsync_dir(backup_dir)

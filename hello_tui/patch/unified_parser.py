@@ -36,7 +36,7 @@ def parse_unified(text: str) -> list[FileOperation]:
     for pf in patch_set:
         source = _strip_prefix(pf.source_file or "")
         target = _strip_prefix(pf.target_file or "")
-        if pf.is_added_file or source == _NULL:
+        if source == _NULL:
             lines: list[str] = []
             no_eol = False
             for hunk in pf:
@@ -48,7 +48,7 @@ def parse_unified(text: str) -> list[FileOperation]:
             content = "\n".join(lines) + ("\n" if lines and not no_eol else "")
             ops.append(FileOperation("add", target, content=content))
             continue
-        if pf.is_removed_file or target == _NULL:
+        if target == _NULL:
             ops.append(FileOperation("delete", source))
             continue
         op = FileOperation("update", source)
