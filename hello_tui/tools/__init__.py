@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hello_tui.config import Settings
-from hello_tui.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from hello_tui.tools.registry import ToolRegistry
 
 
 def build_registry(settings: Settings) -> ToolRegistry:
     """Every tool of the model contract, in the order the prompt lists them."""
+    # Imported here so that `hello_tui.tools.notes_store` (used by `hello-tui apply`)
+    # does not pull pydantic and the whole registry in at start-up.
+    from hello_tui.tools.registry import ToolRegistry
     from hello_tui.tools.context_fetch import ContextFetchTool
     from hello_tui.tools.files import GlobTool, LsTool, ReadTool
     from hello_tui.tools.grep import GrepTool
