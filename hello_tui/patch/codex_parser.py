@@ -50,7 +50,12 @@ def _is_eof_marker(line: str) -> bool:
     return line == "End of File"
 
 
+_BOUNDARY_STARTS = ("***", "Add File", "Delete File", "Update File", "Move to", "Begin Patch", "End Patch")
+
+
 def _is_boundary(line: str) -> bool:
+    if not line.lstrip().startswith(_BOUNDARY_STARTS):
+        return False  # cheap test first: called for every line of big patches
     s = _section(line)
     return (s is not None and s[0] != "Move to") or is_end(line) or is_begin(line)
 

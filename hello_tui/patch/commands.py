@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from hello_tui.config import ConfigError, load_settings
-from hello_tui.patch.commit import plan_file_lines, commit_plan, note_failure
+from hello_tui.patch.commit import commit_plan, note_failure, plan_file_lines
 from hello_tui.patch.history import undo_last
 from hello_tui.patch.planner import plan_patch_text
 from hello_tui.patch.types import CommitResult, PatchError

@@ -42,10 +42,14 @@ def _marker(line: str) -> str:
 
 
 def is_begin(line: str) -> bool:
+    if "Begin Patch" not in line:
+        return False  # cheap test first: called for every line of big patches
     return _marker(line) == "Begin Patch" and (line.strip().startswith("***") or line == line.lstrip())
 
 
 def is_end(line: str) -> bool:
+    if "End Patch" not in line:
+        return False
     return _marker(line) == "End Patch" and (line.strip().startswith("***") or line == line.lstrip())
 
 
@@ -68,19 +72,19 @@ def _closing_fence(line: str, fence: str | None) -> bool:
 
 def _codex_end(lines: list[str], start: int, fence: str | None, heredoc: str | None) -> tuple[int, int]:
     """(end of the patch's lines, exclusive; index to resume scanning at)."""
-    i = start + 1
-    while i < len(lines):
+    fence_char = fence[0] if fence else None
+    for i in range(start + 1, len(lines)):
         line = lines[i]
-        if is_end(line):
-            return i + 1, i + 1
-        if _closing_fence(line, fence):
+        if "Patch" in line:
+            if is_end(line):
+                return i + 1, i + 1
+            if is_begin(line):
+                return i, i
+        if fence_char is not None and fence_char in line and _closing_fence(line, fence):
             return i, i
-        if heredoc is not None and line.strip() == heredoc:
+        if heredoc is not None and heredoc in line and line.strip() == heredoc:
             return i, i + 1
-        if is_begin(line):
-            return i, i
-        i += 1
-    return i, i
+    return len(lines), len(lines)
 
 
 def _unified_start(lines: list[str], i: int) -> bool:
@@ -128,7 +132,7 @@ def _scan_unified(lines: list[str], start: int, fence: str | None, heredoc: str 
         i += 1
         while i < n:
             cur = lines[i]
-            if stop(cur) or cur.startswith("@@ ") or cur.startswith("diff --git "):
+            if stop(cur) or cur.startswith(("@@ ", "diff --git ")):
                 break
             if cur.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ "):
                 break
@@ -212,4 +216,4 @@ def contains_patch(text: str) -> bool:
 
 def is_unified(patch: str) -> bool:
     first = patch.lstrip("\n").split("\n", 1)[0]
-    return first.startswith("diff --git ") or first.startswith("--- ")
+    return first.startswith(("diff --git ", "--- "))

@@ -14,9 +14,9 @@ is an error showing the lines expected and the closest region of the file.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
-from typing import Callable
 
 from hello_tui.patch.model import Chunk
 from hello_tui.patch.types import Hunk, PatchError
@@ -270,7 +270,7 @@ def hunks_from_placements(lines: list[str], placements: list[Placement], first_i
         run_old: list[str] = []
         run_new: list[str] = []
 
-        def close() -> None:
+        def close(header: str = header) -> None:
             nonlocal run_start, run_old, run_new
             if run_start >= 0:
                 hunks.append(Hunk(first_index + len(hunks), run_start, run_old, run_new, header))

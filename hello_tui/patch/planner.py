@@ -87,7 +87,7 @@ def finish_update(fp: FilePlan, old: TextFile, hunks: list[Hunk]) -> FilePlan:
     new = apply_hunks(old, hunks)
     fp.hunks = hunks
     fp.new_text = text_of(new)
-    fp.new_bytes = encode_text(new)
+    fp.new_bytes = encode_text(new, fp.new_text)
     return fp
 
 
@@ -178,7 +178,7 @@ def plan_file_change(
         data, mode = _read_existing(rel, target, "delete")
         files = [_delete_plan(rel, data, mode)]
     elif not os.path.lexists(target):
-        files = [make_add_plan(rel, new_text[1:] if new_text.startswith("\ufeff") else new_text)]
+        files = [make_add_plan(rel, new_text.removeprefix("\ufeff"))]
     else:
         data, mode = _read_existing(rel, target, "update")
         old = decode_text(data, rel)

@@ -52,7 +52,7 @@ def _keys(lines: list[str], has_final_eol: bool) -> list[str]:
 
 def diff_hunks(old: TextFile, new_text: str) -> list[Hunk]:
     """Hunks turning `old` into `new_text` (its line endings are the file's business, not the text's)."""
-    new_lines, new_eols = split_lines(new_text[1:] if new_text.startswith("\ufeff") else new_text)
+    new_lines, new_eols = split_lines(new_text.removeprefix("\ufeff"))
     old_final = bool(old.eols) and old.eols[-1] != ""
     new_final = bool(new_eols) and new_eols[-1] != ""
     a = _keys(old.lines, old_final or not old.lines)

@@ -17,7 +17,7 @@ NO_EOL = "\\ No newline at end of file"
 
 
 def _split(text: str) -> tuple[list[str], list[str]]:
-    return split_lines(text[1:] if text.startswith("\ufeff") else text)
+    return split_lines(text.removeprefix("\ufeff"))
 
 
 def _final(eols: list[str]) -> bool:

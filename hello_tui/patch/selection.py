@@ -57,7 +57,7 @@ def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]
         if fp.op == "delete":
             raise PatchError(f"{fp.path} is being deleted; its content cannot be edited.")
         if fp.op == "add":
-            files.append(make_add_plan(fp.path, text[1:] if text.startswith("\ufeff") else text))
+            files.append(make_add_plan(fp.path, text.removeprefix("\ufeff")))
             continue
         old = decode_text(fp.old_bytes or b"", fp.path)
         new_fp = copy.copy(fp)

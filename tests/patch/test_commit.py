@@ -19,9 +19,9 @@ from hello_tui.patch import (
     recover,
     replan_with_edits,
     restore_from_backup,
+    transaction,
     undo_last,
 )
-from hello_tui.patch import transaction
 from hello_tui.tools.notes_store import NoteStore
 
 from .conftest import snapshot, write
@@ -135,10 +135,15 @@ def test_lock_held_by_another_writer_refuses(two, settings, monkeypatch):
     plan = plan_patch_text(TWO_FILES, settings)
     settings.state.root.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time, filelock\n"
-         f"lock = filelock.FileLock({str(settings.state.lock_file)!r})\n"
-         "lock.acquire()\nprint('locked', flush=True)\ntime.sleep(60)\n"],
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time, filelock\n"
+                f"lock = filelock.FileLock({str(settings.state.lock_file)!r})\n"
+                "lock.acquire()\nprint('locked', flush=True)\ntime.sleep(60)\n"
+            ),
+        ],
         stdout=subprocess.PIPE, text=True,
     )
     try:

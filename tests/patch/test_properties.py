@@ -5,7 +5,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, assume, find, given, settings as hyp_settings, strategies as st
+from hypothesis import HealthCheck, assume, find, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from hello_tui.config import load_settings
 from hello_tui.patch import (
@@ -144,7 +146,7 @@ def test_corrupted_patches_apply_fully_or_change_nothing(pair1, pair2, data):
     if isinstance(outcome, Exception):
         assert after == before, "a failed patch changed the tree"
         return
-    plan, predicted, restored = outcome
+    _plan, predicted, restored = outcome
     assert after == predicted, "the tree is not what the plan said it would be"
     assert restored == before, "undo did not restore the tree"
 
