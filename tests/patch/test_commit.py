@@ -273,3 +273,11 @@ def test_note_failure_never_undoes_a_commit(two, settings, monkeypatch):
 def test_recover_without_state_folder_is_a_no_op(repo, settings):
     assert recover(settings) == []
     assert not (repo / ".helloagents").exists()
+
+
+def test_move_with_every_hunk_declined_is_a_plain_rename(repo, settings):
+    write(repo, "old.txt", "a\n")
+    plan = plan_patch_text(patch("*** Update File: old.txt", "*** Move to: new.txt", "-a", "+b"), settings)
+    result = commit_plan(plan, settings, selection={"old.txt": set()})
+    assert result.moved == [("old.txt", "new.txt")] and result.hunks_declined == 1
+    assert (repo / "new.txt").read_text() == "a\n" and not (repo / "old.txt").exists()

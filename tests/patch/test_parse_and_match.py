@@ -269,3 +269,15 @@ def test_unified_line_numbers_pick_among_duplicates(repo, settings):
     write(repo, "dup.txt", "x\ny\nx\ny\n")
     apply(settings, "--- a/dup.txt\n+++ b/dup.txt\n@@ -3,2 +3,2 @@\n x\n-y\n+z\n")
     assert (repo / "dup.txt").read_text() == "x\ny\nx\nz\n"
+
+
+def test_unified_diff_with_miscounted_header_applies(repo, settings):
+    write(repo, "m.txt", "a\nb\nc\n")
+    apply(settings, "```diff\n--- a/m.txt\n+++ b/m.txt\n@@ -1,10 +1,12 @@\n a\n-b\n+B\n c\n```\n")
+    assert (repo / "m.txt").read_text() == "a\nB\nc\n"
+
+
+def test_unified_style_header_in_codex_patch_is_a_line_hint(repo, settings):
+    write(repo, "h.txt", "x\ny\nx\ny\n")
+    apply(settings, patch("*** Update File: h.txt", "@@ -3,2 +3,2 @@", " x", "-y", "+z"))
+    assert (repo / "h.txt").read_text() == "x\ny\nx\nz\n"
