@@ -8,7 +8,13 @@ use the backups.
 
 from hello_tui.patch.commit import commit_plan
 from hello_tui.patch.extract import contains_patch, extract_patches
-from hello_tui.patch.history import BackupInfo, list_backups, restore_from_backup, undo_last
+from hello_tui.patch.history import (
+    BackupInfo,
+    list_backups,
+    read_backup,
+    restore_from_backup,
+    undo_last,
+)
 from hello_tui.patch.planner import plan_file_change, plan_patch_text
 from hello_tui.patch.render import codex_patch_text, render_plan_diff, unified_diff_text
 from hello_tui.patch.selection import replan_with_edits, select
@@ -39,6 +45,7 @@ __all__ = [
     "list_backups",
     "plan_file_change",
     "plan_patch_text",
+    "read_backup",
     "recover",
     "render_plan_diff",
     "replan_with_edits",

@@ -62,6 +62,19 @@ def list_backups(settings: Settings) -> list[BackupInfo]:
     return infos
 
 
+def read_backup(settings: Settings, backup_name: str, relpath: str) -> bytes | None:
+    """The bytes a committed backup holds for `relpath`; None when it holds none (e.g. added)."""
+    folder = settings.state.backups / backup_name
+    manifest = _load_manifest(folder)
+    for entry in (manifest or {}).get("entries", []):
+        if entry.get("path") == relpath and entry.get("existed") and entry.get("backup"):
+            try:
+                return (folder / entry["backup"]).read_bytes()
+            except OSError:
+                return None
+    return None
+
+
 def backup_dir_label(settings: Settings, name: str) -> str:
     return f"{settings.state_dir_name}/backups/{name}"
 

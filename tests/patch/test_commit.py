@@ -16,6 +16,7 @@ from hello_tui.patch import (
     list_backups,
     plan_file_change,
     plan_patch_text,
+    read_backup,
     recover,
     replan_with_edits,
     restore_from_backup,
@@ -248,6 +249,8 @@ def test_list_backups_and_restore_one_file(two, settings):
     backups = list_backups(settings)
     assert len(backups) == 2 and backups[1].name == first.backup_dir.rsplit("/", 1)[1]
     assert sorted(backups[1].files) == ["a.txt", "b.txt"] and backups[1].added == ["new.txt"]
+    assert read_backup(settings, backups[1].name, "a.txt") == b"a1\nmid\na2\n"
+    assert read_backup(settings, backups[1].name, "new.txt") is None
     restored = restore_from_backup(settings, backups[1].name, "a.txt")
     assert (two / "a.txt").read_text() == "a1\nmid\na2\n"
     assert (two / "b.txt").read_text() == "BB\n"
