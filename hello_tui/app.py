@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from textual import on, work
@@ -161,7 +162,8 @@ def display_entries(display: Iterable[dict[str, Any]]) -> list[ChatEntry]:
 
 class HelloApp(App[int]):
     TITLE = "hello-tui"
-    CSS_PATH = "app.tcss"
+    # Absolute, so subclasses defined elsewhere (tests, benchmarks) find it too.
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     ENABLE_COMMAND_PALETTE = True
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
@@ -213,50 +215,32 @@ class HelloApp(App[int]):
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        status = StatusBar(id="status")
-        status.repo = self.settings.repo.name
-        status.model = self.settings.model
-        status.protocol = self.settings.protocol
-        status.max_steps = self.settings.max_steps
-        status.state = "starting"
-        yield status
+        # Kept as attributes: handlers also run while a modal is the active screen,
+        # where `query_one` would search the modal instead of the main screen.
+        self.status = StatusBar(id="status")
+        self.status.repo = self.settings.repo.name
+        self.status.model = self.settings.model
+        self.status.protocol = self.settings.protocol
+        self.status.max_steps = self.settings.max_steps
+        self.status.state = "starting"
+        self.sidebar = Sidebar(id="sidebar")
+        self.sidebar.display = False
+        self.chat = ChatView(id="chat")
+        self.prompt = PromptInput(
+            id="prompt", placeholder="Ask for a change… (Enter sends, /help for commands)"
+        )
+        self.trace = TracePanel(id="trace", clock=self._clock)
+        self.todos = TodoBoard(id="todos")
+        yield self.status
         with Horizontal(id="body"):
-            sidebar = Sidebar(id="sidebar")
-            sidebar.display = False
-            yield sidebar
+            yield self.sidebar
             with Vertical(id="center"):
-                yield ChatView(id="chat")
-                yield PromptInput(
-                    id="prompt", placeholder="Ask for a change… (Enter sends, /help for commands)"
-                )
+                yield self.chat
+                yield self.prompt
             with Vertical(id="right"):
-                yield TracePanel(id="trace", clock=self._clock)
-                yield TodoBoard(id="todos")
+                yield self.trace
+                yield self.todos
         yield Footer()
-
-    @property
-    def chat(self) -> ChatView:
-        return self.query_one("#chat", ChatView)
-
-    @property
-    def trace(self) -> TracePanel:
-        return self.query_one("#trace", TracePanel)
-
-    @property
-    def todos(self) -> TodoBoard:
-        return self.query_one("#todos", TodoBoard)
-
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one("#status", StatusBar)
-
-    @property
-    def sidebar(self) -> Sidebar:
-        return self.query_one("#sidebar", Sidebar)
-
-    @property
-    def prompt(self) -> PromptInput:
-        return self.query_one("#prompt", PromptInput)
 
     def on_mount(self) -> None:
         self.prompt.focus()

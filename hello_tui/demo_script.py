@@ -128,9 +128,8 @@ class DemoModel:
                 ],
                 content="Patch applied. Rerunning the tests.",
             )
-        if not any(
-            "[4]" in out and "(completed)" in out for name, out in results if name == "todo"
-        ):
+        last_done = "Updated todo [4] Rerun the tests (completed)."
+        if not any(out.startswith(last_done) for name, out in results if name == "todo"):
             return tool_calls([_todo("update", id="4", status="completed")])
         tests = next(text for name, text in reversed(results) if name == "terminal")
         passed = "passed" in tests and "failed" not in tests

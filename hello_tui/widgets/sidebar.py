@@ -118,6 +118,7 @@ class Sidebar(Vertical):
         listing.clear_options()
         if options:
             listing.add_options(options)
+            listing.highlighted = 0
         else:
             listing.add_option(Option(Text("no notes", style="italic #7f849c"), disabled=True))
 
