@@ -1,0 +1,57 @@
+"""TuiApprover: the Approver protocol answered by the user through modal screens.
+
+The agent turn runs in a Textual worker; there `push_screen_wait` suspends the
+turn until the user decides, while the app keeps handling input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from textual.app import App
+from textual.screen import Screen
+from textual.worker import NoActiveWorker, get_current_worker
+
+from hello_tui.agent.approval import CommandVerdict, PatchDecision
+from hello_tui.patch.types import PatchPlan
+from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.screens.review import PatchReviewScreen, ReplanFn
+
+
+class TuiApprover:
+    """Asks the user: the review modal for patches, the approval modal for commands."""
+
+    def __init__(self, app: App[Any], replan: ReplanFn | None = None) -> None:
+        self.app = app
+        # How the review recomputes a plan from the user's $EDITOR version;
+        # the review falls back to a difflib recompute of the edited file.
+        self.replan = replan
+
+    async def review_patch(self, plan: PatchPlan) -> PatchDecision:
+        decision = await self._ask(PatchReviewScreen(plan, replan=self.replan))
+        if isinstance(decision, PatchDecision):
+            return decision
+        return PatchDecision(accepted=False, reason="the review closed without a decision")
+
+    async def approve_command(self, command: str, reason: str) -> CommandVerdict:
+        verdict = await self._ask(CommandApprovalScreen(command, reason))
+        if verdict in ("once", "session"):
+            return verdict
+        return "deny"
+
+    async def _ask(self, screen: Screen[Any]) -> Any:
+        try:
+            get_current_worker()
+        except NoActiveWorker:
+            # Called on the app's loop outside a worker (a handler, a test):
+            # wait on the dismiss callback instead of push_screen_wait.
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def resolve(result: Any) -> None:
+                if not future.done():
+                    future.set_result(result)
+
+            self.app.push_screen(screen, resolve)
+            return await future
+        return await self.app.push_screen_wait(screen)

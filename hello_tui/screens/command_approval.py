@@ -1,0 +1,80 @@
+"""The approval modal for a terminal command the policy will not run unasked.
+
+Answers with a CommandVerdict: `y` once, `a` for the rest of the session,
+`n`/escape deny. Focus starts on Deny so a stray Enter runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from hello_tui.agent.approval import CommandVerdict
+
+
+class CommandApprovalScreen(ModalScreen[CommandVerdict]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer('once')", "Allow once", id="command.once", tooltip="Run it this time"),
+        Binding(
+            "a",
+            "answer('session')",
+            "Allow for session",
+            id="command.session",
+            tooltip="Run this command without asking until the app closes",
+        ),
+        Binding("n,escape", "answer('deny')", "Deny", id="command.deny", tooltip="Do not run it"),
+        Binding("left", "app.focus_previous", "Previous button", show=False, id="command.left"),
+        Binding("right", "app.focus_next", "Next button", show=False, id="command.right"),
+    ]
+
+    DEFAULT_CSS = """
+    CommandApprovalScreen { align: center middle; }
+    CommandApprovalScreen > #command-dialog {
+        width: 84; max-width: 95%; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 1 2;
+    }
+    CommandApprovalScreen #command-title { text-style: bold; }
+    CommandApprovalScreen #command-text {
+        background: $boost; padding: 0 1; margin: 1 0; height: auto; max-height: 12;
+    }
+    CommandApprovalScreen #command-reason { height: auto; color: $text-muted; }
+    CommandApprovalScreen #command-buttons { height: auto; align-horizontal: right; margin-top: 1; }
+    CommandApprovalScreen Button { margin-left: 1; }
+    """
+
+    def __init__(self, command: str, reason: str) -> None:
+        super().__init__()
+        self.command = command
+        self.reason = reason
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="command-dialog"):
+            yield Static("The agent wants to run a command", id="command-title")
+            yield Static(f"$ {self.command}", id="command-text", markup=False)
+            yield Static(f"Why it needs you: {self.reason}", id="command-reason", markup=False)
+            with Horizontal(id="command-buttons"):
+                yield Button("Allow once (y)", id="command-once", variant="warning")
+                yield Button("Allow for session (a)", id="command-session", variant="warning")
+                yield Button("Deny (n)", id="command-deny", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#command-deny", Button).focus()
+
+    def action_answer(self, verdict: CommandVerdict) -> None:
+        self.dismiss(verdict)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        verdicts: dict[str, CommandVerdict] = {
+            "command-once": "once",
+            "command-session": "session",
+            "command-deny": "deny",
+        }
+        if event.button.id in verdicts:
+            self.dismiss(verdicts[event.button.id])

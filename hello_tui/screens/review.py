@@ -1,0 +1,475 @@
+"""The patch review modal: file list + diff, per-hunk accept/decline, edit, accept or reject.
+
+Nothing is written here. The screen answers a PatchDecision (which hunks of
+which files, the user's own edits, whether a high-risk patch was explicitly
+confirmed) and the patch engine does the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from hello_tui.agent.approval import PatchDecision
+from hello_tui.patch.types import FilePlan, PatchError, PatchPlan
+from hello_tui.screens.confirm import HighRiskConfirmScreen
+from hello_tui.widgets.diff_rows import hunks_from_texts
+from hello_tui.widgets.diff_view import DiffView
+
+# (plan, {path: text the user wrote}) -> the plan recomputed from the user's text.
+ReplanFn = Callable[[PatchPlan, dict[str, str]], PatchPlan]
+
+BADGES = {
+    "add": ("A", "green"),
+    "update": ("M", "yellow"),
+    "delete": ("D", "red"),
+    "move": ("R", "cyan"),
+}
+
+REVIEW_HELP = """\
+j / ↓        next hunk
+k / ↑        previous hunk
+tab          next file
+shift+tab    previous file
+space        accept / decline the current hunk (all start accepted)
+click        a hunk header toggles it too
+s            side by side ⇄ unified
+e            edit the proposed file in $EDITOR
+a            accept: apply the accepted hunks
+r / escape   reject the whole patch
+?            this help
+
+Nothing is written until you accept. High-risk patches ask once more."""
+
+
+def local_replan(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
+    """Recompute the edited files' hunks with difflib (used when no engine replan is given)."""
+    files = []
+    for file in plan.files:
+        text = edits.get(file.path)
+        if text is None:
+            files.append(file)
+            continue
+        files.append(
+            dataclasses.replace(
+                file,
+                new_text=text,
+                new_bytes=text.encode("utf-8"),
+                hunks=hunks_from_texts(file.old_text or "", text),
+                whole_file_rewrite=False,
+            )
+        )
+    return dataclasses.replace(plan, files=files)
+
+
+class ReviewHelpScreen(ModalScreen[None]):
+    """The review's keys."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close help", id="review_help.close"),
+    ]
+
+    DEFAULT_CSS = """
+    ReviewHelpScreen { align: center middle; }
+    ReviewHelpScreen > Static {
+        width: 70; max-width: 95%; height: auto; border: round $primary;
+        background: $surface; padding: 1 2;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(REVIEW_HELP, markup=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class PatchReviewScreen(ModalScreen[PatchDecision]):
+    """Review a PatchPlan; dismisses with the user's PatchDecision."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "accept", "Accept", id="review.accept", tooltip="Apply the accepted hunks"),
+        Binding("r", "reject", "Reject", id="review.reject", tooltip="Reject the whole patch"),
+        Binding(
+            "space",
+            "toggle_hunk",
+            "Toggle",
+            id="review.toggle_hunk",
+            tooltip="Accept or decline the current hunk",
+        ),
+        Binding("tab", "next_file", "File", id="review.next_file", tooltip="Next file"),
+        Binding(
+            "shift+tab", "previous_file", "Previous file", show=False, id="review.previous_file"
+        ),
+        Binding("e", "edit", "Edit", id="review.edit", tooltip="Edit the proposed file in $EDITOR"),
+        Binding("question_mark", "help", "Help", id="review.help"),
+        Binding("escape", "reject", "Reject", show=False, id="review.escape"),
+    ]
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+
+    DEFAULT_CSS = """
+    PatchReviewScreen { align: center middle; }
+    PatchReviewScreen > #review-dialog {
+        width: 100%; height: 100%; background: $surface; border: round $primary;
+    }
+    PatchReviewScreen #review-title { height: 1; padding: 0 1; text-style: bold; }
+    PatchReviewScreen #review-risk {
+        height: auto; max-height: 4; padding: 0 1; background: $error 25%; color: $text;
+    }
+    PatchReviewScreen #review-body { height: 1fr; }
+    PatchReviewScreen #review-files {
+        width: 36; height: 100%; border: none; border-right: vkey $panel;
+        padding: 0; background: $surface;
+    }
+    PatchReviewScreen.-narrow #review-body { layout: vertical; }
+    PatchReviewScreen.-narrow #review-files {
+        width: 100%; height: auto; max-height: 4; border-right: none;
+        border-bottom: hkey $panel;
+    }
+    PatchReviewScreen #review-diff { width: 1fr; height: 1fr; }
+    PatchReviewScreen #review-status { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, plan: PatchPlan, *, replan: ReplanFn | None = None) -> None:
+        super().__init__()
+        self.plan = plan
+        self.replan = replan
+        self.file_index = 0
+        self.user_edits: dict[str, str] = {}
+        # Declined Hunk.index values per file path; files without hunks are a whole unit.
+        self.declined: dict[str, set[int]] = {f.path: set() for f in plan.files}
+        self.declined_files: set[str] = set()
+
+    # ---- building -----------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="review-dialog"):
+            yield Static(self._title(), id="review-title", markup=False)
+            if self.plan.risk.high:
+                reasons = "; ".join(self.plan.risk.reasons) or "flagged by the patch engine"
+                yield Static(
+                    f"⚠ High risk: {reasons}. Accepting asks for a second confirmation.",
+                    id="review-risk",
+                    markup=False,
+                )
+            with Horizontal(id="review-body"):
+                files = OptionList(*self._file_options(), id="review-files")
+                files.can_focus = False
+                yield files
+                yield DiffView(id="review-diff")
+            yield Static("", id="review-status", markup=False)
+            yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DiffView).focus()
+        if self.plan.files:
+            self._show_file(0)
+        else:
+            view = self.query_one(DiffView)
+            view.placeholder = "this patch changes no files"
+            view.refresh()
+        self._update_status()
+
+    @property
+    def current_file(self) -> FilePlan | None:
+        return self.plan.files[self.file_index] if self.plan.files else None
+
+    def _title(self) -> str:
+        files = self.plan.files
+        added = sum(_added(f) for f in files)
+        removed = sum(_removed(f) for f in files)
+        noun = "file" if len(files) == 1 else "files"
+        risk = " · HIGH RISK" if self.plan.risk.high else ""
+        return f"Review patch · {len(files)} {noun} · +{added} −{removed}{risk}"
+
+    def _file_risky(self, file: FilePlan) -> bool:
+        if file.op == "delete" or file.whole_file_rewrite:
+            return True
+        return any(file.path in reason for reason in self.plan.risk.reasons)
+
+    def _file_state(self, file: FilePlan) -> str:
+        if not file.hunks:
+            return "none" if file.path in self.declined_files else "all"
+        declined = self.declined[file.path] & {h.index for h in file.hunks}
+        if not declined:
+            return "all"
+        return "none" if len(declined) == len(file.hunks) else "some"
+
+    def _file_prompt(self, file: FilePlan) -> Text:
+        mark, mark_style = {
+            "all": ("✓", "green"),
+            "some": ("◐", "yellow"),
+            "none": ("✗", "red"),
+        }[self._file_state(file)]
+        badge, badge_style = BADGES.get(file.op, ("?", "white"))
+        name = f"{file.path} → {file.move_to}" if file.move_to else file.path
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{mark} ", mark_style)
+        text.append(f"{badge} ", f"bold {badge_style}")
+        text.append(f"+{_added(file)}", "green")
+        text.append(f" −{_removed(file)} ", "red")
+        text.append(name)
+        if self._file_risky(file):
+            text.append(" ⚠", "bold red")
+        return text
+
+    def _file_options(self) -> list[Option]:
+        return [Option(self._file_prompt(f), id=f"file-{i}") for i, f in enumerate(self.plan.files)]
+
+    def _refresh_file_prompt(self, index: int) -> None:
+        files = self.query_one("#review-files", OptionList)
+        files.replace_option_prompt_at_index(index, self._file_prompt(self.plan.files[index]))
+
+    # ---- showing files and hunks ----------------------------------------------
+
+    def _show_file(self, index: int) -> None:
+        self.file_index = index
+        files = self.query_one("#review-files", OptionList)
+        files.highlighted = index
+        self.query_one(DiffView).load_plan(self.plan.files[index])
+        self.refresh_bindings()
+        self._update_status()
+
+    def _declined_positions(self) -> frozenset[int]:
+        view = self.query_one(DiffView)
+        file = self.current_file
+        if view.diff is None or file is None:
+            return frozenset()
+        if not file.hunks:
+            if file.path in self.declined_files:
+                return frozenset(range(len(view.diff.hunks)))
+            return frozenset()
+        declined = self.declined[file.path]
+        return frozenset(p for p, h in enumerate(view.diff.hunks) if h.index in declined)
+
+    @on(DiffView.DiffReady)
+    def _diff_ready(self) -> None:
+        self.query_one(DiffView).set_declined(self._declined_positions())
+        self._update_status()
+
+    @on(DiffView.HunkChanged)
+    @on(DiffView.LayoutChanged)
+    def _view_changed(self) -> None:
+        self._update_status()
+
+    @on(DiffView.HeaderClicked)
+    def _header_clicked(self) -> None:
+        self.action_toggle_hunk()
+
+    @on(OptionList.OptionSelected, "#review-files")
+    def _file_clicked(self, event: OptionList.OptionSelected) -> None:
+        if event.option_index != self.file_index:
+            self._show_file(event.option_index)
+
+    def _update_status(self) -> None:
+        status = self.query_one("#review-status", Static)
+        file = self.current_file
+        view = self.query_one(DiffView)
+        if file is None:
+            status.update("")
+            return
+        layout = "side by side" if view.is_split else "unified"
+        parts = [f"file {self.file_index + 1}/{len(self.plan.files)}"]
+        if file.hunks:
+            accepted = len(file.hunks) - len(
+                self.declined[file.path] & {h.index for h in file.hunks}
+            )
+            if view.diff is not None and view.hunk_count:
+                parts.append(f"hunk {view.current_hunk + 1}/{view.hunk_count}")
+            parts.append(f"{accepted}/{len(file.hunks)} hunks accepted")
+        else:
+            parts.append("declined" if file.path in self.declined_files else "accepted")
+        if file.path in self.user_edits:
+            parts.append("edited by you")
+        parts.append(layout)
+        status.update(" · ".join(parts))
+
+    # ---- actions --------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_file", "previous_file"):
+            return len(self.plan.files) > 1
+        if action == "edit":
+            file = self.current_file
+            return file is not None and file.op != "delete" and not _is_binary(file)
+        if action == "toggle_hunk":
+            return self.current_file is not None
+        return True
+
+    def action_next_file(self) -> None:
+        if self.plan.files:
+            self._show_file((self.file_index + 1) % len(self.plan.files))
+
+    def action_previous_file(self) -> None:
+        if self.plan.files:
+            self._show_file((self.file_index - 1) % len(self.plan.files))
+
+    def action_toggle_hunk(self) -> None:
+        file = self.current_file
+        view = self.query_one(DiffView)
+        if file is None or view.diff is None:
+            return
+        if not file.hunks:
+            self.declined_files ^= {file.path}
+        else:
+            if not view.diff.hunks:
+                return
+            hunk = view.diff.hunks[view.current_hunk]
+            self.declined[file.path] ^= {hunk.index}
+        view.set_declined(self._declined_positions())
+        self._refresh_file_prompt(self.file_index)
+        self._update_status()
+
+    def accepted_decision(self) -> PatchDecision:
+        """The decision `a` produces for the current hunk states (before any confirmation)."""
+        selection: dict[str, set[int]] = {}
+        everything = True
+        for file in self.plan.files:
+            if not file.hunks:
+                if file.path in self.declined_files:
+                    everything = False
+                else:
+                    selection[file.path] = set()
+                continue
+            accepted = {h.index for h in file.hunks} - self.declined[file.path]
+            if len(accepted) != len(file.hunks):
+                everything = False
+            if accepted:
+                selection[file.path] = accepted
+        if not selection:
+            return PatchDecision(
+                accepted=False,
+                reason="the user declined every hunk",
+                user_edits=dict(self.user_edits),
+            )
+        return PatchDecision(
+            accepted=True,
+            selection=None if everything else selection,
+            user_edits=dict(self.user_edits),
+        )
+
+    def action_accept(self) -> None:
+        decision = self.accepted_decision()
+        if not decision.accepted or not self.plan.risk.high:
+            self.dismiss(decision)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                decision.high_risk_confirmed = True
+                self.dismiss(decision)
+
+        self.app.push_screen(HighRiskConfirmScreen(self.plan.risk.reasons), confirmed)
+
+    def action_reject(self) -> None:
+        self.dismiss(
+            PatchDecision(
+                accepted=False, reason="rejected by the user", user_edits=dict(self.user_edits)
+            )
+        )
+
+    def action_help(self) -> None:
+        self.app.push_screen(ReviewHelpScreen())
+
+    def action_edit(self) -> None:
+        file = self.current_file
+        if file is None or file.op == "delete" or _is_binary(file):
+            return
+        proposed = self.user_edits.get(file.path, file.new_text or "")
+        edited = self._run_editor(file, proposed)
+        if edited is None or edited == proposed:
+            return
+        edits = {**self.user_edits, file.path: edited}
+        try:
+            plan = (self.replan or local_replan)(self.plan, edits)
+        except PatchError as error:
+            self.notify(f"Your edit could not be planned: {error}", severity="error", timeout=8)
+            return
+        self.user_edits = edits
+        self._adopt_plan(plan, edited_path=file.path)
+        self.notify(f"Using your version of {file.path}.")
+
+    def _adopt_plan(self, plan: PatchPlan, edited_path: str) -> None:
+        self.plan = plan
+        for file in plan.files:
+            self.declined.setdefault(file.path, set())
+        # The edited file has new hunks: all start accepted again.
+        self.declined[edited_path] = set()
+        self.declined_files.discard(edited_path)
+        self.query_one("#review-title", Static).update(self._title())
+        for index in range(len(plan.files)):
+            self._refresh_file_prompt(index)
+        self._show_file(min(self.file_index, len(plan.files) - 1))
+
+    def _run_editor(self, file: FilePlan, proposed: str) -> str | None:
+        """Open the proposed text in $EDITOR; the saved text, or None when nothing usable came back."""
+        editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
+        suffix = Path(file.move_to or file.path).suffix
+        handle, name = tempfile.mkstemp(prefix="hello-tui-review-", suffix=suffix)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as fh:
+                fh.write(proposed)
+            argv = [*shlex.split(editor), name]
+            try:
+                try:
+                    with self.app.suspend():
+                        code = subprocess.run(argv, check=False).returncode
+                except SuspendNotSupported:
+                    # No terminal to hand over (headless): the editor runs without one.
+                    code = subprocess.run(argv, stdin=subprocess.DEVNULL, check=False).returncode
+            except OSError as error:
+                self.notify(f"Could not start the editor {editor!r}: {error}", severity="error")
+                return None
+            if code != 0:
+                self.notify(
+                    f"The editor exited with status {code}; edit ignored.", severity="warning"
+                )
+                return None
+            with open(name, encoding="utf-8", newline="") as fh:
+                return fh.read()
+        except (OSError, UnicodeDecodeError) as error:
+            self.notify(f"Could not read the edited file: {error}", severity="error")
+            return None
+        finally:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+
+
+def _is_binary(file: FilePlan) -> bool:
+    return (file.old_text is None and file.old_bytes is not None) or (
+        file.new_text is None and file.new_bytes is not None
+    )
+
+
+def _added(file: FilePlan) -> int:
+    if file.hunks:
+        return file.added_lines
+    if file.op == "add" and file.new_text:
+        return len(file.new_text.splitlines())
+    return 0
+
+
+def _removed(file: FilePlan) -> int:
+    if file.hunks:
+        return file.removed_lines
+    if file.op == "delete" and file.old_text:
+        return len(file.old_text.splitlines())
+    return 0

@@ -1,0 +1,381 @@
+"""The diff model behind the review screen: a FilePlan (or two texts) turned into display rows.
+
+Pure computation, no Textual: it runs in a thread worker so a large file never
+blocks the UI. The rows follow the plan's own hunks (so toggling a row's hunk
+toggles exactly what the patch engine will apply); inside a hunk,
+difflib.SequenceMatcher aligns old and new lines side by side and, for each
+changed line pair, finds the changed characters. Syntax tokens come from one
+Pygments pass over the old and the proposed text, done after the rows so the
+first paint never waits for the lexer.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rich.style import Style
+
+from hello_tui.patch.types import FilePlan, Hunk
+
+RowKind = Literal["header", "context", "change", "removed", "added", "fold", "message"]
+Span = tuple[int, int]
+LineTokens = list[tuple[str, Style]]
+
+CONTEXT_LINES = 3
+TAB_SIZE = 4
+# Character-level highlighting is quadratic in line length; beyond this the
+# whole line is simply marked as changed.
+MAX_INTRALINE_CHARS = 400
+# Lexing a huge file costs more than it is worth in a review.
+MAX_LEX_CHARS = 4_000_000
+
+# Control characters would corrupt the terminal; tabs are expanded before this.
+_CONTROL = {c: "\ufffd" for c in range(32)}
+_CONTROL[127] = "\ufffd"
+
+
+@dataclass(slots=True)
+class Side:
+    """One side (old or new) of a displayed line."""
+
+    number: int  # 1-based line number in its file
+    text: str  # display text: no line ending, tabs expanded, control chars replaced
+    spans: tuple[Span, ...] = ()  # changed character ranges inside a changed line
+
+
+@dataclass(slots=True)
+class Row:
+    """One display row. `hunk` is the position of the hunk in FileDiff.hunks, or -1."""
+
+    kind: RowKind
+    hunk: int = -1
+    old: Side | None = None
+    new: Side | None = None
+    label: str = ""  # text of header, fold and message rows
+
+
+@dataclass
+class FileDiff:
+    """Everything the diff widget needs for one file, in both layouts."""
+
+    path: str
+    hunks: list[Hunk]
+    split_rows: list[Row]
+    unified_rows: list[Row]
+    split_hunk_rows: list[int]  # row index of each hunk's header, split layout
+    unified_hunk_rows: list[int]
+    number_width: int
+    old_tokens: list[LineTokens] | None = None  # per old line, filled by add_syntax
+    new_tokens: list[LineTokens] | None = None  # per proposed line
+    old_source: list[str] = field(default_factory=list)
+    new_source: list[str] = field(default_factory=list)
+
+
+def display_text(line: str) -> str:
+    """A file line as it can be drawn in one terminal row."""
+    line = line.rstrip("\r\n")
+    if "\t" in line:
+        line = line.expandtabs(TAB_SIZE)
+    return line.translate(_CONTROL)
+
+
+def split_lines(text: str | None) -> list[str]:
+    if not text:
+        return []
+    return [display_text(line) for line in text.splitlines()]
+
+
+def hunks_from_texts(old_text: str, new_text: str, context: int = 0) -> list[Hunk]:
+    """Hunks turning old_text into new_text, as difflib sees them.
+
+    Used for the backup viewer, for files edited by the user during review and
+    by tests that build plans by hand. Lines keep their endings, like the
+    engine's hunks.
+    """
+    old = old_text.splitlines(keepends=True)
+    new = new_text.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    hunks: list[Hunk] = []
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        hunks.append(
+            Hunk(
+                index=len(hunks),
+                old_start=i1,
+                old_lines=old[i1:i2],
+                new_lines=new[j1:j2],
+                header=f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@",
+            )
+        )
+    return hunks
+
+
+def changed_spans(old: str, new: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
+    """Character ranges that differ between two versions of a line."""
+    if len(old) > MAX_INTRALINE_CHARS or len(new) > MAX_INTRALINE_CHARS:
+        return ((0, len(old)),) if old else (), ((0, len(new)),) if new else ()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    old_spans: list[Span] = []
+    new_spans: list[Span] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 > i1:
+            old_spans.append((i1, i2))
+        if j2 > j1:
+            new_spans.append((j1, j2))
+    return tuple(old_spans), tuple(new_spans)
+
+
+def _hunk_title(position: int, count: int, hunk: Hunk, old_no: int, new_no: int) -> str:
+    old_len, new_len = len(hunk.old_lines), len(hunk.new_lines)
+    rng = f"-{old_no},{old_len} +{new_no},{new_len}"
+    extra = hunk.header if hunk.header and not hunk.header.startswith("@@") else ""
+    title = f"hunk {position + 1}/{count}  {rng}"
+    return f"{title}  {extra}" if extra else title
+
+
+class _RowBuilder:
+    """Walks the old file and the hunks once, emitting rows for both layouts."""
+
+    def __init__(self, old: list[str], context: int) -> None:
+        self.old = old
+        self.context = context
+        self.split: list[Row] = []
+        self.unified: list[Row] = []
+        self.split_hunk_rows: list[int] = []
+        self.unified_hunk_rows: list[int] = []
+        self.new_source: list[str] = []
+
+    def both(self, row: Row) -> None:
+        self.split.append(row)
+        self.unified.append(row)
+
+    def context_line(self, old_index: int, delta: int, hunk: int = -1) -> None:
+        text = self.old[old_index]
+        self.new_source.append(text)
+        self.both(
+            Row(
+                "context",
+                hunk,
+                Side(old_index + 1, text),
+                Side(old_index + 1 + delta, text),
+            )
+        )
+
+    def unchanged_gap(
+        self, start: int, end: int, delta: int, first: bool, last: bool, header: Row | None
+    ) -> None:
+        """Old lines [start, end) between hunks: context around them, a fold in the middle.
+
+        The next hunk's header goes before its leading context, as in git.
+        """
+        keep_head = 0 if first else self.context
+        keep_tail = 0 if last else self.context
+        fold_start = fold_end = -1
+        if end - start <= keep_head + keep_tail + 1:
+            tail_start = max(start, end - keep_tail)
+        else:
+            fold_start, fold_end = start + keep_head, end - keep_tail
+            tail_start = fold_end
+        for i in range(start, fold_start if fold_start >= 0 else tail_start):
+            self.context_line(i, delta)
+        if fold_start >= 0:
+            # The proposed text still needs the folded lines, for the lexer.
+            self.new_source.extend(self.old[fold_start:fold_end])
+            count = fold_end - fold_start
+            self.both(Row("fold", label=f"⋯ {count} unchanged line{'s' if count != 1 else ''}"))
+        if header is not None:
+            self.split_hunk_rows.append(len(self.split))
+            self.unified_hunk_rows.append(len(self.unified))
+            self.both(header)
+        for i in range(tail_start, end):
+            self.context_line(i, delta)
+
+    def hunk(self, position: int, hunk: Hunk, old_at: int, delta: int) -> int:
+        """Emit the body of one hunk starting at old index old_at; returns the new delta."""
+        old_lines = [display_text(line) for line in hunk.old_lines]
+        new_lines = [display_text(line) for line in hunk.new_lines]
+        old_no = old_at + 1
+        new_no = old_at + 1 + delta
+        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                for k in range(i2 - i1):
+                    text = old_lines[i1 + k]
+                    self.both(
+                        Row(
+                            "context",
+                            position,
+                            Side(old_no + i1 + k, text),
+                            Side(new_no + j1 + k, text),
+                        )
+                    )
+                continue
+            self._change_block(position, old_lines, new_lines, old_no, new_no, i1, i2, j1, j2)
+        self.new_source.extend(new_lines)
+        return delta + len(new_lines) - len(old_lines)
+
+    def _change_block(
+        self,
+        position: int,
+        old_lines: list[str],
+        new_lines: list[str],
+        old_no: int,
+        new_no: int,
+        i1: int,
+        i2: int,
+        j1: int,
+        j2: int,
+    ) -> None:
+        pairs = max(i2 - i1, j2 - j1)
+        removed: list[Row] = []
+        added: list[Row] = []
+        for k in range(pairs):
+            old_side = new_side = None
+            has_old, has_new = i1 + k < i2, j1 + k < j2
+            if has_old and has_new:
+                o_spans, n_spans = changed_spans(old_lines[i1 + k], new_lines[j1 + k])
+                old_side = Side(old_no + i1 + k, old_lines[i1 + k], o_spans)
+                new_side = Side(new_no + j1 + k, new_lines[j1 + k], n_spans)
+            elif has_old:
+                old_side = Side(old_no + i1 + k, old_lines[i1 + k])
+            else:
+                new_side = Side(new_no + j1 + k, new_lines[j1 + k])
+            self.split.append(Row("change", position, old_side, new_side))
+            if old_side is not None:
+                removed.append(Row("removed", position, old=old_side))
+            if new_side is not None:
+                added.append(Row("added", position, new=new_side))
+        self.unified.extend(removed)
+        self.unified.extend(added)
+
+
+def _message_diff(path: str, message: str) -> FileDiff:
+    row = Row("message", label=message)
+    return FileDiff(path, [], [row], [row], [], [], 1)
+
+
+def build_file_diff(plan: FilePlan, context: int = CONTEXT_LINES) -> FileDiff:
+    """The display rows of one file of a plan."""
+    path = plan.path if not plan.move_to else f"{plan.path} → {plan.move_to}"
+    hunks = list(plan.hunks)
+    binary = (plan.old_text is None and plan.old_bytes is not None) or (
+        plan.new_text is None and plan.new_bytes is not None
+    )
+    if binary:
+        old_size = len(plan.old_bytes or b"")
+        new_size = len(plan.new_bytes or b"")
+        return _message_diff(
+            path, f"binary file: {old_size} bytes → {new_size} bytes (no text diff)"
+        )
+    if not hunks and plan.old_text != plan.new_text and plan.op in ("add", "update", "move"):
+        hunks = hunks_from_texts(plan.old_text or "", plan.new_text or "")
+    if not hunks:
+        if plan.op == "move":
+            return _message_diff(path, f"renamed {plan.path} → {plan.move_to}; content unchanged")
+        if plan.op == "delete":
+            return _message_diff(path, f"{plan.path} is deleted (it is empty)")
+        return _message_diff(path, "no changes")
+    return build_diff_from_hunks(path, plan.old_text or "", hunks, context)
+
+
+def build_diff_from_hunks(path: str, old_text: str, hunks: list[Hunk], context: int) -> FileDiff:
+    old = split_lines(old_text)
+    builder = _RowBuilder(old, context)
+    ordered = sorted(hunks, key=lambda h: h.old_start)
+    delta = 0
+    at = 0
+    for position, hunk in enumerate(ordered):
+        start = max(at, min(hunk.old_start, len(old)))
+        title = _hunk_title(position, len(ordered), hunk, start + 1, start + 1 + delta)
+        header = Row("header", position, label=title)
+        builder.unchanged_gap(at, start, delta, first=position == 0, last=False, header=header)
+        delta = builder.hunk(position, hunk, start, delta)
+        at = min(len(old), start + len(hunk.old_lines))
+    builder.unchanged_gap(at, len(old), delta, first=False, last=True, header=None)
+    largest = max(len(old), len(builder.new_source), 1)
+    return FileDiff(
+        path=path,
+        hunks=ordered,
+        split_rows=builder.split,
+        unified_rows=builder.unified,
+        split_hunk_rows=builder.split_hunk_rows,
+        unified_hunk_rows=builder.unified_hunk_rows,
+        number_width=len(str(largest)),
+        old_source=old,
+        new_source=builder.new_source,
+    )
+
+
+def build_text_diff(
+    path: str, old_text: str, new_text: str, context: int = CONTEXT_LINES
+) -> FileDiff:
+    """The display rows of two versions of a text (the backup viewer)."""
+    hunks = hunks_from_texts(old_text, new_text)
+    if not hunks:
+        return _message_diff(path, "identical: the backup matches the current file")
+    return build_diff_from_hunks(path, old_text, hunks, context)
+
+
+_THEME_NAME = "monokai"
+_style_cache: dict[object, Style] = {}
+
+
+def _token_style(token_type: object) -> Style:
+    """The theme's foreground for a token; backgrounds come from the diff, not the theme."""
+    style = _style_cache.get(token_type)
+    if style is None:
+        from rich.syntax import Syntax
+
+        theme_style = Syntax.get_theme(_THEME_NAME).get_style_for_token(token_type)
+        style = Style(color=theme_style.color, bold=theme_style.bold, italic=theme_style.italic)
+        _style_cache[token_type] = style
+    return style
+
+
+def _lexer_for(path: str):
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
+    name = path.split(" → ")[-1]
+    try:
+        return get_lexer_for_filename(name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def tokenize_lines(lines: list[str], lexer) -> list[LineTokens]:
+    """One Pygments pass over the whole text, cut back into display lines."""
+    result: list[LineTokens] = [[]]
+    for token_type, value in lexer.get_tokens("\n".join(lines)):
+        style = _token_style(token_type)
+        parts = value.split("\n")
+        for k, part in enumerate(parts):
+            if k:
+                result.append([])
+            if part:
+                result[-1].append((part, style))
+    # The lexer sees the display text, so lines map one to one; pad defensively
+    # in case a lexer swallows a trailing empty line.
+    while len(result) < len(lines):
+        result.append([])
+    return result[: len(lines)]
+
+
+def add_syntax(diff: FileDiff) -> bool:
+    """Fill the per-line syntax tokens of both sides; False when no lexer applies."""
+    lexer = _lexer_for(diff.path)
+    if lexer is None:
+        return False
+    size = sum(len(line) + 1 for line in diff.old_source) + sum(
+        len(line) + 1 for line in diff.new_source
+    )
+    if size > MAX_LEX_CHARS:
+        return False
+    diff.old_tokens = tokenize_lines(diff.old_source, lexer)
+    diff.new_tokens = tokenize_lines(diff.new_source, lexer)
+    return True

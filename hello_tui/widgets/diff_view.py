@@ -1,0 +1,460 @@
+"""The diff widget: side-by-side or unified, drawn with Textual's line API.
+
+Only the rows on screen are rendered (a ScrollView whose render_line returns
+Strips), so a 10,000-line file costs the same to draw as a 10-line one. Rows
+are computed off the UI thread by hello_tui.widgets.diff_rows; syntax tokens
+arrive in a second step and the view simply repaints. The widget knows hunks
+(which is current, which are declined) but not what accepting means: the
+screens that host it decide that.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+from hello_tui.patch.types import FilePlan
+from hello_tui.widgets.diff_rows import (
+    FileDiff,
+    LineTokens,
+    Row,
+    Side,
+    add_syntax,
+    build_file_diff,
+    build_text_diff,
+)
+
+# Below this many terminal columns two code columns are too narrow to read.
+SPLIT_MIN_WIDTH = 100
+TRUNCATED_MARK = "›"
+HUNK_KEYS = Binding.Group("Hunk", compact=True)
+
+
+class DiffView(ScrollView, can_focus=True):
+    """A scrollable diff of one file; `j`/`k` jump between hunks, `s` toggles the layout."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "next_hunk", "Next hunk", id="diff.next_hunk", group=HUNK_KEYS),
+        Binding("k", "previous_hunk", "Previous hunk", id="diff.previous_hunk", group=HUNK_KEYS),
+        Binding("down", "next_hunk", "Next hunk", show=False, id="diff.next_hunk_arrow"),
+        Binding("up", "previous_hunk", "Previous hunk", show=False, id="diff.previous_hunk_arrow"),
+        Binding(
+            "s",
+            "toggle_layout",
+            "Layout",
+            id="diff.toggle_layout",
+            tooltip="Side by side or unified",
+        ),
+        Binding("pagedown", "page_down", "Page down", show=False, id="diff.page_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="diff.page_up"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "diff--gutter",
+        "diff--removed",
+        "diff--added",
+        "diff--removed-char",
+        "diff--added-char",
+        "diff--header",
+        "diff--header-current",
+        "diff--header-declined",
+        "diff--declined",
+        "diff--fold",
+        "diff--filler",
+        "diff--bar-accepted",
+        "diff--bar-declined",
+        "diff--separator",
+    }
+
+    DEFAULT_CSS = """
+    DiffView {
+        overflow-x: hidden;
+        overflow-y: auto;
+        background: $surface;
+        scrollbar-size-vertical: 1;
+    }
+    DiffView > .diff--gutter { color: $text-muted; }
+    DiffView > .diff--removed { background: #4a1f26; }
+    DiffView > .diff--added { background: #1d3f2a; }
+    DiffView > .diff--removed-char { background: #8c2f3c; }
+    DiffView > .diff--added-char { background: #2f7a46; }
+    DiffView > .diff--header { background: #25324a; color: #b8c7e0; }
+    DiffView > .diff--header-current { background: #3b5a8c; color: #ffffff; text-style: bold; }
+    DiffView > .diff--header-declined { background: #3a3a3a; color: #a0a0a0; }
+    DiffView > .diff--declined { color: #7a7a7a; }
+    DiffView > .diff--fold { color: $text-muted; text-style: italic; }
+    DiffView > .diff--filler { background: $surface-darken-1; }
+    DiffView > .diff--bar-accepted { color: $success; }
+    DiffView > .diff--bar-declined { color: #6a6a6a; }
+    DiffView > .diff--separator { color: $panel-lighten-2; }
+    """
+
+    class HunkChanged(Message):
+        """The current hunk moved (j/k or a click)."""
+
+        def __init__(self, view: DiffView, position: int) -> None:
+            super().__init__()
+            self.view = view
+            self.position = position
+
+    class HeaderClicked(Message):
+        """A hunk header was clicked: hosts toggle that hunk."""
+
+        def __init__(self, view: DiffView, position: int) -> None:
+            super().__init__()
+            self.view = view
+            self.position = position
+
+    class LayoutChanged(Message):
+        """Split and unified swapped (the `s` key or a resize across the threshold)."""
+
+        def __init__(self, view: DiffView, split: bool) -> None:
+            super().__init__()
+            self.view = view
+            self.split = split
+
+    class DiffReady(Message):
+        """Rows for the requested file are on screen."""
+
+        def __init__(self, view: DiffView, diff: FileDiff) -> None:
+            super().__init__()
+            self.view = view
+            self.diff = diff
+
+    # None follows the terminal width; True/False is the user's explicit choice.
+    split_mode: reactive[bool | None] = reactive(None, layout=False)
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.diff: FileDiff | None = None
+        self.current_hunk = 0
+        self.declined: frozenset[int] = frozenset()
+        self.placeholder = "computing diff…"
+        self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
+        self._computed: dict[int, tuple[object, FileDiff]] = {}
+        self._split_now = False
+        self._wanted: object = None
+
+    # ---- what to show -------------------------------------------------------
+
+    def load_plan(self, file_plan: FilePlan) -> None:
+        """Show one file of a plan; rows are computed in a thread the first time."""
+        cached = self._computed.get(id(file_plan))
+        if cached is not None and cached[0] is file_plan:
+            self.show(cached[1])
+            return
+        self._begin_loading(file_plan)
+        self._compute(file_plan, lambda: build_file_diff(file_plan))
+
+    def load_texts(self, path: str, old_text: str, new_text: str) -> None:
+        """Show two versions of a text (a backup against the current file)."""
+        key = (path, old_text, new_text)
+        self._begin_loading(key)
+        self._compute(key, lambda: build_text_diff(path, old_text, new_text))
+
+    def _begin_loading(self, key: object) -> None:
+        self._wanted = key
+        self.diff = None
+        self.declined = frozenset()
+        self.current_hunk = 0
+        self._reset()
+
+    @work(thread=True, exclusive=True, group="diff-view")
+    def _compute(self, key: object, build) -> None:
+        worker = get_current_worker()
+        diff = build()
+        if worker.is_cancelled:
+            return
+        self.app.call_from_thread(self._rows_ready, key, diff)
+        if add_syntax(diff) and not worker.is_cancelled:
+            self.app.call_from_thread(self._syntax_ready, diff)
+
+    def _rows_ready(self, key: object, diff: FileDiff) -> None:
+        self._computed[id(key)] = (key, diff)
+        # A slower, older request must not replace the file the user moved to.
+        if key is self._wanted:
+            self.show(diff)
+
+    def _syntax_ready(self, diff: FileDiff) -> None:
+        if diff is self.diff:
+            self._line_cache.clear()
+            self.refresh()
+
+    def show(self, diff: FileDiff) -> None:
+        """Display rows already computed (the cache or a caller that built them)."""
+        self.diff = diff
+        self.current_hunk = 0
+        self._reset()
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.post_message(self.DiffReady(self, diff))
+
+    def set_declined(self, declined: set[int] | frozenset[int]) -> None:
+        """Positions (in diff.hunks) the user turned off; drawn dimmed."""
+        self.declined = frozenset(declined)
+        self._line_cache.clear()
+        self.refresh()
+
+    # ---- layout -------------------------------------------------------------
+
+    @property
+    def is_split(self) -> bool:
+        if self.split_mode is not None:
+            return self.split_mode
+        return self.screen.size.width >= SPLIT_MIN_WIDTH if self.is_attached else True
+
+    @property
+    def rows(self) -> list[Row]:
+        if self.diff is None:
+            return []
+        return self.diff.split_rows if self._split_now else self.diff.unified_rows
+
+    @property
+    def hunk_rows(self) -> list[int]:
+        if self.diff is None:
+            return []
+        return self.diff.split_hunk_rows if self._split_now else self.diff.unified_hunk_rows
+
+    @property
+    def hunk_count(self) -> int:
+        return len(self.diff.hunks) if self.diff is not None else 0
+
+    def _reset(self) -> None:
+        self._split_now = self.is_split
+        self._line_cache.clear()
+        self.virtual_size = Size(0, max(1, len(self.rows)))
+        self.refresh()
+
+    def watch_split_mode(self) -> None:
+        self._relayout()
+
+    def on_resize(self) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
+        split = self.is_split
+        if split != self._split_now:
+            self._reset()
+            self.scroll_to_hunk(self.current_hunk)
+            self.post_message(self.LayoutChanged(self, split))
+        else:
+            self._line_cache.clear()
+
+    def action_toggle_layout(self) -> None:
+        self.split_mode = not self.is_split
+
+    # ---- hunk navigation ----------------------------------------------------
+
+    def scroll_to_hunk(self, position: int) -> None:
+        rows = self.hunk_rows
+        if not rows:
+            return
+        position = max(0, min(position, len(rows) - 1))
+        if position != self.current_hunk:
+            self.current_hunk = position
+            self.post_message(self.HunkChanged(self, position))
+        self._line_cache.clear()
+        # One row of breathing room above the header, when there is one.
+        self.scroll_to(y=max(0, rows[position] - 1), animate=False, immediate=True)
+        self.refresh()
+
+    def action_next_hunk(self) -> None:
+        if self.hunk_count:
+            self.scroll_to_hunk(min(self.current_hunk + 1, self.hunk_count - 1))
+
+    def action_previous_hunk(self) -> None:
+        if self.hunk_count:
+            self.scroll_to_hunk(max(self.current_hunk - 1, 0))
+
+    def on_click(self, event) -> None:
+        index = int(self.scroll_offset.y) + event.y
+        rows = self.rows
+        if not 0 <= index < len(rows) or rows[index].hunk < 0:
+            return
+        position = rows[index].hunk
+        if position != self.current_hunk:
+            self.current_hunk = position
+            self._line_cache.clear()
+            self.refresh()
+            self.post_message(self.HunkChanged(self, position))
+        if rows[index].kind == "header":
+            self.post_message(self.HeaderClicked(self, position))
+
+    # ---- drawing ------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        index = int(self.scroll_offset.y) + y
+        rows = self.rows
+        base = self.rich_style
+        if self.diff is None:
+            text = self.placeholder if y == 0 else ""
+            return Strip([Segment(text, base)]).crop_extend(0, width, base)
+        if index >= len(rows):
+            return Strip.blank(width, base)
+        key = (index, width, self._split_now)
+        strip = self._line_cache.get(key)
+        if strip is None:
+            strip = self._render_row(rows[index], width).apply_style(base)
+            self._line_cache[key] = strip
+        return strip
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name, partial=True)
+
+    def _render_row(self, row: Row, width: int) -> Strip:
+        if row.kind == "header":
+            return self._render_header(row, width)
+        if row.kind in ("fold", "message"):
+            style = self._style("diff--fold")
+            return Strip([Segment("  " + row.label, style)]).crop_extend(0, width, style)
+        if self._split_now:
+            return self._render_split(row, width)
+        return self._render_unified(row, width)
+
+    def _render_header(self, row: Row, width: int) -> Strip:
+        declined = row.hunk in self.declined
+        if row.hunk == self.current_hunk:
+            style = self._style("diff--header-current")
+        elif declined:
+            style = self._style("diff--header-declined")
+        else:
+            style = self._style("diff--header")
+        state = "✗ declined" if declined else "✓ accepted"
+        pointer = "▶" if row.hunk == self.current_hunk else " "
+        label = f"{pointer} {state}  {row.label}"
+        return Strip([Segment(label, style)]).crop_extend(0, width, style)
+
+    def _bar(self, row: Row) -> Segment:
+        if row.hunk < 0 or row.kind == "context":
+            return Segment(" ")
+        if row.hunk in self.declined:
+            return Segment("▌", self._style("diff--bar-declined"))
+        return Segment("▌", self._style("diff--bar-accepted"))
+
+    def _side_styles(self, row: Row, removed: bool) -> tuple[Style, Style, str]:
+        """Line style, changed-characters style and sign for one side of a changed row."""
+        if row.hunk in self.declined:
+            declined = self._style("diff--declined")
+            return declined, declined, "-" if removed else "+"
+        if removed:
+            return self._style("diff--removed"), self._style("diff--removed-char"), "-"
+        return self._style("diff--added"), self._style("diff--added-char"), "+"
+
+    def _render_split(self, row: Row, width: int) -> Strip:
+        left_width = (width - 1) // 2
+        right_width = width - 1 - left_width
+        separator = Strip([Segment("│", self._style("diff--separator"))])
+        if row.kind == "context":
+            left = self._cell(row, row.old, left_width, Style(), Style(), " ", old=True)
+            right = self._cell(row, row.new, right_width, Style(), Style(), " ", old=False)
+        else:
+            line, char, sign = self._side_styles(row, removed=True)
+            left = self._cell(row, row.old, left_width, line, char, sign, old=True)
+            line, char, sign = self._side_styles(row, removed=False)
+            right = self._cell(row, row.new, right_width, line, char, sign, old=False)
+        return Strip.join([left, separator, right])
+
+    def _render_unified(self, row: Row, width: int) -> Strip:
+        digits = self.diff.number_width if self.diff else 1
+        gutter = self._style("diff--gutter")
+        old_no = f"{row.old.number:>{digits}}" if row.old else " " * digits
+        new_no = f"{row.new.number:>{digits}}" if row.new else " " * digits
+        if row.kind == "context":
+            line, char, sign, side = Style(), Style(), " ", row.old
+        elif row.kind == "removed":
+            (line, char, sign), side = self._side_styles(row, removed=True), row.old
+        else:
+            (line, char, sign), side = self._side_styles(row, removed=False), row.new
+        prefix = Strip(
+            [
+                self._bar(row),
+                Segment(f"{old_no} {new_no} ", gutter),
+                Segment(f"{sign} ", line),
+            ]
+        )
+        tokens = None if row.hunk in self.declined else self._tokens_for(side, row.kind != "added")
+        body = self._text_strip(side, tokens, line, char, width - prefix.cell_length)
+        return Strip.join([prefix, body])
+
+    def _cell(
+        self,
+        row: Row,
+        side: Side | None,
+        width: int,
+        line: Style,
+        char: Style,
+        sign: str,
+        old: bool,
+    ) -> Strip:
+        """One half of a split row: bar, line number, sign, text; filler when absent."""
+        digits = self.diff.number_width if self.diff else 1
+        if side is None:
+            filler = self._style("diff--filler")
+            return Strip.blank(width, filler)
+        prefix = Strip(
+            [
+                self._bar(row),
+                Segment(f"{side.number:>{digits}} ", self._style("diff--gutter")),
+                Segment(f"{sign} ", line),
+            ]
+        )
+        # Declined lines are drawn uniformly dim: syntax colours would make them look live.
+        tokens = None if row.hunk in self.declined else self._tokens_for(side, old)
+        body = self._text_strip(side, tokens, line, char, width - prefix.cell_length)
+        return Strip.join([prefix, body]).crop_extend(0, width, line)
+
+    def _tokens_for(self, side: Side | None, old: bool) -> LineTokens | None:
+        if side is None or self.diff is None:
+            return None
+        table = self.diff.old_tokens if old else self.diff.new_tokens
+        if table is None or not 0 < side.number <= len(table):
+            return None
+        tokens = table[side.number - 1]
+        # A hunk may carry lines that differ from the file at that number (a
+        # fuzzy match); then its tokens would colour the wrong text.
+        if sum(len(text) for text, _ in tokens) != len(side.text):
+            return None
+        return tokens
+
+    def _text_strip(
+        self,
+        side: Side | None,
+        tokens: LineTokens | None,
+        line: Style,
+        char: Style,
+        width: int,
+    ) -> Strip:
+        if width <= 0:
+            return Strip([])
+        if side is None:
+            return Strip.blank(width, line)
+        text = Text(side.text, style=line, no_wrap=True, end="")
+        if tokens:
+            offset = 0
+            for part, style in tokens:
+                text.stylize(style, offset, offset + len(part))
+                offset += len(part)
+        for start, end in side.spans:
+            text.stylize(char, start, end)
+        strip = Strip(text.render(self.app.console))
+        if strip.cell_length > width:
+            strip = Strip.join([strip.crop(0, width - 1), Strip([Segment(TRUNCATED_MARK, line)])])
+        return strip.crop_extend(0, width, line)

@@ -1,0 +1,97 @@
+"""Plans built by hand (difflib hunks) and a tiny app that pushes one screen and keeps its result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App
+from textual.screen import Screen
+from textual.worker import WorkerCancelled
+
+from hello_tui.patch.types import FilePlan, PatchPlan, Risk
+from hello_tui.widgets.diff_rows import hunks_from_texts
+
+STATS_OLD = '''\
+"""Small statistics helpers."""
+
+
+def total(values):
+    return sum(values)
+
+
+def count(values):
+    return len(values)
+
+
+def mean(values):
+    if not values:
+        raise ValueError("mean of nothing")
+    return total(values) / (count(values) - 1)
+
+
+def spread(values):
+    return max(values) - min(values)
+
+
+def describe(values):
+    return {"mean": mean(values), "spread": spread(values)}
+'''
+
+STATS_NEW = STATS_OLD.replace(
+    "    return total(values) / (count(values) - 1)\n",
+    "    return total(values) / count(values)\n",
+).replace(
+    '    return {"mean": mean(values), "spread": spread(values)}\n',
+    '    return {"mean": mean(values), "spread": spread(values), "n": count(values)}\n',
+)
+
+
+def file_plan(path: str, old: str | None, new: str | None, op: str = "update") -> FilePlan:
+    return FilePlan(
+        path=path,
+        op=op,  # type: ignore[arg-type]
+        old_text=old,
+        new_text=new,
+        hunks=hunks_from_texts(old or "", new or ""),
+    )
+
+
+def stats_plan(high_risk: bool = False, reasons: list[str] | None = None) -> PatchPlan:
+    """The demo bug fix: two hunks in stats.py, plus a new test file."""
+    test_text = "from stats import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"
+    return PatchPlan(
+        files=[
+            file_plan("stats.py", STATS_OLD, STATS_NEW),
+            file_plan("tests/test_stats.py", None, test_text, op="add"),
+        ],
+        risk=Risk(high=high_risk, reasons=reasons or []),
+    )
+
+
+class ScreenApp(App[Any]):
+    """Pushes `screen` at start; `results` collects what it dismisses with."""
+
+    CSS = "Screen { background: $background; }"
+
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self.screen_under_test = screen
+        self.results: list[Any] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.screen_under_test, self.results.append)
+
+
+async def settle(pilot) -> None:
+    """Wait for the diff workers and the repaint that follows them.
+
+    Only the diff view's workers: a worker waiting on a modal would wait forever.
+    """
+    for _ in range(2):
+        await pilot.pause()
+        for worker in [w for w in pilot.app.workers if w.group == "diff-view"]:
+            try:
+                await worker.wait()
+            except WorkerCancelled:
+                pass  # superseded by a newer request (exclusive group)
+    await pilot.pause()

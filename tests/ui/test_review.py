@@ -1,0 +1,565 @@
+"""Pilot tests of the review modal, the confirm and approval modals, the backup viewer and TuiApprover."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+import sys
+from typing import Any
+
+import pytest
+from textual import work
+from textual.app import App
+from textual.widgets import Button, Static
+
+from hello_tui.agent.approval import PatchDecision
+from hello_tui.patch.types import FilePlan, PatchPlan, Risk
+from hello_tui.screens.approver import TuiApprover
+from hello_tui.screens.backup_diff import BackupDiffScreen
+from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
+from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen
+from hello_tui.widgets.diff_view import DiffView
+from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, ScreenApp, file_plan, settle, stats_plan
+
+
+def review_app(plan: PatchPlan, **kwargs: Any) -> ScreenApp:
+    return ScreenApp(PatchReviewScreen(plan, **kwargs))
+
+
+def status_text(app: App[Any]) -> str:
+    return str(app.screen.query_one("#review-status", Static).render())
+
+
+# ---- hunks and decisions -------------------------------------------------------
+
+
+async def test_accept_everything_returns_selection_none():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+    assert app.results == [PatchDecision(accepted=True, selection=None)]
+
+
+async def test_space_declines_the_current_hunk_and_accept_leaves_it_out():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        assert view.hunk_count == 2 and view.current_hunk == 0
+        await pilot.press("j")  # second hunk of stats.py
+        assert view.current_hunk == 1
+        await pilot.press("space")
+        assert view.declined == {1}
+        assert "1/2 hunks accepted" in status_text(app)
+        await pilot.press("a")
+        await pilot.pause()
+    decision = app.results[0]
+    assert decision.accepted
+    assert decision.selection == {"stats.py": {0}, "tests/test_stats.py": {0}}
+
+
+async def test_space_twice_accepts_the_hunk_again():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "space", "a")
+        await pilot.pause()
+    assert app.results[0].selection is None
+
+
+async def test_declining_every_hunk_then_accept_is_a_rejection():
+    plan = PatchPlan([file_plan("stats.py", STATS_OLD, STATS_NEW)], Risk(False))
+    app = review_app(plan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "j", "space", "a")
+        await pilot.pause()
+    decision = app.results[0]
+    assert not decision.accepted
+    assert decision.reason == "the user declined every hunk"
+
+
+async def test_reject_returns_rejected_by_the_user():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await pilot.pause()
+    assert app.results == [PatchDecision(accepted=False, reason="rejected by the user")]
+
+
+async def test_escape_rejects_too():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.results[0].accepted is False
+
+
+async def test_hunk_indices_come_from_the_plan_not_from_display_order():
+    old = "".join(f"line {i}\n" for i in range(30))
+    new = old.replace("line 2\n", "two\n").replace("line 25\n", "twenty-five\n")
+    plan_file = file_plan("notes.txt", old, new)
+    # The engine numbers hunks its own way; the review must answer with those numbers.
+    plan_file.hunks[0].index, plan_file.hunks[1].index = 7, 3
+    plan_file.hunks.reverse()
+    app = review_app(PatchPlan([plan_file], Risk(False)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "a")  # first hunk on screen is the one at line 3 (index 7)
+        await pilot.pause()
+    assert app.results[0].selection == {"notes.txt": {3}}
+
+
+async def test_clicking_a_hunk_header_toggles_it():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        header_row = view.hunk_rows[0] - int(view.scroll_offset.y)
+        await pilot.click(DiffView, offset=(10, header_row))
+        await pilot.pause()
+        assert view.declined == {0}
+
+
+# ---- navigation and layout -------------------------------------------------------
+
+
+async def test_j_and_k_move_between_hunks_and_scroll_to_them():
+    old = "".join(f"line {i}\n" for i in range(400))
+    new = old.replace("line 10\n", "ten\n").replace("line 350\n", "three fifty\n")
+    app = review_app(PatchPlan([file_plan("big.txt", old, new)], Risk(False)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        # Folded context keeps this file short; make it scroll by showing every line.
+        assert view.current_hunk == 0
+        await pilot.press("j")
+        assert view.current_hunk == 1
+        assert "hunk 2/2" in status_text(app)
+        await pilot.press("j")  # stays on the last hunk
+        assert view.current_hunk == 1
+        await pilot.press("k")
+        assert view.current_hunk == 0
+        await pilot.press("down")
+        assert view.current_hunk == 1
+        await pilot.press("up")
+        assert view.current_hunk == 0
+
+
+async def test_j_scrolls_a_long_diff_to_the_hunk():
+    old = "".join(f"line {i}\n" for i in range(400))
+    new = "".join(f"changed {i}\n" if i % 40 == 0 else f"line {i}\n" for i in range(400))
+    app = review_app(PatchPlan([file_plan("big.txt", old, new)], Risk(False)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        assert view.scroll_offset.y == 0
+        for _ in range(8):
+            await pilot.press("j")
+        await pilot.pause()
+        header = view.hunk_rows[8]
+        assert view.scroll_offset.y > 0
+        assert view.scroll_offset.y <= header < view.scroll_offset.y + view.size.height
+
+
+async def test_layout_is_split_when_wide_unified_when_narrow():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(DiffView).is_split
+        assert "side by side" in status_text(app)
+    app = review_app(stats_plan())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not app.screen.query_one(DiffView).is_split
+        assert "unified" in status_text(app)
+
+
+async def test_s_toggles_split_and_unified():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        split_rows = len(view.rows)
+        await pilot.press("s")
+        await pilot.pause()
+        assert not view.is_split
+        assert "unified" in status_text(app)
+        # Unified draws removed and added lines on separate rows: more rows.
+        assert len(view.rows) > split_rows
+        await pilot.press("s")
+        await pilot.pause()
+        assert view.is_split
+        assert "side by side" in status_text(app)
+
+
+async def test_tab_and_shift_tab_move_between_files():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        view = screen.query_one(DiffView)
+        assert screen.file_index == 0 and view.diff.path == "stats.py"
+        await pilot.press("tab")
+        await settle(pilot)
+        assert screen.file_index == 1 and view.diff.path == "tests/test_stats.py"
+        assert "file 2/2" in status_text(app)
+        await pilot.press("tab")  # wraps around
+        await settle(pilot)
+        assert screen.file_index == 0
+        await pilot.press("shift+tab")
+        await settle(pilot)
+        assert screen.file_index == 1
+
+
+async def test_hunk_states_survive_moving_between_files():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "tab")
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.screen.query_one(DiffView).declined == {0}
+        await pilot.press("a")
+        await pilot.pause()
+    assert app.results[0].selection == {"stats.py": {1}, "tests/test_stats.py": {0}}
+
+
+async def test_file_keys_are_hidden_for_a_single_file_and_edit_for_a_delete():
+    plan = PatchPlan(
+        [file_plan("gone.py", "x = 1\n", None, op="delete")], Risk(True, ["deletes gone.py"])
+    )
+    app = review_app(plan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        actions = {b.binding.action for b in app.screen.active_bindings.values()}
+        assert "next_file" not in actions and "edit" not in actions
+        assert {"accept", "reject", "toggle_hunk", "help"} <= actions
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        actions = {b.binding.action for b in app.screen.active_bindings.values()}
+        assert {"next_file", "edit"} <= actions
+
+
+async def test_every_binding_has_an_id_and_a_description():
+    for screen_class in (
+        PatchReviewScreen,
+        ReviewHelpScreen,
+        ConfirmScreen,
+        CommandApprovalScreen,
+        BackupDiffScreen,
+        DiffView,
+    ):
+        for binding in screen_class.BINDINGS:
+            assert binding.id, (screen_class.__name__, binding.key)
+            assert binding.description, (screen_class.__name__, binding.key)
+
+
+async def test_file_list_shows_badges_counts_and_risk_flags():
+    plan = PatchPlan(
+        [
+            file_plan("stats.py", STATS_OLD, STATS_NEW),
+            file_plan("new.txt", None, "a\nb\n", op="add"),
+            file_plan("old.txt", "x\n", None, op="delete"),
+            FilePlan("a.txt", "move", move_to="b.txt", old_text="same\n", new_text="same\n"),
+        ],
+        Risk(True, ["deletes old.txt"]),
+    )
+    app = review_app(plan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        files = app.screen.query_one("#review-files")
+        prompts = [str(files.get_option_at_index(i).prompt) for i in range(4)]
+        assert prompts[0].startswith("✓ M +2 −2 stats.py")
+        assert prompts[1].startswith("✓ A +2 −0 new.txt")
+        assert prompts[2] == "✓ D +0 −1 old.txt ⚠"
+        assert prompts[3].startswith("✓ R +0 −0 a.txt → b.txt")
+        title = str(app.screen.query_one("#review-title", Static).render())
+        assert "4 files" in title and "HIGH RISK" in title
+        await pilot.press("space")
+        assert str(files.get_option_at_index(0).prompt).startswith("◐ M")
+
+
+async def test_a_move_without_content_changes_is_one_unit():
+    plan = PatchPlan(
+        [
+            FilePlan("a.txt", "move", move_to="b.txt", old_text="same\n", new_text="same\n"),
+            file_plan("c.txt", "1\n", "2\n"),
+        ],
+        Risk(False),
+    )
+    app = review_app(plan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        assert "renamed a.txt → b.txt" in view.rows[0].label
+        await pilot.press("a")
+        await pilot.pause()
+    assert app.results[0].selection is None
+    app = review_app(plan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "a")
+        await pilot.pause()
+    assert app.results[0].selection == {"c.txt": {0}}
+
+
+async def test_help_overlay_opens_and_closes():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewHelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, PatchReviewScreen)
+    assert app.results == []
+
+
+# ---- high risk -------------------------------------------------------------------
+
+
+async def test_high_risk_accept_needs_y_and_says_why():
+    app = review_app(stats_plan(high_risk=True, reasons=["rewrites 2 files entirely"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, HighRiskConfirmScreen)
+        message = str(app.screen.query_one("#confirm-message", Static).render())
+        assert "rewrites 2 files entirely" in message
+        assert app.focused is not None and app.focused.id == "confirm-no"
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.results == [PatchDecision(accepted=True, selection=None, high_risk_confirmed=True)]
+
+
+@pytest.mark.parametrize("cancel_key", ["n", "escape", "enter"])
+async def test_high_risk_cancel_goes_back_to_the_review(cancel_key: str):
+    app = review_app(stats_plan(high_risk=True, reasons=["deletes a file"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press(cancel_key)  # enter presses the focused, safe button
+        await pilot.pause()
+        assert isinstance(app.screen, PatchReviewScreen)
+        assert app.results == []
+        await pilot.press("r")
+        await pilot.pause()
+    assert app.results[0].accepted is False
+
+
+# ---- editing in $EDITOR ------------------------------------------------------------
+
+
+def write_editor(tmp_path, body: str) -> str:
+    script = tmp_path / "fake_editor.py"
+    script.write_text(f"import sys\npath = sys.argv[1]\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return f"{sys.executable} {script}"
+
+
+async def test_edit_in_editor_yields_user_edits_and_a_recomputed_plan(tmp_path, monkeypatch):
+    editor = write_editor(
+        tmp_path,
+        "text = open(path).read()\n"
+        "open(path, 'w').write(text.replace('count(values)}', 'len(values)}'))",
+    )
+    monkeypatch.setenv("EDITOR", editor)
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("e")
+        await settle(pilot)
+        edited = screen.plan.files[0]
+        assert '"n": len(values)}' in edited.new_text
+        assert "edited by you" in status_text(app)
+        view = screen.query_one(DiffView)
+        assert view.diff is not None and any(
+            "len(values)}" in (row.new.text if row.new else "") for row in view.rows
+        )
+        await pilot.press("a")
+        await pilot.pause()
+    decision = app.results[0]
+    assert decision.accepted
+    assert decision.user_edits == {"stats.py": STATS_NEW.replace("count(values)}", "len(values)}")}
+
+
+async def test_edit_uses_the_given_replan(tmp_path, monkeypatch):
+    monkeypatch.setenv("EDITOR", write_editor(tmp_path, "open(path, 'w').write('mine\\n')"))
+    calls: list[dict[str, str]] = []
+
+    def replan(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
+        calls.append(dict(edits))
+        return PatchPlan(
+            [file_plan("stats.py", STATS_OLD, edits["stats.py"])], Risk(True, ["rewrite"])
+        )
+
+    app = review_app(stats_plan(), replan=replan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert calls == [{"stats.py": "mine\n"}]
+        assert len(app.screen.plan.files) == 1
+        await pilot.press("r")
+        await pilot.pause()
+    assert app.results[0].user_edits == {"stats.py": "mine\n"}
+
+
+async def test_a_failing_editor_changes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("EDITOR", write_editor(tmp_path, "open(path, 'w').write('x')\nsys.exit(3)"))
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert app.screen.user_edits == {}
+        await pilot.press("a")
+        await pilot.pause()
+    assert app.results[0].user_edits == {}
+
+
+async def test_a_missing_editor_is_reported_not_raised(monkeypatch, tmp_path):
+    monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor"))
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, PatchReviewScreen)
+        assert any("Could not start the editor" in n.message for n in app._notifications)
+
+
+# ---- command approval and confirm -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key, verdict",
+    [("y", "once"), ("a", "session"), ("n", "deny"), ("escape", "deny"), ("enter", "deny")],
+)
+async def test_command_approval_keys(key: str, verdict: str):
+    app = ScreenApp(CommandApprovalScreen("pytest -q", "runs the test suite"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "command-deny"
+        text = str(app.screen.query_one("#command-text", Static).render())
+        assert "pytest -q" in text
+        await pilot.press(key)
+        await pilot.pause()
+    assert app.results == [verdict]
+
+
+async def test_command_approval_buttons():
+    app = ScreenApp(CommandApprovalScreen("make", "not on the allow list"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.click("#command-session")
+        await pilot.pause()
+    assert app.results == ["session"]
+
+
+@pytest.mark.parametrize("key, answer", [("y", True), ("n", False), ("escape", False)])
+async def test_confirm_screen(key: str, answer: bool):
+    app = ScreenApp(ConfirmScreen("Restore?", "Overwrite stats.py with the backup."))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.focused, Button) and app.focused.id == "confirm-no"
+        await pilot.press(key)
+        await pilot.pause()
+    assert app.results == [answer]
+
+
+# ---- backup viewer ----------------------------------------------------------------
+
+
+async def test_backup_diff_shows_both_versions_and_escape_closes():
+    app = ScreenApp(
+        BackupDiffScreen("stats.py (backup 20250101_120000)", STATS_OLD, STATS_NEW, path="stats.py")
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        assert view.is_split and view.hunk_count == 2
+        changed = [row for row in view.rows if row.kind == "change"]
+        assert changed[0].old.text.strip() == "return total(values) / (count(values) - 1)"
+        assert changed[0].new.text.strip() == "return total(values) / count(values)"
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.results == [None]
+
+
+async def test_backup_identical_to_the_file_says_so():
+    app = ScreenApp(BackupDiffScreen("stats.py", STATS_OLD, STATS_OLD))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(DiffView)
+        assert "identical" in view.rows[0].label
+
+
+# ---- the approver ------------------------------------------------------------------
+
+
+class ApproverApp(App[Any]):
+    """Runs approvals inside a worker, the way the agent turn does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.approver = TuiApprover(self)
+        self.answers: list[Any] = []
+
+    @work(exclusive=True, group="turn")
+    async def ask_patch(self, plan: PatchPlan) -> None:
+        self.answers.append(await self.approver.review_patch(plan))
+
+    @work(exclusive=True, group="turn")
+    async def ask_command(self, command: str) -> None:
+        self.answers.append(await self.approver.approve_command(command, "needs approval"))
+
+
+async def test_tui_approver_reviews_patches_from_a_worker():
+    app = ApproverApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.ask_patch(stats_plan())
+        await settle(pilot)
+        assert isinstance(app.screen, PatchReviewScreen)
+        await pilot.press("j", "space", "a")
+        await app.workers.wait_for_complete()
+    assert app.answers == [
+        PatchDecision(accepted=True, selection={"stats.py": {0}, "tests/test_stats.py": {0}})
+    ]
+
+
+async def test_tui_approver_asks_about_commands_from_a_worker():
+    app = ApproverApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.ask_command("pytest -q")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandApprovalScreen)
+        await pilot.press("a")
+        await app.workers.wait_for_complete()
+        app.ask_command("rm -rf build")
+        await pilot.pause()
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+    assert app.answers == ["session", "deny"]
+
+
+async def test_tui_approver_also_works_outside_a_worker():
+    app = ApproverApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        asking = asyncio.ensure_future(app.approver.approve_command("ls", "why not"))
+        await pilot.pause()
+        assert isinstance(app.screen, CommandApprovalScreen)
+        await pilot.press("y")
+        verdict = await asyncio.wait_for(asking, 10)
+    assert verdict == "once"
