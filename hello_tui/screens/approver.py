@@ -14,18 +14,38 @@ from textual.screen import Screen
 from textual.worker import NoActiveWorker, get_current_worker
 
 from hello_tui.agent.approval import CommandVerdict, PatchDecision
+from hello_tui.config import Settings
 from hello_tui.patch.types import PatchPlan
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen, ReplanFn
 
 
+def engine_replan(settings: Settings) -> ReplanFn:
+    """The patch engine's replan_with_edits, bound to the repository's settings."""
+
+    def replan(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
+        from hello_tui.patch import replan_with_edits
+
+        return replan_with_edits(plan, settings, edits)
+
+    return replan
+
+
 class TuiApprover:
     """Asks the user: the review modal for patches, the approval modal for commands."""
 
-    def __init__(self, app: App[Any], replan: ReplanFn | None = None) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        settings: Settings | None = None,
+        replan: ReplanFn | None = None,
+    ) -> None:
         self.app = app
-        # How the review recomputes a plan from the user's $EDITOR version;
-        # the review falls back to a difflib recompute of the edited file.
+        # How the review recomputes a plan from the user's $EDITOR version: the
+        # patch engine when settings are known (given, or the app's own).
+        settings = settings or getattr(app, "settings", None)
+        if replan is None and isinstance(settings, Settings):
+            replan = engine_replan(settings)
         self.replan = replan
 
     async def review_patch(self, plan: PatchPlan) -> PatchDecision:

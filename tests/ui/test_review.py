@@ -563,3 +563,72 @@ async def test_tui_approver_also_works_outside_a_worker():
         await pilot.press("y")
         verdict = await asyncio.wait_for(asking, 10)
     assert verdict == "once"
+
+
+# ---- with the real patch engine -------------------------------------------------------
+
+
+class EngineApp(ApproverApp):
+    def __init__(self, settings) -> None:
+        super().__init__()
+        self.approver = TuiApprover(self, settings)
+
+
+def engine_settings(tmp_path):
+    from hello_tui.config import load_settings
+
+    (tmp_path / "stats.py").write_text(STATS_OLD)
+    return load_settings(tmp_path, environ={})
+
+
+async def test_engine_plan_one_hunk_declined_writes_exactly_the_accepted_hunk(tmp_path):
+    from hello_tui.patch import commit_plan, plan_file_change
+
+    settings = engine_settings(tmp_path)
+    plan = plan_file_change(settings, "stats.py", STATS_NEW)
+    assert len(plan.files[0].hunks) == 2
+    app = EngineApp(settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.ask_patch(plan)
+        await settle(pilot)
+        await pilot.press("j", "space", "a")  # keep the mean fix, decline the describe change
+        await app.workers.wait_for_complete()
+    decision = app.answers[0]
+    commit_plan(plan, settings, selection=decision.selection)
+    expected = STATS_OLD.replace(
+        "    return total(values) / (count(values) - 1)\n",
+        "    return total(values) / count(values)\n",
+    )
+    assert (tmp_path / "stats.py").read_text() == expected
+
+
+async def test_engine_replan_after_editing_in_editor(tmp_path, monkeypatch):
+    from hello_tui.patch import commit_plan, plan_file_change, replan_with_edits
+
+    monkeypatch.setenv(
+        "EDITOR",
+        write_editor(
+            tmp_path,
+            "text = open(path).read()\n"
+            "open(path, 'w').write(text.replace('count(values)}', 'len(values)}'))",
+        ),
+    )
+    settings = engine_settings(tmp_path)
+    plan = plan_file_change(settings, "stats.py", STATS_NEW)
+    app = EngineApp(settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.ask_patch(plan)
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        shown = app.screen.plan.files[0]
+        assert shown.old_hash == plan.files[0].old_hash  # the engine's plan, not a local diff
+        assert "len(values)}" in shown.new_text
+        await pilot.press("a")
+        await app.workers.wait_for_complete()
+    decision = app.answers[0]
+    final = replan_with_edits(plan, settings, decision.user_edits)
+    commit_plan(final, settings, selection=decision.selection)
+    assert (tmp_path / "stats.py").read_text() == STATS_NEW.replace(
+        "count(values)}", "len(values)}"
+    )
