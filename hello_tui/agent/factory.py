@@ -41,9 +41,21 @@ def build_agent(
     continue_latest: bool = False,
     llm: LLMClient | None = None,
 ) -> Agent:
+    from hello_tui.patch import PatchError, recover
     from hello_tui.tools import build_registry
 
     session, notices = open_session(settings, resume=resume, continue_latest=continue_latest)
+    # A commit killed midway (kill -9, power loss) left an open journal: roll it
+    # back (or finish it) before the agent or the user looks at the tree.
+    try:
+        recovered = recover(settings)
+    except (PatchError, OSError) as exc:
+        notices.append(f"An interrupted patch could not be recovered: {exc}")
+    else:
+        if recovered:
+            notices.append(
+                "An interrupted patch was recovered: " + "; ".join(recovered)
+            )
     agent = Agent(
         settings,
         llm or LLMClient(settings),
