@@ -205,7 +205,8 @@ class HelloApp(App[int]):
         self._clock = clock
         self.agent: AgentLike | None = None
         self.turn_worker: Worker | None = None
-        self.turn_running = False
+        self.turn_running = False  # until the turn's last words are on screen
+        self._turn_closed = True  # the turn's closing event has been handled
         self._last_ctrl_c = -CTRL_C_WINDOW * 2
         self._pending_prompt: str | None = None
         self.preflight_report: PreflightReport | None = None
@@ -290,8 +291,7 @@ class HelloApp(App[int]):
         if session is not None:
             entries = display_entries(getattr(session, "display", []) or [])
             if entries:
-                self.chat.history.load(entries)
-                self.chat.anchor()
+                self.chat.load(entries)
             todos = getattr(session, "todos", None)
             if todos:
                 self.todos.set_items(todos)
@@ -336,12 +336,12 @@ class HelloApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return self.turn_running
+            return self.turn_running and not self._turn_closed
         return True
 
     @on(TurnState)
     def _turn_state(self, message: TurnState) -> None:
-        if self.turn_running:
+        if not self._turn_closed:
             self._set_state(message.state)
 
     # ------------------------------------------------------------ prompt and commands
@@ -394,6 +394,7 @@ class HelloApp(App[int]):
             self.chat.add("notice", "Starting the agent…")
             return
         self.turn_running = True
+        self._turn_closed = False
         self._set_state("thinking")
         self.turn_worker = self._run_turn(text)
 
@@ -446,13 +447,13 @@ class HelloApp(App[int]):
             self.post_message(EngineEvent(ev.TurnFinished(answer="", steps=0, reason="ended")))
 
     def action_cancel_turn(self) -> None:
-        if self.turn_worker is not None and self.turn_running:
+        if self.turn_worker is not None and not self._turn_closed:
             self.turn_worker.cancel()
 
     # ------------------------------------------------------------ engine events
     @on(AnswerChunk)
-    async def _answer_chunk(self, message: AnswerChunk) -> None:
-        await self.chat.stream_write(message.text)
+    def _answer_chunk(self, message: AnswerChunk) -> None:
+        self.chat.stream_write(message.text)
 
     @on(EngineEvent)
     async def _engine_event(self, message: EngineEvent) -> None:
@@ -476,9 +477,9 @@ class HelloApp(App[int]):
     def _on_ThoughtDelta(self, event: ev.ThoughtDelta) -> None:
         self.trace.thought(event.step, event.text)
 
-    async def _on_ToolCallStarted(self, event: ev.ToolCallStarted) -> None:
+    def _on_ToolCallStarted(self, event: ev.ToolCallStarted) -> None:
         # Text streamed before a tool call is the model thinking aloud: keep it in the chat.
-        await self.chat.stream_finish()
+        self.chat.stream_finish()
         self.trace.tool_started(event.step, event.call_id, event.tool, event.arguments)
         self._set_state("running a tool")
 
@@ -525,29 +526,41 @@ class HelloApp(App[int]):
         role = "error" if event.level == "error" else "notice"
         self.chat.add(role, event.text)
 
-    async def _on_TurnFinished(self, event: ev.TurnFinished) -> None:
-        streamed = await self.chat.stream_finish()
+    def _on_TurnFinished(self, event: ev.TurnFinished) -> None:
+        if self._turn_closed:
+            return
+        streamed = self.chat.stream_finish()
         if not streamed.strip() and event.answer.strip():
             self.chat.add("assistant", event.answer)
         if event.reason == "max_steps":
             self.chat.add("notice", f"Stopped after {event.steps} steps (the step limit).")
         self._end_turn("answered")
 
-    async def _on_TurnFailed(self, event: ev.TurnFailed) -> None:
-        await self.chat.stream_finish()
+    def _on_TurnFailed(self, event: ev.TurnFailed) -> None:
+        if self._turn_closed:
+            return
+        self.chat.stream_finish()
         hint = f"\nHint: {event.hint}" if event.hint else ""
         self.chat.add("error", f"{event.error}{hint}")
         self._end_turn("error")
 
-    async def _on_TurnCancelled(self, event: ev.TurnCancelled) -> None:
-        await self.chat.stream_finish()
+    def _on_TurnCancelled(self, event: ev.TurnCancelled) -> None:
+        if self._turn_closed:
+            return
+        self.chat.stream_finish()
         self.chat.add("notice", "Turn cancelled.")
         self._end_turn("cancelled")
 
     def _end_turn(self, trace_status: str) -> None:
+        self._turn_closed = True
         self.trace.turn_ended(trace_status)
-        self.turn_running = False
         self._set_state("idle")
+        # The turn is over for the user once its last words are on screen.
+        self.chat.call_when_shown(self._turn_shown)
+
+    def _turn_shown(self) -> None:
+        self.turn_running = False
+        self.refresh_bindings()
         self.prompt.focus()
 
     @on(Worker.StateChanged)
@@ -562,7 +575,7 @@ class HelloApp(App[int]):
                 WorkerState.CANCELLED,
                 WorkerState.ERROR,
             )
-            and self.turn_running
+            and not self._turn_closed
         ):
             # The worker ended without its closing event reaching us.
             self.post_message(EngineEvent(ev.TurnCancelled()))
@@ -582,7 +595,7 @@ class HelloApp(App[int]):
         self.push_screen(HelpScreen())
 
     def action_clear(self) -> None:
-        self.chat.history.clear()
+        self.chat.clear()
         self.trace.clear()
         self.chat.add("notice", "Chat cleared (the session on disk keeps its history).")
 

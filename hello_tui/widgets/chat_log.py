@@ -11,8 +11,10 @@ Only the reply being streamed is a live `Markdown`, fed through
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown as RichMarkdown
@@ -22,17 +24,21 @@ from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
 
-Role = Literal["user", "assistant", "notice", "error", "result"]
+Role = Literal["user", "assistant", "continued", "notice", "error", "result"]
 
 # How many of the newest entries are rendered when history is (re)built; older
 # entries are rendered in pages of this size when the user scrolls to the top.
 WINDOW_PAGE = 40
+# A streamed reply longer than this moves its finished paragraphs into history.
+LIVE_COMMIT_CHARS = 3000
 
 _ROLE_HEADER: dict[str, tuple[str, str]] = {
     "user": ("▌ you", "bold #7aa2f7"),
     "assistant": ("▌ assistant", "bold #9ece6a"),
+    "continued": ("", ""),  # later parts of a long reply: no second header
     "notice": ("", ""),
     "error": ("▌ error", "bold #f7768e"),
     "result": ("▌ patch", "bold #e0af68"),
@@ -173,6 +179,33 @@ class ChatHistory(Widget):
         return [strip.text.rstrip() for strip in self._lines]
 
 
+def settled_split(text: str) -> int:
+    """Offset just after the last blank line outside a code fence (0 if there is none):
+    everything before it is finished Markdown that later text cannot change."""
+    in_fence = False
+    offset = 0
+    split = 0
+    lines = text.split("\n")
+    for line in lines[:-1]:  # the last line may still be growing
+        offset += len(line) + 1
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif not line.strip() and not in_fence:
+            split = offset
+    return split
+
+
+async def stop_stream(stream: MarkdownStream) -> None:
+    """`MarkdownStream.stop()`, except that a stream whose task never got to run raises
+    CancelledError from it; only a cancellation of the caller itself may propagate."""
+    try:
+        await stream.stop()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+
+
 class LiveMessage(Markdown):
     """The reply being written; fed through a MarkdownStream in batches."""
 
@@ -182,7 +215,13 @@ class LiveMessage(Markdown):
 
 
 class ChatView(VerticalScroll):
-    """History + the live reply in one scroll, anchored to the bottom while new text arrives."""
+    """History + the live reply in one scroll, anchored to the bottom while new text arrives.
+
+    Every change (new entry, reply text, end of reply, clear, load) is queued and applied
+    in order by one writer task, so no message loop — the app's dispatches key presses —
+    ever waits for Markdown to re-render. (A message loop must not wait on it either:
+    Markdown's mounts and removals need those loops to make progress.)
+    """
 
     DEFAULT_CSS = """
     ChatView { height: 1fr; padding: 0 1; }
@@ -193,13 +232,21 @@ class ChatView(VerticalScroll):
         super().__init__(id=id)
         self.history = ChatHistory(id="chat-history")
         self.live = LiveMessage(id="chat-live")
-        self._stream = None
-        self._live_text: list[str] = []
+        self._stream: MarkdownStream | None = None
+        self._live_text: list[str] = []  # the reply being written, as queued
+        # Queued changes: ("write", text) | ("finish",) | ("add", role, text) |
+        # ("load", entries) | ("call", callback).
+        self._ops: deque[tuple[Any, ...]] = deque()
+        self._writer: asyncio.Task[None] | None = None
+        self._applying = False
+        # State of the widget side (the op handler):
+        self._shown: list[str] = []  # reply text handed to the widget or committed
+        self._shown_chars = 0
+        self._live_start = 0  # where the part still shown as live Markdown begins
+        self._parts_committed = 0
         self.can_focus = True
 
     def compose(self):
-        from textual.widgets import Static
-
         yield self.history
         header = Static("▌ assistant", id="live-header")
         header.display = False
@@ -210,42 +257,128 @@ class ChatView(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    # ---- the queue side: called by the app, never waits ----------------------
     @property
     def streaming(self) -> bool:
-        return self._stream is not None
+        return bool(self._live_text)
 
     @property
     def live_text(self) -> str:
         return "".join(self._live_text)
 
-    def add(self, role: Role, text: str) -> None:
-        self.history.add(role, text)
-        self.anchor()
+    @property
+    def idle(self) -> bool:
+        """True when every queued change is on screen."""
+        return not self._ops and not self._applying
 
-    async def stream_write(self, fragment: str) -> None:
-        if not fragment:
-            return
+    def _post(self, *args: Any) -> None:
+        self._ops.append(args)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._run_ops())
+
+    def on_unmount(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+
+    def add(self, role: Role, text: str) -> None:
+        self._post("add", role, text)
+
+    def load(self, entries: list[ChatEntry]) -> None:
+        self._post("load", entries)
+
+    def clear(self) -> None:
+        self._post("load", [])
+
+    def call_when_shown(self, callback: Any) -> None:
+        """Run `callback` once everything queued before it is on screen."""
+        self._post("call", callback)
+
+    def stream_write(self, fragment: str) -> None:
+        if fragment:
+            self._live_text.append(fragment)
+            self._post("write", fragment)
+
+    def stream_finish(self) -> str:
+        """End the reply being written; returns its whole text (empty if nothing streamed)."""
+        text = self.live_text
+        self._live_text = []
+        if text:
+            self._post("finish")
+        return text
+
+    # ---- the widget side: applied in order by this widget's message loop -----
+    async def _run_ops(self) -> None:
+        while self._ops:
+            kind, *rest = self._ops.popleft()
+            self._applying = True
+            try:
+                if kind == "write":
+                    # Join consecutive writes: one re-render for all the text that is waiting.
+                    while self._ops and self._ops[0][0] == "write":
+                        rest[0] += self._ops.popleft()[1]
+                    await self._write(rest[0])
+                elif kind == "finish":
+                    await self._finish()
+                elif kind == "add":
+                    self.history.add(rest[0], rest[1])
+                    self.anchor()
+                elif kind == "load":
+                    self.history.load(rest[0])
+                    self.anchor()
+                elif kind == "call":
+                    rest[0]()
+            except Exception as exc:  # noqa: BLE001 - one bad op must not stall the chat
+                self.notify(f"The chat could not show a message: {exc}", severity="error")
+            finally:
+                self._applying = False
+
+    async def _write(self, chunk: str) -> None:
+        self._shown.append(chunk)
+        self._shown_chars += len(chunk)
         if self._stream is None:
-            self.query_one("#live-header").display = True
+            self.query_one("#live-header").display = not self._parts_committed
             self.live.display = True
             self._stream = Markdown.get_stream(self.live)
             self.anchor()
-        self._live_text.append(fragment)
-        await self._stream.write(fragment)
+        if (
+            self._shown_chars - self._live_start > LIVE_COMMIT_CHARS
+            and await self._commit_settled()
+        ):
+            return
+        await self._stream.write(chunk)
 
-    async def stream_finish(self) -> str:
-        """End the live reply: it moves into history (rendered once) and the live widget empties."""
-        text = self.live_text
+    async def _commit_settled(self) -> bool:
+        """Move the finished paragraphs of a long reply into history, so the live widget stays
+        small (its re-layout cost grows with every block it holds)."""
+        live = "".join(self._shown)[self._live_start :]
+        split = settled_split(live)
+        if split <= 0:
+            return False
+        self._add_part(live[:split])
+        self._live_start += split
+        assert self._stream is not None
+        await stop_stream(self._stream)
+        self.query_one("#live-header").display = False
+        await self.live.update(live[split:])
+        self._stream = Markdown.get_stream(self.live)
+        return True
+
+    def _add_part(self, text: str) -> None:
+        if text.strip():
+            self.history.add("assistant" if not self._parts_committed else "continued", text)
+            self._parts_committed += 1
+
+    async def _finish(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:
-            await stream.stop()
-        self._live_text = []
+            await stop_stream(stream)
+        self._add_part("".join(self._shown)[self._live_start :])
+        self._shown = []
+        self._shown_chars = self._live_start = self._parts_committed = 0
         self.query_one("#live-header").display = False
         self.live.display = False
         await self.live.update("")
-        if text.strip():
-            self.history.add("assistant", text)
-        return text
+        self.anchor()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)

@@ -44,6 +44,8 @@ class FakeAgent:
                     await item.wait()
                     continue
                 yield item
+                # A real stream waits on the network between events.
+                await asyncio.sleep(0)
         except asyncio.CancelledError:
             self.cancelled = True
             raise

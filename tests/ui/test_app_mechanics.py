@@ -276,3 +276,38 @@ async def test_sidebar_toggles_with_ctrl_b(tmp_path):
         await pilot.press("ctrl+b")
         assert not app.sidebar.display
         assert app.focused is app.prompt
+
+
+async def test_a_long_reply_moves_finished_paragraphs_to_history_without_losing_text(tmp_path):
+    paragraphs = [f"Paragraph {i} " + "word " * 60 for i in range(40)]
+    paragraphs[20] = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(30)) + "\n```"
+    answer = "\n\n".join(paragraphs)
+    deltas = [answer[i : i + 7] for i in range(0, len(answer), 7)]
+    agent = FakeAgent(
+        [[*[ev.AssistantDelta(text=d) for d in deltas], ev.TurnFinished(answer=answer, steps=1)]]
+    )
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received, timeout=20)
+        parts = [e for e in app.chat.history.entries if e.role in ("assistant", "continued")]
+        assert len(parts) > 1
+        assert parts[0].role == "assistant"
+        assert all(p.role == "continued" for p in parts[1:])
+        assert "".join(p.text for p in parts) == answer
+        # The fenced block was never cut in two.
+        assert sum("```python" in p.text for p in parts) == 1
+        fenced = next(p for p in parts if "```python" in p.text)
+        assert fenced.text.count("```") == 2
+        assert app.chat.live_text == ""
+
+
+def test_settled_split_keeps_fences_and_the_growing_line():
+    from hello_tui.widgets.chat_log import settled_split
+
+    text = "one\n\n```py\nx = 1\n\ny = 2\n```\n\nthree\n\nstill gro"
+    cut = settled_split(text)
+    assert text[:cut].endswith("three\n\n") and text[cut:] == "still gro"
+    assert settled_split("```\na\n\nb") == 0
+    assert settled_split("no blank line yet") == 0
