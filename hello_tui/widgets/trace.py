@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -42,6 +43,13 @@ def format_arguments(arguments: dict[str, Any], limit: int = 120) -> str:
         parts.append(f"{key}={shown}")
     text = " ".join(parts)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fit(line: str, width: int) -> str:
+    """Cut `line` to `width` cells with an ellipsis (no cut when the width is unknown)."""
+    if width <= 1 or cell_len(line) <= width:
+        return line
+    return set_cell_size(line, width - 1) + "…"
 
 
 @dataclass
@@ -99,9 +107,11 @@ class TraceRow(Widget, can_focus=True):
             text.append("thinking" if r.status == "running" else "answer", style="italic")
         elapsed = r.duration if r.duration is not None else self._clock() - r.started
         text.append(f"  {elapsed:.1f}s", style="#7f849c")
+        width = self.content_size.width
         if r.arguments:
             text.append("\n  ")
-            text.append(format_arguments(r.arguments), style="#bb9af7")
+            args = format_arguments(r.arguments)
+            text.append(args if self.expanded else fit(args, width - 2), style="#bb9af7")
         if r.thought.strip():
             thought = " ".join(r.thought.split())
             if not self.expanded and len(thought) > 160:
@@ -119,7 +129,8 @@ class TraceRow(Widget, can_focus=True):
                 shown = lines[:PREVIEW_LINES]
             for line in shown:
                 text.append("\n  │ ", style="#565f89")
-                text.append(line)
+                # Collapsed rows keep one screen line per output line.
+                text.append(line if self.expanded else fit(line, width - 4))
             hidden = len(lines) - len(shown)
             if hidden > 0:
                 text.append(f"\n  └ {hidden} more lines (enter to expand)", style="#565f89")
