@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hello_tui.agent.approval import PolicyApprover  # noqa: E402
-from hello_tui.agent.loop import Agent  # noqa: E402
-from hello_tui.agent.session import SessionStore  # noqa: E402
-from hello_tui.llm import LLMClient  # noqa: E402
-from hello_tui.scripted_model import ScriptedModelServer, settings_for_server, text  # noqa: E402
-from hello_tui.tools.registry import ToolRegistry  # noqa: E402
+from hello_tui.agent.approval import PolicyApprover
+from hello_tui.agent.loop import Agent
+from hello_tui.agent.session import SessionStore
+from hello_tui.llm import LLMClient
+from hello_tui.scripted_model import ScriptedModelServer, settings_for_server, text
+from hello_tui.tools.registry import ToolRegistry
 
 TOKENS = 20_000
 CHUNK_CHARS = 4  # about one token per chunk
@@ -215,6 +215,7 @@ def _child(code: str, *args: str) -> dict:
         text=True,
         cwd=Path(__file__).resolve().parent.parent,
         timeout=120,
+        check=False,
     )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-3000:])

@@ -208,7 +208,7 @@ class HelloApp(App[int]):
         self.turn_running = False  # until the turn's last words are on screen
         self._turn_closed = True  # the turn's closing event has been handled
         self._last_ctrl_c = -CTRL_C_WINDOW * 2
-        self._pending_prompt: str | None = None
+        self._pending_prompt: tuple[str, str | None] | None = None  # sent before the agent was up
         self.preflight_report: PreflightReport | None = None
         self.engine_error = ""
         self._initial_prompt = initial_prompt
@@ -305,8 +305,8 @@ class HelloApp(App[int]):
         if self._run_preflight and self.settings.model_configured:
             self._preflight()
         if self._pending_prompt is not None:
-            text, self._pending_prompt = self._pending_prompt, None
-            self._start_turn(text)
+            (text, goal), self._pending_prompt = self._pending_prompt, None
+            self._launch(text, goal)
 
     @work(group="preflight", exit_on_error=False)
     async def _preflight(self) -> None:
@@ -374,14 +374,14 @@ class HelloApp(App[int]):
             if not goal:
                 self.chat.add("notice", "Usage: `:plan <goal>`")
                 return
-            self._start_turn(text)
+            self._start_turn(text, plan_goal=goal)
             return
         if text.startswith("/") and " " not in text:
             self.chat.add("notice", f"Unknown command {text}. Type /help for the list.")
             return
         self._start_turn(text)
 
-    def _start_turn(self, text: str) -> None:
+    def _start_turn(self, text: str, plan_goal: str | None = None) -> None:
         if self.turn_running:
             self.chat.add("notice", "A turn is running; wait for it or press Esc to cancel it.")
             return
@@ -390,13 +390,19 @@ class HelloApp(App[int]):
             if self.engine_error:
                 self.chat.add("error", f"No agent: {self.engine_error}")
                 return
-            self._pending_prompt = text
+            self._pending_prompt = (text, plan_goal)
             self.chat.add("notice", "Starting the agent…")
             return
+        self._launch(text, plan_goal)
+
+    def _launch(self, text: str, plan_goal: str | None) -> None:
         self.turn_running = True
         self._turn_closed = False
         self._set_state("thinking")
-        self.turn_worker = self._run_turn(text)
+        if plan_goal is not None:
+            self.turn_worker = self._run_plan(plan_goal)
+        else:
+            self.turn_worker = self._run_turn(text)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def _run_turn(self, text: str) -> None:
@@ -445,6 +451,24 @@ class HelloApp(App[int]):
         flush()
         if not finished:
             self.post_message(EngineEvent(ev.TurnFinished(answer="", steps=0, reason="ended")))
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def _run_plan(self, goal: str) -> None:
+        """`:plan <goal>`: one planning call (no tools, nothing written), shown as the answer."""
+        from hello_tui.tools.planner import make_plan
+
+        complete = getattr(getattr(self.agent, "ctx", None), "complete", None)
+        try:
+            result = await make_plan(goal, None, self.settings, complete)
+        except asyncio.CancelledError:
+            self.post_message(EngineEvent(ev.TurnCancelled()))
+            raise
+        if result.status == "error":
+            self.post_message(EngineEvent(ev.TurnFailed(error=result.text)))
+        else:
+            self.post_message(
+                EngineEvent(ev.TurnFinished(answer=result.text, steps=0, reason="plan"))
+            )
 
     def action_cancel_turn(self) -> None:
         if self.turn_worker is not None and not self._turn_closed:

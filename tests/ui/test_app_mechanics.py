@@ -208,17 +208,29 @@ async def test_prompt_history_newlines_and_commands(tmp_path):
     assert app.return_value == 0
 
 
-async def test_plan_command_needs_a_goal_and_runs_a_turn(tmp_path):
-    agent = FakeAgent([[ev.TurnFinished(answer="## Plan\n1. read", steps=1)]])
+async def test_plan_command_needs_a_goal_and_never_reaches_the_agent_loop(tmp_path):
+    agent = FakeAgent()  # no model client: the planner says so
     app = make_app(fake_settings(tmp_path), agent)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.agent is not None)
         await pilot.press(*":plan", "enter")
         assert "Usage: :plan <goal>" in "\n".join(app.chat.history.plain_lines())
-        assert agent.received == []
         await pilot.press(*":plan fix the mean", "enter")
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert agent.received == []
+        assert "planning needs a model" in "\n".join(app.chat.history.plain_lines())
+
+
+async def test_a_prompt_sent_before_the_agent_is_ready_runs_once_it_is(tmp_path):
+    agent = FakeAgent([[ev.TurnFinished(answer="ready now", steps=1)]])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.agent is None
+        app.handle_input("early question")
         await wait_until(pilot, lambda: agent.received and not app.turn_running)
-        assert agent.received == [":plan fix the mean"]
+        text = "\n".join(app.chat.history.plain_lines())
+        assert agent.received == ["early question"]
+        assert text.count("early question") == 1 and "ready now" in text
 
 
 async def test_ctrl_c_twice_quits(tmp_path):

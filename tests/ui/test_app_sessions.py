@@ -133,7 +133,7 @@ async def test_denied_command_does_not_run_and_the_model_is_told(tmp_path, scrip
         assert not (repo / "ran.txt").exists()
         told = _tool_messages(server)[-1].lower()
         assert "denied" in told or "declined" in told
-        row = [r for r in app.trace.rows if r.record.tool == "terminal"][0]
+        row = next(r for r in app.trace.rows if r.record.tool == "terminal")
         assert row.record.status == "error"
         chat = "\n".join(app.chat.history.plain_lines())
         assert "denied" in chat and "Fine, I will not run it." in chat
@@ -222,3 +222,39 @@ async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_serv
         await pilot.press(*"/undo", "enter")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == FIXED_MEAN_ONLY)
         assert "Undone: M stats.py" in "\n".join(app.chat.history.plain_lines())
+
+
+async def test_plan_command_asks_the_planner_and_writes_nothing(tmp_path, scripted_server):
+    repo = copy_demo_repo(tmp_path)
+    plan = (
+        "## Plan\n1. Read stats.py\n2. Run the tests\n3. Fix mean\n4. Add a test\n"
+        "5. Rerun the tests\n\n## Risks\n- none\n\n## Validation\n- pytest passes\n"
+    )
+    server = scripted_server([text(plan)])
+    app = HelloApp(settings_for_server(server, repo), preflight=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, ":plan fix the mean")
+        await wait_until(pilot, lambda: not app.turn_running and server.remaining == 0)
+        await wait_until(pilot, lambda: not app.turn_running)
+        chat = "\n".join(app.chat.history.plain_lines())
+        assert "Read stats.py" in chat and "Validation" in chat
+        assert "fix the mean" in server.chat_requests[-1]["messages"][-1]["content"]
+        assert "tools" not in server.chat_requests[-1]
+        assert app.trace.rows == []
+        assert (repo / "stats.py").read_text() == ORIGINAL
+
+
+async def test_failed_preflight_is_shown_with_its_hint(tmp_path):
+    repo = tmp_path / "stats-demo"
+    repo.mkdir()
+    from hello_tui.config import load_settings
+
+    # Nothing listens on port 9 of this machine: the start-up check must say so.
+    settings = load_settings(repo, base_url="http://127.0.0.1:9/v1", model="m", environ={})
+    app = HelloApp(settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.preflight_report is not None, timeout=30)
+        assert not app.preflight_report.ok
+        chat = "\n".join(app.chat.history.plain_lines())
+        assert "start-up check" in chat and "Hint:" in chat
+        assert app.focused is app.prompt

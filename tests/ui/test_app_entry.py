@@ -1,0 +1,99 @@
+"""`run_tui(args)`: settings from the flags, a readable exit 2 on a configuration error,
+--resume / --continue handed to the agent, and the palette's commands."""
+
+from __future__ import annotations
+
+from hello_tui.agent.session import SessionStore
+from hello_tui.app import HelloApp, run_tui
+from hello_tui.cli import build_parser
+from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
+
+
+def test_configuration_error_exits_2_with_the_setting_named(tmp_path, capsys):
+    args = build_parser().parse_args(["--repo", str(tmp_path / "missing")])
+    assert run_tui(args) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_flags_reach_the_app_and_resume_reopens_the_session(tmp_path, monkeypatch):
+    repo = tmp_path / "stats-demo"
+    repo.mkdir()
+    from hello_tui.config import load_settings
+
+    store = SessionStore(load_settings(repo, environ={}).state)
+    session = store.new()
+    session.display = [
+        {"role": "user", "content": "earlier question"},
+        {"role": "assistant", "content": "earlier answer"},
+    ]
+    session.save()
+    seen: dict = {}
+    original_run = HelloApp.run
+
+    async def pilot_script(pilot) -> None:
+        app = pilot.app
+        await wait_until(pilot, lambda: app.agent is not None, timeout=15)
+        await wait_until(pilot, lambda: app.chat.idle)
+        seen["model"] = app.settings.model
+        seen["max_steps"] = app.settings.max_steps
+        seen["session"] = app.agent.session.id
+        seen["chat"] = "\n".join(app.chat.history.plain_lines())
+        app.exit(0)
+
+    monkeypatch.setattr(
+        HelloApp,
+        "run",
+        lambda self, *a, **k: original_run(
+            self, headless=True, size=(120, 40), auto_pilot=pilot_script
+        ),
+    )
+    args = build_parser().parse_args(
+        [
+            "--repo",
+            str(repo),
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m-1",
+            "--max-steps",
+            "7",
+            "--resume",
+            session.id,
+        ]
+    )
+    assert run_tui(args) == 0
+    assert seen["model"] == "m-1" and seen["max_steps"] == 7
+    assert seen["session"] == session.id
+    assert "earlier question" in seen["chat"] and "earlier answer" in seen["chat"]
+
+
+async def test_palette_offers_the_app_commands(tmp_path):
+    app = make_app(fake_settings(tmp_path), FakeAgent())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in (
+            "Help",
+            "Toggle sidebar",
+            "Undo last patch",
+            "Clear chat",
+            "Resume session",
+            "Plan",
+        ):
+            assert title in titles
+        assert "Cancel turn" not in titles
+        plan = next(c for c in app.get_system_commands(app.screen) if c.title == "Plan")
+        plan.callback()
+        assert app.prompt.text == ":plan "
+
+
+async def test_undo_with_nothing_to_undo_says_so(tmp_path):
+    app = make_app(fake_settings(tmp_path), FakeAgent())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"/undo", "enter")
+        await wait_until(pilot, lambda: app.chat.idle)
+        assert "Nothing to undo" in "\n".join(app.chat.history.plain_lines())
+        await pilot.press(*"/resume", "enter")
+        await wait_until(pilot, lambda: app.chat.idle)
+        assert "No saved sessions yet." in "\n".join(app.chat.history.plain_lines())

@@ -1,0 +1,68 @@
+"""`hello-tui demo`: the sample repo is copied (its test really fails), the app opens on it
+against the built-in scripted model, and the copy is removed afterwards unless --keep."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from argparse import Namespace
+
+from hello_tui.app import HelloApp
+from hello_tui.demo import copy_demo_repo, run_demo
+from hello_tui.demo_script import DEMO_TASK
+
+
+def test_the_sample_repo_has_the_mean_bug(tmp_path):
+    repo = copy_demo_repo(tmp_path)
+    assert repo.name == "stats-demo"
+    assert "/ (count - 1)" in (repo / "stats.py").read_text()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_stats.py"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "1 failed, 1 passed" in proc.stdout
+
+
+def _run_headless(monkeypatch, seen: dict, keep: bool) -> int:
+    original_run = HelloApp.run
+
+    async def pilot_script(pilot) -> None:
+        app = pilot.app
+        while app.agent is None:
+            await pilot.pause(0.05)
+        seen["repo"] = app.settings.repo
+        seen["prompt"] = app.prompt.text
+        seen["files"] = sorted(p.name for p in app.settings.repo.iterdir())
+        seen["preflight_url"] = app.settings.base_url
+        app.exit()
+
+    def run_headless(self, *args, **kwargs):
+        return original_run(self, headless=True, size=(120, 40), auto_pilot=pilot_script)
+
+    monkeypatch.setattr(HelloApp, "run", run_headless)
+    return run_demo(Namespace(keep=keep))
+
+
+def test_demo_opens_the_app_on_a_temporary_copy_and_cleans_up(monkeypatch):
+    seen: dict = {}
+    assert _run_headless(monkeypatch, seen, keep=False) == 0
+    assert seen["prompt"] == DEMO_TASK
+    assert {"stats.py", "test_stats.py"} <= set(seen["files"])
+    assert seen["preflight_url"].startswith("http://127.0.0.1:")
+    assert not seen["repo"].exists()
+
+
+def test_demo_keep_leaves_the_copy(monkeypatch, capsys):
+    seen: dict = {}
+    assert _run_headless(monkeypatch, seen, keep=True) == 0
+    try:
+        assert (seen["repo"] / "stats.py").exists()
+        assert str(seen["repo"]) in capsys.readouterr().err
+    finally:
+        import shutil
+
+        shutil.rmtree(seen["repo"].parent, ignore_errors=True)
