@@ -195,7 +195,7 @@ async def main(repo, resume):
     app = HelloApp(settings, resume=resume or None, preflight=False,
                    agent_factory=lambda s, a: build_agent(s, a, resume=resume or None))
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.agent is None:
+        while app.agent is None or not app.chat.idle:
             await pilot.pause(0.005)
         await pilot.pause()
         ready = time.perf_counter() - started

@@ -323,3 +323,46 @@ def test_settled_split_keeps_fences_and_the_growing_line():
     assert text[:cut].endswith("three\n\n") and text[cut:] == "still gro"
     assert settled_split("```\na\n\nb") == 0
     assert settled_split("no blank line yet") == 0
+
+
+async def test_status_bar_shows_cost_when_priced(tmp_path):
+    turn = [
+        ev.Usage(
+            prompt_tokens=10,
+            completion_tokens=5,
+            session_prompt_tokens=10,
+            session_completion_tokens=5,
+            cost=0.0125,
+        ),
+        ev.TurnFinished(answer="ok", steps=1),
+    ]
+    agent = FakeAgent([turn])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        assert "$" not in app.status.render().plain
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        rendered = app.status.render().plain
+        assert "15 tokens" in rendered and "$0.0125" in rendered
+        assert "idle" in rendered
+
+
+async def test_notes_filter_narrows_the_list(tmp_path):
+    from hello_tui.tools.notes_store import NoteStore
+
+    settings = fake_settings(tmp_path)
+    store = NoteStore(settings.state.notes)
+    store.create("Patch applied", "stats.py", note_type="action")
+    store.create("Flaky test in CI", "retry", note_type="blocker")
+    app = make_app(settings, FakeAgent())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press("ctrl+b")
+        titles = app.sidebar.visible_note_titles()
+        assert len(titles) == 2 and "Flaky test in CI" in titles[0]  # newest first
+        app.sidebar.query_one("#notes-filter").focus()
+        await pilot.press(*"blocker")
+        assert [t for t in app.sidebar.visible_note_titles()] == ["blocker    Flaky test in CI"]
+        await pilot.press(*" nothing-like-this")
+        assert app.sidebar.visible_note_titles() == []
