@@ -770,14 +770,10 @@ class HelloApp(App[int]):
 
 def backup_text(settings: Settings, backup: str, relpath: str) -> str | None:
     """The content a backup holds for `relpath` (None when it holds none)."""
-    from hello_tui.patch.history import _load_manifest
+    from hello_tui.patch import read_backup
 
-    folder = settings.state.backups / backup
-    manifest = _load_manifest(folder)
-    for entry in (manifest or {}).get("entries", []):
-        if entry.get("path") == relpath and entry.get("existed") and entry.get("backup"):
-            return _read_text(folder / entry["backup"])
-    return None
+    data = read_backup(settings, backup, relpath)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def _read_text(path: Any) -> str:
