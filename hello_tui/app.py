@@ -323,7 +323,7 @@ class HelloApp(App[int]):
     def _preflight_done(self, message: PreflightDone) -> None:
         self.preflight_report = message.report
         if not message.report.ok:
-            hint = f"\nHint: {message.report.hint}" if message.report.hint else ""
+            hint = _hint_suffix(message.report.message, message.report.hint)
             self.chat.add(
                 "error",
                 f"The model did not answer the start-up check: {message.report.message}{hint}",
@@ -564,8 +564,7 @@ class HelloApp(App[int]):
         if self._turn_closed:
             return
         self.chat.stream_finish()
-        hint = f"\nHint: {event.hint}" if event.hint else ""
-        self.chat.add("error", f"{event.error}{hint}")
+        self.chat.add("error", event.error + _hint_suffix(event.error, event.hint))
         self._end_turn("error")
 
     def _on_TurnCancelled(self, event: ev.TurnCancelled) -> None:
@@ -810,3 +809,8 @@ def run_tui(args: Any) -> int:
     )
     result = app.run()
     return int(result or 0)
+
+
+def _hint_suffix(message: str, hint: str) -> str:
+    """The hint on a line of its own, unless the message already says it."""
+    return f"\nHint: {hint}" if hint and hint not in message else ""

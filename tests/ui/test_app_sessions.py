@@ -255,6 +255,8 @@ async def test_failed_preflight_is_shown_with_its_hint(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.preflight_report is not None, timeout=30)
         assert not app.preflight_report.ok
-        chat = "\n".join(app.chat.history.plain_lines())
-        assert "start-up check" in chat and "Hint:" in chat
+        chat = " ".join(" ".join(app.chat.history.plain_lines()).split())
+        assert "start-up check" in chat and "LLM_BASE_URL" in chat
+        # the hint is said once, not repeated after a message that already holds it
+        assert chat.count(app.preflight_report.hint) == 1
         assert app.focused is app.prompt
