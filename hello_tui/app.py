@@ -786,19 +786,10 @@ def run_tui(args: Any) -> int:
     """`hello-tui [--repo DIR] [model flags]`: open the app; exit 2 on a configuration error."""
     import sys
 
-    from hello_tui.config import load_settings
+    from hello_tui.config import settings_from_args
 
     try:
-        settings = load_settings(
-            getattr(args, "repo", None),
-            project=getattr(args, "project", None),
-            model=getattr(args, "model", None),
-            base_url=getattr(args, "base_url", None),
-            api_key=getattr(args, "api_key", None),
-            max_steps=getattr(args, "max_steps", None),
-            protocol=getattr(args, "protocol", None),
-            debug=bool(getattr(args, "debug", False)),
-        )
+        settings = settings_from_args(args)
     except ConfigError as exc:
         print(f"hello-tui: {exc}", file=sys.stderr)
         return 2

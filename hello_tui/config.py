@@ -321,3 +321,17 @@ def load_settings(
         price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
         sources=sources,
     )
+
+
+def settings_from_args(args) -> Settings:
+    """Settings from an argparse namespace of the CLI (flags a subcommand lacks count as unset)."""
+    return load_settings(
+        getattr(args, "repo", None),
+        project=getattr(args, "project", None),
+        model=getattr(args, "model", None),
+        base_url=getattr(args, "base_url", None),
+        api_key=getattr(args, "api_key", None),
+        max_steps=getattr(args, "max_steps", None),
+        protocol=getattr(args, "protocol", None),
+        debug=bool(getattr(args, "debug", False)),
+    )

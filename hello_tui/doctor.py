@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import TextIO
 
-from hello_tui.config import ConfigError, Settings, load_settings
+from hello_tui.config import ConfigError, Settings, settings_from_args
 
 
 def _describe(settings: Settings) -> list[tuple[str, str, str]]:
@@ -63,16 +63,7 @@ async def _preflight(settings: Settings):
 def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
-        settings = load_settings(
-            getattr(args, "repo", None),
-            model=getattr(args, "model", None),
-            base_url=getattr(args, "base_url", None),
-            api_key=getattr(args, "api_key", None),
-            project=getattr(args, "project", None),
-            max_steps=getattr(args, "max_steps", None),
-            protocol=getattr(args, "protocol", None),
-            debug=bool(getattr(args, "debug", False)),
-        )
+        settings = settings_from_args(args)
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=out)
         return 2

@@ -123,7 +123,7 @@ async def _exec_turn(settings: Any, args: argparse.Namespace, task: str, printer
 
 
 def run_exec(args: argparse.Namespace) -> int:
-    from hello_tui.config import ConfigError, load_settings
+    from hello_tui.config import ConfigError, settings_from_args
 
     out, err = sys.stdout, sys.stderr
     printer: Any = (
@@ -136,16 +136,7 @@ def run_exec(args: argparse.Namespace) -> int:
         printer.error("the task is empty", 'usage: hello-tui exec [options] "what to do"')
         return EXIT_USAGE
     try:
-        settings = load_settings(
-            args.repo,
-            project=getattr(args, "project", None),
-            model=getattr(args, "model", None),
-            base_url=getattr(args, "base_url", None),
-            api_key=getattr(args, "api_key", None),
-            max_steps=getattr(args, "max_steps", None),
-            protocol=getattr(args, "protocol", None),
-            debug=bool(getattr(args, "debug", False)),
-        )
+        settings = settings_from_args(args)
     except ConfigError as exc:
         printer.error(str(exc))
         return EXIT_USAGE

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hello_tui.atomic_file import write_text_atomic
 from hello_tui.config import StatePaths
 
 HISTORY_LIMIT = 50
@@ -138,21 +138,8 @@ class Session:
         self.history = trim_history(self.history)
         if len(self.display) > DISPLAY_LIMIT:
             self.display = self.display[-DISPLAY_LIMIT:]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = json.dumps(self.to_dict(), ensure_ascii=False, indent=1, default=str)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.id}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        write_text_atomic(self.path, payload)
 
 
 class SessionStore:

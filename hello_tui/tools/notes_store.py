@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import builtins
 import json
-import os
 import re
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +19,8 @@ from typing import Any
 
 import yaml
 from filelock import FileLock
+
+from hello_tui.atomic_file import write_text_atomic
 
 NOTE_TYPES: tuple[str, ...] = (
     "task_state",
@@ -66,24 +66,6 @@ class Note:
 
 def _now() -> str:
     return datetime.now().isoformat(timespec="microseconds")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _check_type(note_type: str) -> str:
@@ -206,7 +188,7 @@ class NoteStore:
             "version": INDEX_VERSION,
             "notes": {n.id: self._index_entry(n) for n in notes},
         }
-        _atomic_write(self.index_path, json.dumps(index, ensure_ascii=False, indent=2))
+        write_text_atomic(self.index_path, json.dumps(index, ensure_ascii=False, indent=2))
 
     def _load_all(self) -> builtins.list[Note]:
         """Every readable note from the files; corrupt ones are skipped and reported."""
@@ -250,7 +232,7 @@ class NoteStore:
     def _save(self, note: Note) -> None:
         self.notes_dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            _atomic_write(note.path, render_note(note))
+            write_text_atomic(note.path, render_note(note))
             self._write_index(self._load_all())
 
     # ---- public API --------------------------------------------------------
@@ -279,7 +261,7 @@ class NoteStore:
                 updated_at=now,
                 path=self.notes_dir / f"{note_id}.md",
             )
-            _atomic_write(note.path, render_note(note))
+            write_text_atomic(note.path, render_note(note))
             self._write_index(self._load_all())
         return note
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from filelock import FileLock
 from pydantic import Field
 
 from hello_tui.agent.events import TodoChanged
+from hello_tui.atomic_file import write_text_atomic
 from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
@@ -87,23 +87,10 @@ class TodoStore:
         return sorted(items, key=lambda i: (int(i.id) if i.id.isdigit() else 10**9, i.id))
 
     def save(self, items: list[TodoItem]) -> None:
-        self.todos_dir.mkdir(parents=True, exist_ok=True)
         payload = json.dumps(
             {"version": 1, "items": [i.to_dict() for i in items]}, ensure_ascii=False, indent=2
         )
-        fd, tmp = tempfile.mkstemp(prefix=".todos.", suffix=".tmp", dir=self.todos_dir)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        write_text_atomic(self.path, payload)
 
     # ---- rules -------------------------------------------------------------
 
