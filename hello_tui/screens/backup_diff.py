@@ -42,7 +42,7 @@ class BackupDiffScreen(ModalScreen[None]):
         with Vertical(id="backup-dialog"):
             yield Static(self.title_text, id="backup-title", markup=False)
             yield Static("left: the backup · right: the file now", id="backup-legend")
-            yield DiffView(id="backup-diff")
+            yield DiffView(show_hunk_state=False, id="backup-diff")
             yield Footer()
 
     def on_mount(self) -> None:

@@ -134,7 +134,7 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
     }
     PatchReviewScreen #review-body { height: 1fr; }
     PatchReviewScreen #review-files {
-        width: 36; height: 100%; border: none; border-right: vkey $panel;
+        width: 30; height: 100%; border: none; border-right: vkey $panel;
         padding: 0; background: $surface;
     }
     PatchReviewScreen.-narrow #review-body { layout: vertical; }

@@ -28,21 +28,43 @@ TAB_SIZE = 4
 # Character-level highlighting is quadratic in line length; beyond this the
 # whole line is simply marked as changed.
 MAX_INTRALINE_CHARS = 400
-# Lexing a huge file costs more than it is worth in a review.
-MAX_LEX_CHARS = 4_000_000
+# Lines lexed together; see SyntaxCache.
+LEX_BLOCK = 200
 
 # Control characters would corrupt the terminal; tabs are expanded before this.
 _CONTROL = {c: "\ufffd" for c in range(32)}
 _CONTROL[127] = "\ufffd"
+_CONTROL_BUT_NEWLINES = {c: r for c, r in _CONTROL.items() if c not in (10, 13)}
 
 
-@dataclass(slots=True)
 class Side:
-    """One side (old or new) of a displayed line."""
+    """One side (old or new) of a displayed line.
 
-    number: int  # 1-based line number in its file
-    text: str  # display text: no line ending, tabs expanded, control chars replaced
-    spans: tuple[Span, ...] = ()  # changed character ranges inside a changed line
+    The changed characters of a changed line pair are found on first use
+    (when the row is drawn), so building rows for a huge rewrite stays linear.
+    """
+
+    __slots__ = ("_spans", "is_old", "number", "pair", "text")
+
+    def __init__(
+        self, number: int, text: str, pair: Side | None = None, is_old: bool = True
+    ) -> None:
+        self.number = number  # 1-based line number in its file
+        self.text = text  # display text: no line ending, tabs expanded, control chars replaced
+        self.pair = pair  # the other side of a changed line pair
+        self.is_old = is_old
+        self._spans: tuple[Span, ...] | None = None if pair is not None else ()
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        """Changed character ranges inside a changed line."""
+        if self._spans is None and self.pair is not None:
+            old, new = (self, self.pair) if self.is_old else (self.pair, self)
+            old._spans, new._spans = changed_spans(old.text, new.text)
+        return self._spans or ()
+
+    def __repr__(self) -> str:
+        return f"Side({self.number}, {self.text!r})"
 
 
 @dataclass(slots=True)
@@ -67,8 +89,7 @@ class FileDiff:
     split_hunk_rows: list[int]  # row index of each hunk's header, split layout
     unified_hunk_rows: list[int]
     number_width: int
-    old_tokens: list[LineTokens] | None = None  # per old line, filled by add_syntax
-    new_tokens: list[LineTokens] | None = None  # per proposed line
+    syntax: SyntaxCache | None = None  # set by add_syntax
     old_source: list[str] = field(default_factory=list)
     new_source: list[str] = field(default_factory=list)
 
@@ -82,9 +103,12 @@ def display_text(line: str) -> str:
 
 
 def split_lines(text: str | None) -> list[str]:
+    """Display lines of a whole text: one translate over the text, not one per line."""
     if not text:
         return []
-    return [display_text(line) for line in text.splitlines()]
+    if "\t" in text:
+        text = "\n".join(line.expandtabs(TAB_SIZE) for line in text.splitlines())
+    return text.translate(_CONTROL_BUT_NEWLINES).splitlines()
 
 
 def hunks_from_texts(old_text: str, new_text: str, context: int = 0) -> list[Hunk]:
@@ -238,9 +262,10 @@ class _RowBuilder:
             old_side = new_side = None
             has_old, has_new = i1 + k < i2, j1 + k < j2
             if has_old and has_new:
-                o_spans, n_spans = changed_spans(old_lines[i1 + k], new_lines[j1 + k])
-                old_side = Side(old_no + i1 + k, old_lines[i1 + k], o_spans)
-                new_side = Side(new_no + j1 + k, new_lines[j1 + k], n_spans)
+                old_side = Side(old_no + i1 + k, old_lines[i1 + k])
+                new_side = Side(new_no + j1 + k, new_lines[j1 + k], pair=old_side, is_old=False)
+                old_side.pair = new_side
+                old_side._spans = None
             elif has_old:
                 old_side = Side(old_no + i1 + k, old_lines[i1 + k])
             else:
@@ -337,7 +362,8 @@ def _token_style(token_type: object) -> Style:
     return style
 
 
-def _lexer_for(path: str):
+def lexer_for(path: str):
+    """The Pygments lexer for a file name, or None."""
     from pygments.lexers import get_lexer_for_filename
     from pygments.util import ClassNotFound
 
@@ -349,7 +375,7 @@ def _lexer_for(path: str):
 
 
 def tokenize_lines(lines: list[str], lexer) -> list[LineTokens]:
-    """One Pygments pass over the whole text, cut back into display lines."""
+    """One Pygments pass over some lines, cut back into display lines."""
     result: list[LineTokens] = [[]]
     for token_type, value in lexer.get_tokens("\n".join(lines)):
         style = _token_style(token_type)
@@ -359,23 +385,43 @@ def tokenize_lines(lines: list[str], lexer) -> list[LineTokens]:
                 result.append([])
             if part:
                 result[-1].append((part, style))
-    # The lexer sees the display text, so lines map one to one; pad defensively
-    # in case a lexer swallows a trailing empty line.
+    # A lexer may swallow a trailing empty line; keep the lines one to one.
     while len(result) < len(lines):
         result.append([])
     return result[: len(lines)]
 
 
+class SyntaxCache:
+    """Syntax tokens per display line, lexed lazily in blocks of LEX_BLOCK lines.
+
+    Lexing a 10,000-line file takes Pygments over a second, so only the blocks
+    that are drawn are lexed, once each. Each block is lexed from its first
+    line: a string or comment that spans a block boundary may be coloured as
+    code after the boundary, a price paid for opening huge files instantly.
+    """
+
+    def __init__(self, lexer, old_source: list[str], new_source: list[str]) -> None:
+        self.lexer = lexer
+        self.sources = {True: old_source, False: new_source}
+        self.blocks: dict[tuple[bool, int], list[LineTokens]] = {}
+
+    def line(self, old: bool, number: int) -> LineTokens | None:
+        source = self.sources[old]
+        if not 0 < number <= len(source):
+            return None
+        block = (number - 1) // LEX_BLOCK
+        tokens = self.blocks.get((old, block))
+        if tokens is None:
+            start = block * LEX_BLOCK
+            tokens = tokenize_lines(source[start : start + LEX_BLOCK], self.lexer)
+            self.blocks[(old, block)] = tokens
+        return tokens[(number - 1) % LEX_BLOCK]
+
+
 def add_syntax(diff: FileDiff) -> bool:
-    """Fill the per-line syntax tokens of both sides; False when no lexer applies."""
-    lexer = _lexer_for(diff.path)
+    """Attach a syntax cache when a lexer fits the file; False when none does."""
+    lexer = lexer_for(diff.path)
     if lexer is None:
         return False
-    size = sum(len(line) + 1 for line in diff.old_source) + sum(
-        len(line) + 1 for line in diff.new_source
-    )
-    if size > MAX_LEX_CHARS:
-        return False
-    diff.old_tokens = tokenize_lines(diff.old_source, lexer)
-    diff.new_tokens = tokenize_lines(diff.new_source, lexer)
+    diff.syntax = SyntaxCache(lexer, diff.old_source, diff.new_source)
     return True

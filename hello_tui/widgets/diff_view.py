@@ -2,8 +2,8 @@
 
 Only the rows on screen are rendered (a ScrollView whose render_line returns
 Strips), so a 10,000-line file costs the same to draw as a 10-line one. Rows
-are computed off the UI thread by hello_tui.widgets.diff_rows; syntax tokens
-arrive in a second step and the view simply repaints. The widget knows hunks
+are computed off the UI thread by hello_tui.widgets.diff_rows; changed
+characters and syntax tokens are worked out only for the rows that are drawn. The widget knows hunks
 (which is current, which are declined) but not what accepting means: the
 screens that host it decide that.
 """
@@ -139,11 +139,14 @@ class DiffView(ScrollView, can_focus=True):
     def __init__(
         self,
         *,
+        show_hunk_state: bool = True,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
+        # A read-only view (the backup viewer) has no accepted/declined hunks.
+        self.show_hunk_state = show_hunk_state
         self.diff: FileDiff | None = None
         self.current_hunk = 0
         self.declined: frozenset[int] = frozenset()
@@ -337,9 +340,12 @@ class DiffView(ScrollView, can_focus=True):
             style = self._style("diff--header-declined")
         else:
             style = self._style("diff--header")
-        state = "✗ declined" if declined else "✓ accepted"
         pointer = "▶" if row.hunk == self.current_hunk else " "
-        label = f"{pointer} {state}  {row.label}"
+        if self.show_hunk_state:
+            state = "✗ declined" if declined else "✓ accepted"
+            label = f"{pointer} {state}  {row.label}"
+        else:
+            label = f"{pointer} {row.label}"
         return Strip([Segment(label, style)]).crop_extend(0, width, style)
 
     def _bar(self, row: Row) -> Segment:
@@ -422,15 +428,12 @@ class DiffView(ScrollView, can_focus=True):
         return Strip.join([prefix, body]).crop_extend(0, width, line)
 
     def _tokens_for(self, side: Side | None, old: bool) -> LineTokens | None:
-        if side is None or self.diff is None:
+        if side is None or self.diff is None or self.diff.syntax is None:
             return None
-        table = self.diff.old_tokens if old else self.diff.new_tokens
-        if table is None or not 0 < side.number <= len(table):
-            return None
-        tokens = table[side.number - 1]
+        tokens = self.diff.syntax.line(old, side.number)
         # A hunk may carry lines that differ from the file at that number (a
         # fuzzy match); then its tokens would colour the wrong text.
-        if sum(len(text) for text, _ in tokens) != len(side.text):
+        if tokens is None or sum(len(text) for text, _ in tokens) != len(side.text):
             return None
         return tokens
 

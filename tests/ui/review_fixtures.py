@@ -71,8 +71,6 @@ def stats_plan(high_risk: bool = False, reasons: list[str] | None = None) -> Pat
 class ScreenApp(App[Any]):
     """Pushes `screen` at start; `results` collects what it dismisses with."""
 
-    CSS = "Screen { background: $background; }"
-
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
         self.screen_under_test = screen

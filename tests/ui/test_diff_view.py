@@ -10,6 +10,7 @@ from textual.app import App, ComposeResult
 
 from hello_tui.patch.types import FilePlan, Hunk
 from hello_tui.widgets.diff_rows import (
+    LEX_BLOCK,
     add_syntax,
     build_file_diff,
     build_text_diff,
@@ -143,19 +144,30 @@ def test_changed_spans_of_very_long_lines_cover_the_whole_line():
 def test_syntax_tokens_cover_each_line_exactly():
     diff = build_file_diff(file_plan("stats.py", STATS_OLD, STATS_NEW))
     assert add_syntax(diff)
-    assert len(diff.old_tokens) == len(STATS_OLD.splitlines())
-    assert len(diff.new_tokens) == len(STATS_NEW.splitlines())
-    for tokens, line in zip(diff.new_tokens, STATS_NEW.splitlines()):
-        assert "".join(text for text, _ in tokens) == line
-    keyword_styles = {style for text, style in diff.new_tokens[3] if text == "def"}
-    plain_styles = {style for text, style in diff.new_tokens[3] if text == "total"}
+    for old, text in ((True, STATS_OLD), (False, STATS_NEW)):
+        for number, line in enumerate(text.splitlines(), start=1):
+            assert "".join(part for part, _ in diff.syntax.line(old, number)) == line
+    tokens = diff.syntax.line(False, 4)  # def total(values):
+    keyword_styles = {style for text, style in tokens if text == "def"}
+    plain_styles = {style for text, style in tokens if text == "total"}
     assert keyword_styles and keyword_styles != plain_styles
+    assert diff.syntax.line(False, 0) is None and diff.syntax.line(False, 10_000) is None
+
+
+def test_syntax_is_lexed_lazily_in_blocks():
+    text = "".join(f"x_{i} = {i}\n" for i in range(LEX_BLOCK * 5))
+    diff = build_text_diff("m.py", text, text.replace("x_3 ", "y_3 "))
+    assert add_syntax(diff)
+    assert diff.syntax.blocks == {}
+    last = LEX_BLOCK * 5
+    assert "".join(p for p, _ in diff.syntax.line(False, last)) == f"x_{last - 1} = {last - 1}"
+    assert list(diff.syntax.blocks) == [(False, 4)]
 
 
 def test_no_lexer_for_unknown_files():
     diff = build_text_diff("notes.unknownext", "a\n", "b\n")
     assert not add_syntax(diff)
-    assert diff.new_tokens is None
+    assert diff.syntax is None
 
 
 # ---- the widget ---------------------------------------------------------------------

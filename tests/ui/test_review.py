@@ -493,6 +493,9 @@ async def test_backup_diff_shows_both_versions_and_escape_closes():
         changed = [row for row in view.rows if row.kind == "change"]
         assert changed[0].old.text.strip() == "return total(values) / (count(values) - 1)"
         assert changed[0].new.text.strip() == "return total(values) / count(values)"
+        drawn = [view.render_line(y).text for y in range(view.size.height)]
+        assert any("hunk 1/2" in line for line in drawn)
+        assert not any("accepted" in line for line in drawn)  # read-only: no hunk states
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [None]
