@@ -378,11 +378,7 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
         self.app.push_screen(HighRiskConfirmScreen(self.plan.risk.reasons), confirmed)
 
     def action_reject(self) -> None:
-        self.dismiss(
-            PatchDecision(
-                accepted=False, reason="rejected by the user", user_edits=dict(self.user_edits)
-            )
-        )
+        self.dismiss(PatchDecision(accepted=False, user_edits=dict(self.user_edits)))
 
     def action_help(self) -> None:
         self.app.push_screen(ReviewHelpScreen())

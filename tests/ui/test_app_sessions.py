@@ -111,7 +111,7 @@ async def test_rejected_patch_leaves_the_file_and_tells_the_model(tmp_path, scri
         assert (repo / "stats.py").read_text() == ORIGINAL
         assert list_backups(app.settings) == []
         patch_result = [m for m in _tool_messages(server) if "patch" in m.lower()][-1]
-        assert "rejected" in patch_result and "Nothing was written" in patch_result
+        assert patch_result.startswith("The user rejected the patch. Nothing was written")
         chat = "\n".join(app.chat.history.plain_lines())
         assert "Patch not applied" in chat or "rejected" in chat
         assert "left stats.py unchanged" in chat
