@@ -260,3 +260,33 @@ async def test_failed_preflight_is_shown_with_its_hint(tmp_path):
         # the hint is said once, not repeated after a message that already holds it
         assert chat.count(app.preflight_report.hint) == 1
         assert app.focused is app.prompt
+
+
+async def test_sidebar_restores_a_whole_backup_folder(tmp_path, scripted_server):
+    repo = copy_demo_repo(tmp_path)
+    server = scripted_server([])
+    settings = settings_for_server(server, repo)
+    test_before = (repo / "test_stats.py").read_text()
+    patch = (
+        "*** Begin Patch\n*** Update File: stats.py\n@@\n     count = len(values)\n"
+        "-    return total(values) / (count - 1)\n+    return total(values) / count\n"
+        "*** Update File: test_stats.py\n@@\n+# checked by hand\n"
+        "*** Add File: NOTES.md\n+fixed\n*** End Patch\n"
+    )
+    commit_plan(plan_patch_text(patch, settings), settings)
+    assert (repo / "NOTES.md").exists()
+    app = HelloApp(settings, preflight=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None, timeout=15)
+        await pilot.press("ctrl+b")
+        tree = app.query_one("#backups-tree")
+        tree.focus()
+        await pilot.pause()
+        tree.move_cursor(tree.root.children[0])  # the folder, not one of its files
+        await pilot.press("R")
+        await wait_until(pilot, lambda: _screen_is(app, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: (repo / "stats.py").read_text() == ORIGINAL)
+        await wait_until(pilot, lambda: (repo / "test_stats.py").read_text() == test_before)
+        await wait_until(pilot, lambda: len(app.sidebar.backups) == 2)
+        assert not (repo / "NOTES.md").exists()  # the folder's patch added it
