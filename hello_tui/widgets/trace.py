@@ -129,11 +129,15 @@ class TraceRow(Widget, can_focus=True):
                 shown = lines[:PREVIEW_LINES]
             for line in shown:
                 text.append("\n  │ ", style="#565f89")
+                # Tabs are expanded first: fit() counts cells, and a tab is one
+                # character but several cells, which made collapsed rows wrap.
+                line = line.expandtabs(4)
                 # Collapsed rows keep one screen line per output line.
                 text.append(line if self.expanded else fit(line, width - 4))
             hidden = len(lines) - len(shown)
             if hidden > 0:
-                text.append(f"\n  └ {hidden} more lines (enter to expand)", style="#565f89")
+                more = fit(f"└ {hidden} more lines (enter to expand)", width - 2)
+                text.append(f"\n  {more}", style="#565f89")
         return text
 
 

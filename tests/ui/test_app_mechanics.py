@@ -87,6 +87,37 @@ async def test_trace_row_expands_to_the_full_output(tmp_path):
         assert "l5" in expanded and "more lines" not in expanded
 
 
+async def test_collapsed_trace_rows_never_wrap_tabbed_output(tmp_path):
+    numbered = "\n".join(f"{n:6}\t{'word ' * 30}" for n in range(1, 9))  # read's format
+    turn = [
+        ev.StepStarted(step=1, max_steps=5),
+        ev.ToolCallStarted(step=1, call_id="r", tool="read", arguments={"path": "a.py"}),
+        ev.ToolCallFinished(
+            step=1,
+            call_id="r",
+            tool="read",
+            status="success",
+            text=numbered,
+            model_text=numbered,
+            duration=0.1,
+        ),
+        ev.TurnFinished(answer="ok", steps=1),
+    ]
+    agent = FakeAgent([turn])
+    app = make_app(fake_settings(tmp_path), agent)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        row = app.trace.rows[0]
+        await pilot.pause()
+        width = row.content_size.width
+        rendered = row.render()
+        logical = rendered.plain.split("\n")
+        screen_lines = rendered.wrap(app.console, width)
+        assert len(screen_lines) == len(logical), "a collapsed row wrapped"
+
+
 async def test_live_output_streams_into_the_running_step(tmp_path):
     gate = asyncio.Event()
     turn = [
