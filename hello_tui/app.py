@@ -200,6 +200,7 @@ class HelloApp(App[int]):
         super().__init__()
         self.settings = settings
         self._agent_factory = agent_factory or default_agent_factory(resume, continue_latest)
+        self._uses_default_factory = agent_factory is None
         self._approver_factory = approver_factory or default_approver
         self._run_preflight = preflight
         self._clock = clock
@@ -366,8 +367,12 @@ class HelloApp(App[int]):
         if lowered == "/undo":
             self.action_undo()
             return
-        if lowered == "/resume":
-            self.action_resume_list()
+        if lowered == "/resume" or lowered.startswith("/resume "):
+            session_id = text.strip()[len("/resume") :].strip()
+            if session_id:
+                self.resume_session(session_id)
+            else:
+                self.action_resume_list()
             return
         if lowered.startswith(":plan"):
             goal = text[len(":plan") :].strip()
@@ -742,9 +747,27 @@ class HelloApp(App[int]):
         if not paths:
             self.chat.add("notice", "No saved sessions yet.")
             return
-        lines = ["Saved sessions (newest last); reopen one with `hello-tui --resume ID`:", ""]
+        lines = ["Saved sessions (newest last); switch with `/resume ID`:", ""]
         lines += [f"- `{p.stem}`" for p in paths]
         self.chat.add("notice", "\n".join(lines))
+
+    def resume_session(self, session_id: str) -> None:
+        """Switch this window to a saved session: its chat, todos and model history."""
+        if self.turn_running:
+            self.chat.add("notice", "Finish or cancel (Esc) the running turn first.")
+            return
+        if not self._uses_default_factory:
+            self.chat.add("notice", "This window cannot switch sessions.")
+            return
+        path = self.settings.state.sessions / f"{session_id}.json"
+        if "/" in session_id or not path.is_file():
+            self.chat.add("error", f"No saved session `{session_id}`; `/resume` lists them.")
+            return
+        self._agent_factory = default_agent_factory(session_id, False)
+        self.chat.clear()
+        self.trace.clear()
+        self.todos.set_items([])
+        self._build_agent()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

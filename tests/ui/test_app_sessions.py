@@ -290,3 +290,37 @@ async def test_sidebar_restores_a_whole_backup_folder(tmp_path, scripted_server)
         await wait_until(pilot, lambda: (repo / "test_stats.py").read_text() == test_before)
         await wait_until(pilot, lambda: len(app.sidebar.backups) == 2)
         assert not (repo / "NOTES.md").exists()  # the folder's patch added it
+
+
+async def test_slash_resume_switches_to_a_saved_session(tmp_path, scripted_server):
+    repo = copy_demo_repo(tmp_path)
+    server = scripted_server([text("answer in the resumed session")])
+    settings = settings_for_server(server, repo)
+    earlier = SessionStore(settings.state).new()
+    earlier.display = [
+        {"role": "user", "content": "earlier question"},
+        {"role": "assistant", "content": "earlier answer"},
+    ]
+    earlier.history = [
+        {"role": "user", "content": "earlier question"},
+        {"role": "assistant", "content": "earlier answer"},
+    ]
+    earlier.save()
+    app = HelloApp(settings, preflight=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "/resume no-such-session")
+        await pilot.pause()
+        assert "No saved session" in "\n".join(app.chat.history.plain_lines())
+        first = app.agent
+        assert first.session.id != earlier.id
+        await _send(pilot, app, f"/resume {earlier.id}")
+        await wait_until(pilot, lambda: app.agent is not first, timeout=15)
+        assert app.agent.session.id == earlier.id
+        await wait_until(
+            pilot, lambda: "earlier answer" in "\n".join(app.chat.history.plain_lines())
+        )
+        # The next turn continues that session's model history.
+        await _send(pilot, app, "and now?")
+        await wait_until(pilot, lambda: not app.turn_running and server.remaining == 0)
+        sent = [m.get("content") for m in server.chat_requests[-1]["messages"]]
+        assert "earlier question" in sent and "and now?" in "\n".join(map(str, sent))
