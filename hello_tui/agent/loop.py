@@ -459,27 +459,24 @@ class Agent:
                         text="The endpoint does not accept native tool calls; "
                         "switching to the ReAct text protocol.",
                     )
-                if self.protocol == "tools":
-                    assert out.completion is not None
-                    verdict = None
-                    async for event in self._tools_step(turn, step, out.completion):
-                        if isinstance(event, _Verdict):
-                            verdict = event
-                        else:
-                            yield event
-                    if verdict is not None:
-                        async for event in self._end_step(turn, verdict):
-                            yield event
-                        return
-                    continue
-            # ReAct dialect (chosen, or switched to above within the same step).
-            async for event in self._stream(
-                turn, self._context(turn, "react"), out, tools=None, text_as="thought", step=step
-            ):
-                yield event
-            assert out.completion is not None
+            if self.protocol == "tools":
+                assert out.completion is not None
+                step_events = self._tools_step(turn, step, out.completion)
+            else:
+                # ReAct dialect (chosen, or switched to above within the same step).
+                async for event in self._stream(
+                    turn,
+                    self._context(turn, "react"),
+                    out,
+                    tools=None,
+                    text_as="thought",
+                    step=step,
+                ):
+                    yield event
+                assert out.completion is not None
+                step_events = self._react_step(turn, step, out.completion)
             verdict = None
-            async for event in self._react_step(turn, step, out.completion):
+            async for event in step_events:
                 if isinstance(event, _Verdict):
                     verdict = event
                 else:
