@@ -9,20 +9,15 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
 from hello_tui.tools.context_fetch import ContextFetchTool
 from hello_tui.tools.grep import find_rg
 from hello_tui.tools.memory import MemoryStore
 from hello_tui.tools.notes_store import NoteStore
 from hello_tui.tools.registry import ToolRegistry
+from tests.tools.helpers import make_ctx, write
 
 BACKENDS = ["rg", "python"]
 
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -43,9 +38,6 @@ def make_tool(backend: str) -> ContextFetchTool:
         pytest.fail("rg is a declared dependency (ripgrep==14.1.0) and must be installed")
     return ContextFetchTool(force_python=backend == "python")
 
-
-def make_ctx(repo: Path) -> ToolContext:
-    return ToolContext(settings=load_settings(repo, environ={}))
 
 
 async def fetch(tool: ContextFetchTool, repo: Path, **kwargs):

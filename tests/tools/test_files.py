@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.config import load_settings
 from hello_tui.tools.base import ToolContext, ToolResult
 from hello_tui.tools.files import (
     READ_MAX_BYTES_WITHOUT_RANGE,
@@ -24,23 +23,12 @@ from hello_tui.tools.paths import (
     rebase_ignore_line,
     resolve_repo_path,
 )
-
-
-def make_ctx(repo: Path) -> ToolContext:
-    return ToolContext(settings=load_settings(repo, environ={}))
+from tests.tools.helpers import make_ctx, write
 
 
 async def call(tool, ctx: ToolContext, **args) -> ToolResult:
     return await tool.run(tool.Args.model_validate(args), ctx)
 
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
 
 
 @pytest.fixture

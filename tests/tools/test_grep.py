@@ -10,21 +10,11 @@ import pytest
 from hello_tui.config import load_settings
 from hello_tui.tools.base import ToolContext, ToolResult
 from hello_tui.tools.grep import GrepTool, find_rg
+from tests.tools.helpers import make_ctx, write
 
 pytestmark = pytest.mark.skipif(find_rg() is None, reason="rg binary not installed")
 
 
-def make_ctx(repo: Path) -> ToolContext:
-    return ToolContext(settings=load_settings(repo, environ={}))
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
 
 
 @pytest.fixture
