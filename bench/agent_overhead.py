@@ -18,21 +18,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hello_tui.agent.approval import PolicyApprover
 from hello_tui.agent.context import ContextParts, build_context
 from hello_tui.agent.loop import Agent
-from hello_tui.agent.session import SessionStore
 from hello_tui.agent.tokens import TokenCounter, _load_offline_encoder
-from hello_tui.agent.transcript import TranscriptLog
+from hello_tui.core.approval import PolicyApprover
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.llm import LLMClient
-from hello_tui.scripted_model import (
+from hello_tui.store.sessions import SessionStore
+from hello_tui.store.transcript import TranscriptLog
+from hello_tui.testing.scripted_model import (
     ScriptedModelServer,
     call,
     settings_for_server,
     text,
     tool_calls,
 )
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.registry import ToolRegistry
 
 STEPS = 50

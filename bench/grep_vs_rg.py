@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
+from hello_tui.core.tools import ToolContext
 from hello_tui.tools.grep import GrepTool, find_rg
 
 WORDS = [

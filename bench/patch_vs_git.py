@@ -22,7 +22,9 @@ from pathlib import Path
 
 
 def make_file(n_lines: int) -> list[str]:
-    return [f"    value_{i} = compute({i % 97}, {i * 7919 % 10007})  # step {i}" for i in range(n_lines)]
+    return [
+        f"    value_{i} = compute({i % 97}, {i * 7919 % 10007})  # step {i}" for i in range(n_lines)
+    ]
 
 
 def make_patches(lines: list[str], hunks: int) -> tuple[str, str]:
@@ -34,11 +36,19 @@ def make_patches(lines: list[str], hunks: int) -> tuple[str, str]:
     for t in targets:
         codex.append("@@")
         codex += [" " + lines[j] for j in range(t - 3, t)]
-        codex += ["-" + lines[t], "+" + lines[t].replace("compute", "compute_fast"), "+    # changed"]
+        codex += [
+            "-" + lines[t],
+            "+" + lines[t].replace("compute", "compute_fast"),
+            "+    # changed",
+        ]
         codex += [" " + lines[j] for j in range(t + 1, t + 4)]
         unified.append(f"@@ -{t - 2},7 +{t - 2},8 @@")
         unified += [" " + lines[j] for j in range(t - 3, t)]
-        unified += ["-" + lines[t], "+" + lines[t].replace("compute", "compute_fast"), "+    # changed"]
+        unified += [
+            "-" + lines[t],
+            "+" + lines[t].replace("compute", "compute_fast"),
+            "+    # changed",
+        ]
         unified += [" " + lines[j] for j in range(t + 1, t + 4)]
     codex.append("*** End Patch")
     return "\n".join(codex) + "\n", "\n".join(unified) + "\n"
@@ -72,7 +82,11 @@ def main() -> int:
         root = Path(tmp)
         (root / "change.codex").write_text(codex)
         (root / "change.diff").write_text(unified)
-        results: dict[str, list[float]] = {"git apply": [], "hello-tui (codex)": [], "hello-tui (unified)": []}
+        results: dict[str, list[float]] = {
+            "git apply": [],
+            "hello-tui (codex)": [],
+            "hello-tui (unified)": [],
+        }
         expected = None
         for run in range(args.runs):
             for name, times in results.items():

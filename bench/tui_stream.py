@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hello_tui.agent.approval import PolicyApprover
 from hello_tui.agent.loop import Agent
-from hello_tui.agent.session import SessionStore
+from hello_tui.core.approval import PolicyApprover
 from hello_tui.llm import LLMClient
-from hello_tui.scripted_model import ScriptedModelServer, settings_for_server, text
+from hello_tui.store.sessions import SessionStore
+from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server, text
 from hello_tui.tools.registry import ToolRegistry
 
 TOKENS = 20_000
@@ -181,7 +181,7 @@ RESUME_CHILD = r"""
 import asyncio, sys, time, json
 started = time.perf_counter()
 from hello_tui.app import HelloApp
-from hello_tui.scripted_model import ScriptedModelServer, settings_for_server
+from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server
 from hello_tui.agent.factory import build_agent
 
 def rss():

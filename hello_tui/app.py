@@ -26,9 +26,9 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
-from hello_tui.agent import events as ev
-from hello_tui.agent.approval import Approver, CommandVerdict, PatchDecision
 from hello_tui.config import ConfigError, Settings
+from hello_tui.core import events as ev
+from hello_tui.core.approval import Approver, CommandVerdict, PatchDecision
 from hello_tui.widgets.chat_log import ChatEntry, ChatView
 from hello_tui.widgets.prompt_input import PromptInput
 from hello_tui.widgets.sidebar import BackupPick, BackupTree, Sidebar
@@ -644,7 +644,7 @@ class HelloApp(App[int]):
         self.sidebar.set_backups(self.load_backups())
 
     def load_notes(self) -> list[Any]:
-        from hello_tui.tools.notes_store import NoteStore
+        from hello_tui.store.notes import NoteStore
 
         try:
             return NoteStore(self.settings.state.notes).list()
@@ -664,7 +664,7 @@ class HelloApp(App[int]):
     @on(Sidebar.NoteChosen)
     def _open_note(self, message: Sidebar.NoteChosen) -> None:
         from hello_tui.screens.note_viewer import NoteViewerScreen
-        from hello_tui.tools.notes_store import NoteError, NoteStore
+        from hello_tui.store.notes import NoteError, NoteStore
 
         try:
             note = NoteStore(self.settings.state.notes).read(message.note_id)
@@ -741,7 +741,7 @@ class HelloApp(App[int]):
         self.refresh_sidebar()
 
     def action_resume_list(self) -> None:
-        from hello_tui.agent.session import SessionStore
+        from hello_tui.store.sessions import SessionStore
 
         paths = SessionStore(self.settings.state).list()[-10:]
         if not paths:

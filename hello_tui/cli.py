@@ -1,11 +1,11 @@
 """Command line: parses arguments and dispatches; imports nothing heavy until a command needs it.
 
-    hello-tui [--repo DIR] [model flags]          the full-screen app
-    hello-tui exec [...] TASK                      one headless turn
-    hello-tui apply [--yes] [--dry-run] PATCH|-    apply a patch file
-    hello-tui undo                                 undo the last applied patch
-    hello-tui doctor                               resolved configuration + preflight
-    hello-tui demo                                 the app on a sample repo with a scripted model
+hello-tui [--repo DIR] [model flags]          the full-screen app
+hello-tui exec [...] TASK                      one headless turn
+hello-tui apply [--yes] [--dry-run] PATCH|-    apply a patch file
+hello-tui undo                                 undo the last applied patch
+hello-tui doctor                               resolved configuration + preflight
+hello-tui demo                                 the app on a sample repo with a scripted model
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _session_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--continue", dest="continue_", action="store_true", help="resume the latest session")
+    p.add_argument(
+        "--continue", dest="continue_", action="store_true", help="resume the latest session"
+    )
     p.add_argument("--resume", metavar="ID", help="resume the session with this id")
 
 
@@ -87,19 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command or "tui"
     try:
         if command == "exec":
-            from hello_tui.headless import run_exec
+            from hello_tui.commands.exec import run_exec
 
             return run_exec(args)
         if command == "apply":
-            from hello_tui.patch.commands import run_apply
+            from hello_tui.commands.patch_commands import run_apply
 
             return run_apply(args)
         if command == "undo":
-            from hello_tui.patch.commands import run_undo
+            from hello_tui.commands.patch_commands import run_undo
 
             return run_undo(args)
         if command == "doctor":
-            from hello_tui.doctor import run_doctor
+            from hello_tui.commands.doctor import run_doctor
 
             return run_doctor(args)
         if command == "demo":

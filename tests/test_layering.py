@@ -3,18 +3,52 @@
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import hello_tui
 
-UI_MODULES = ("hello_tui.app", "hello_tui.screens", "hello_tui.widgets", "hello_tui.demo")
+# The UI: these modules and everything inside these packages, matched exactly.
+UI_MODULES = {"hello_tui.app"}
+UI_PACKAGES = ("hello_tui.screens", "hello_tui.widgets", "hello_tui.demo")
+
+
+def is_ui(name: str) -> bool:
+    return name in UI_MODULES or any(name == p or name.startswith(p + ".") for p in UI_PACKAGES)
 
 
 def engine_modules() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(hello_tui.__path__, "hello_tui."):
-        if not info.name.startswith(UI_MODULES) and info.name != "hello_tui.__main__":
+        if not is_ui(info.name) and info.name != "hello_tui.__main__":
             names.append(info.name)
     return names
+
+
+def test_ui_matching_is_exact():
+    assert is_ui("hello_tui.demo") and is_ui("hello_tui.demo.script")
+    assert not is_ui("hello_tui.demo_script") and not is_ui("hello_tui.application")
+
+
+def test_import_contracts_hold():
+    """The import-linter contracts in pyproject.toml: one direction, no cycles."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; from importlinter.cli import lint_imports_command; "
+                "sys.argv = ['lint-imports', '--config', sys.argv[1]]; lint_imports_command()"
+            ),
+            str(root / "pyproject.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "broken" in proc.stdout and " 0 broken" in proc.stdout
 
 
 def test_engine_imports_without_textual():
@@ -30,7 +64,7 @@ def test_engine_imports_without_textual():
         f"for m in {modules!r}:\n"
         "    __import__(m)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -45,6 +79,6 @@ def test_version_imports_nothing_heavy():
         "heavy = [m for m in ('textual', 'openai', 'tiktoken', 'pydantic') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY=\n" in proc.stdout, proc.stdout

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from hello_tui.agent.approval import Approver
 from hello_tui.agent.loop import Agent
-from hello_tui.agent.session import Session, SessionCorrupt, SessionStore
-from hello_tui.agent.transcript import TranscriptLog
 from hello_tui.config import Settings
+from hello_tui.core.approval import Approver
 from hello_tui.llm import LLMClient, PreflightResult
+from hello_tui.store.sessions import Session, SessionCorrupt, SessionStore
+from hello_tui.store.transcript import TranscriptLog
 
 
 def open_session(
@@ -53,9 +53,7 @@ def build_agent(
         notices.append(f"An interrupted patch could not be recovered: {exc}")
     else:
         if recovered:
-            notices.append(
-                "An interrupted patch was recovered: " + "; ".join(recovered)
-            )
+            notices.append("An interrupted patch was recovered: " + "; ".join(recovered))
     agent = Agent(
         settings,
         llm or LLMClient(settings),

@@ -22,9 +22,22 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from hello_tui.agent.approval import Approver
 from hello_tui.agent.context import BuiltContext, ContextParts, build_context, cut_middle
-from hello_tui.agent.events import (
+from hello_tui.agent.messages import (
+    CANCELLED_RESULT,
+    converge_instruction,
+    decode_tool_arguments,
+    flatten_tool_messages,
+    render_todo_board,
+    render_tool_catalogue,
+)
+from hello_tui.agent.observation import observation_for_model
+from hello_tui.agent.react import parse_react
+from hello_tui.agent.routing import TODO_NUDGE, route_turn, wants_todo_list
+from hello_tui.agent.tokens import TokenCounter, default_counter
+from hello_tui.config import Settings
+from hello_tui.core.approval import Approver
+from hello_tui.core.events import (
     AssistantDelta,
     Event,
     Notice,
@@ -39,21 +52,7 @@ from hello_tui.agent.events import (
     TurnStarted,
     Usage,
 )
-from hello_tui.agent.messages import (
-    CANCELLED_RESULT,
-    converge_instruction,
-    decode_tool_arguments,
-    flatten_tool_messages,
-    render_todo_board,
-    render_tool_catalogue,
-)
-from hello_tui.agent.observation import observation_for_model
-from hello_tui.agent.react import parse_react
-from hello_tui.agent.routing import TODO_NUDGE, route_turn, wants_todo_list
-from hello_tui.agent.session import Session, SessionStore, UsageTotals
-from hello_tui.agent.tokens import TokenCounter, default_counter
-from hello_tui.agent.transcript import TranscriptLog
-from hello_tui.config import Settings
+from hello_tui.core.tools import ToolContext, ToolResult
 from hello_tui.llm import (
     Completion,
     LLMClient,
@@ -64,7 +63,8 @@ from hello_tui.llm import (
     cost,
 )
 from hello_tui.prompts_loader import PromptNotFound, load_prompt
-from hello_tui.tools.base import ToolContext, ToolResult
+from hello_tui.store.sessions import Session, SessionStore, UsageTotals
+from hello_tui.store.transcript import TranscriptLog
 from hello_tui.tools.registry import ToolRegistry
 
 AGENTS_MD_LIMIT = 16000

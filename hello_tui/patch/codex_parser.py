@@ -50,7 +50,15 @@ def _is_eof_marker(line: str) -> bool:
     return line == "End of File"
 
 
-_BOUNDARY_STARTS = ("***", "Add File", "Delete File", "Update File", "Move to", "Begin Patch", "End Patch")
+_BOUNDARY_STARTS = (
+    "***",
+    "Add File",
+    "Delete File",
+    "Update File",
+    "Move to",
+    "Begin Patch",
+    "End Patch",
+)
 
 
 def _is_boundary(line: str) -> bool:
@@ -87,7 +95,11 @@ def parse_codex(text: str) -> list[FileOperation]:
             continue
         sec = _section(line)
         if sec is None or sec[0] == "Move to":
-            if not has_end and ops and not any(_is_boundary(x) or _looks_like_diff(x) for x in lines[i:]):
+            if (
+                not has_end
+                and ops
+                and not any(_is_boundary(x) or _looks_like_diff(x) for x in lines[i:])
+            ):
                 break  # prose after a patch whose `*** End Patch` is missing
             raise PatchError(
                 f"Invalid patch on line {i + 1}: {line.strip()!r} is not a valid hunk header. "
@@ -154,7 +166,9 @@ def _parse_update(
         sec = _section(body[k])
         if sec is not None and sec[0] == "Move to":
             if not sec[1]:
-                raise PatchError(f"Invalid patch on line {body_start + k + 1}: Move to needs a path.")
+                raise PatchError(
+                    f"Invalid patch on line {body_start + k + 1}: Move to needs a path."
+                )
             op.move_to = sec[1]
             k += 1
     body = _trim_blank_tail(body[k:])

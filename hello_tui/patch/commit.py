@@ -64,7 +64,9 @@ def commit_plan(
             writes_for(chosen),
             kind="patch",
             extra={"user_task": user_task, "files": plan_file_lines(chosen)},
-            attachments={"patch.txt": chosen.source_text.encode("utf-8")} if chosen.source_text else None,
+            attachments={"patch.txt": chosen.source_text.encode("utf-8")}
+            if chosen.source_text
+            else None,
         )
     except PatchError as exc:
         note_failure(settings, str(exc), plan.source_text, user_task)
@@ -80,7 +82,8 @@ def commit_plan(
     )
     content = (
         (f"Task: {user_task}\n\n" if user_task else "")
-        + "Files:\n" + "\n".join(result.summary_lines())
+        + "Files:\n"
+        + "\n".join(result.summary_lines())
         + f"\n\nHunks applied: {result.hunks_applied}, declined: {result.hunks_declined}"
         + f"\nBackup folder: {result.backup_dir} (undo with `hello-tui undo`)\n\n"
         + f"Patch:\n{clip_patch(chosen.source_text)}\n"

@@ -44,13 +44,17 @@ def _marker(line: str) -> str:
 def is_begin(line: str) -> bool:
     if "Begin Patch" not in line:
         return False  # cheap test first: called for every line of big patches
-    return _marker(line) == "Begin Patch" and (line.strip().startswith("***") or line == line.lstrip())
+    return _marker(line) == "Begin Patch" and (
+        line.strip().startswith("***") or line == line.lstrip()
+    )
 
 
 def is_end(line: str) -> bool:
     if "End Patch" not in line:
         return False
-    return _marker(line) == "End Patch" and (line.strip().startswith("***") or line == line.lstrip())
+    return _marker(line) == "End Patch" and (
+        line.strip().startswith("***") or line == line.lstrip()
+    )
 
 
 def is_codex_file_header(line: str, *, bare_ok: bool) -> bool:
@@ -70,7 +74,9 @@ def _closing_fence(line: str, fence: str | None) -> bool:
     return s.startswith(fence) and s.strip(fence[0]) == ""
 
 
-def _codex_end(lines: list[str], start: int, fence: str | None, heredoc: str | None) -> tuple[int, int]:
+def _codex_end(
+    lines: list[str], start: int, fence: str | None, heredoc: str | None
+) -> tuple[int, int]:
     """(end of the patch's lines, exclusive; index to resume scanning at)."""
     fence_char = fence[0] if fence else None
     for i in range(start + 1, len(lines)):
@@ -104,7 +110,9 @@ def _hunk_line(line: str) -> bool:
     return line[:1] in (" ", "+", "-", "\\")
 
 
-def _scan_unified(lines: list[str], start: int, fence: str | None, heredoc: str | None) -> tuple[list[str], int]:
+def _scan_unified(
+    lines: list[str], start: int, fence: str | None, heredoc: str | None
+) -> tuple[list[str], int]:
     """Collect one unified diff (possibly several files); return its normalised lines and resume index."""
     out: list[str] = []
     i = start

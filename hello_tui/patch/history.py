@@ -89,7 +89,9 @@ def result_from_manifest(settings: Settings, manifest: dict[str, Any]) -> Commit
     return result
 
 
-def _revert_writes(settings: Settings, folder: Path, manifest: dict[str, Any], only: str | None) -> list[Write]:
+def _revert_writes(
+    settings: Settings, folder: Path, manifest: dict[str, Any], only: str | None
+) -> list[Write]:
     repo = Path(os.path.realpath(settings.repo))
     writes: list[Write] = []
     for e in manifest["entries"]:
@@ -128,7 +130,9 @@ def _revert(settings: Settings, info_name: str, only: str | None, kind: str) -> 
         raise PatchError(f"Backup {info_name} holds nothing for {only}.")
     writes = _revert_writes(settings, folder, manifest, only)
     if not writes:
-        raise PatchError(f"Nothing to restore from {info_name}: the files are already as it left them.")
+        raise PatchError(
+            f"Nothing to restore from {info_name}: the files are already as it left them."
+        )
     done = run_transaction(settings, writes, kind=kind, extra={"reverts": info_name, "only": only})
     if only is None:
         _remove_empty_dirs(settings, manifest.get("created_dirs", []))
@@ -137,10 +141,13 @@ def _revert(settings: Settings, info_name: str, only: str | None, kind: str) -> 
     content = (
         f"Reverted {backup_dir_label(settings, info_name)}"
         + (f" (only {only})" if only else "")
-        + ".\n\n" + "\n".join(result.summary_lines())
+        + ".\n\n"
+        + "\n".join(result.summary_lines())
         + f"\n\nBackup of the state before this {kind}: {result.backup_dir}\n"
     )
-    result.note_id = _note(settings, title, content, "patch_undone" if kind == "undo" else "patch_restored")
+    result.note_id = _note(
+        settings, title, content, "patch_undone" if kind == "undo" else "patch_restored"
+    )
     return result
 
 
@@ -152,6 +159,8 @@ def undo_last(settings: Settings) -> CommitResult:
     return _revert(settings, backups[0].name, None, "undo")
 
 
-def restore_from_backup(settings: Settings, backup_name: str, relpath: str | None = None) -> CommitResult:
+def restore_from_backup(
+    settings: Settings, backup_name: str, relpath: str | None = None
+) -> CommitResult:
     """Put back one file (or every file) as it was before the transaction `backup_name`."""
     return _revert(settings, backup_name, relpath, "restore")

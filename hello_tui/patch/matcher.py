@@ -39,8 +39,12 @@ def _normalise(line: str) -> str:
 
 
 PASSES: tuple[Callable[[str], str] | None, ...] = (None, str.rstrip, str.strip, _normalise)
-PASS_NAMES = ("exact", "ignoring trailing whitespace", "ignoring surrounding whitespace",
-              "with Unicode punctuation normalised")
+PASS_NAMES = (
+    "exact",
+    "ignoring trailing whitespace",
+    "ignoring surrounding whitespace",
+    "with Unicode punctuation normalised",
+)
 MAX_CANDIDATES_SHOWN = 8
 
 
@@ -104,9 +108,9 @@ def _matches_in_pass(index: LineIndex, p: int, old: list[str], start: int, eof: 
             best_j, best_positions = j, found
     assert best_positions is not None
     result = []
-    for pos in best_positions[bisect_left(best_positions, start + best_j):]:
+    for pos in best_positions[bisect_left(best_positions, start + best_j) :]:
         c = pos - best_j
-        if c + k <= n and view[c:c + k] == pattern:
+        if c + k <= n and view[c : c + k] == pattern:
             result.append(c)
     return result
 
@@ -222,7 +226,11 @@ def place_chunks(path: str, lines: list[str], chunks: list[Chunk]) -> list[Place
                 pos = min(found, key=lambda c: abs(c - chunk.line_hint))
             else:
                 shown = ", ".join(str(c + 1) for c in found[:MAX_CANDIDATES_SHOWN])
-                more = "" if len(found) <= MAX_CANDIDATES_SHOWN else f" and {len(found) - MAX_CANDIDATES_SHOWN} more"
+                more = (
+                    ""
+                    if len(found) <= MAX_CANDIDATES_SHOWN
+                    else f" and {len(found) - MAX_CANDIDATES_SHOWN} more"
+                )
                 raise PatchError(
                     f"Patch is ambiguous for {path}: {label} matches at lines {shown}{more} "
                     f"({PASS_NAMES[pass_no]}). Add more context lines, or an '@@ <line>' header "
@@ -259,7 +267,9 @@ def _no_match_message(
     return msg
 
 
-def hunks_from_placements(lines: list[str], placements: list[Placement], first_index: int = 0) -> list[Hunk]:
+def hunks_from_placements(
+    lines: list[str], placements: list[Placement], first_index: int = 0
+) -> list[Hunk]:
     """Turn placed chunks into reviewable hunks: each run of -/+ lines between context lines."""
     hunks: list[Hunk] = []
     for placement in placements:

@@ -11,9 +11,11 @@ from hello_tui.config import Settings
 MAX_PATCH_IN_NOTE = 20_000
 
 
-def write_note(settings: Settings, title: str, content: str, note_type: str, tag: str) -> str | None:
+def write_note(
+    settings: Settings, title: str, content: str, note_type: str, tag: str
+) -> str | None:
     try:
-        from hello_tui.tools.notes_store import NoteStore
+        from hello_tui.store.notes import NoteStore
 
         note = NoteStore(settings.state.notes).create(
             title, content, note_type=note_type, tags=[settings.project, tag]
@@ -26,4 +28,7 @@ def write_note(settings: Settings, title: str, content: str, note_type: str, tag
 def clip_patch(text: str) -> str:
     if len(text) <= MAX_PATCH_IN_NOTE:
         return text
-    return text[:MAX_PATCH_IN_NOTE] + "\n… (truncated; the full patch is kept as patch.txt in the backup folder)\n"
+    return (
+        text[:MAX_PATCH_IN_NOTE]
+        + "\n… (truncated; the full patch is kept as patch.txt in the backup folder)\n"
+    )

@@ -48,7 +48,9 @@ def resolve_repo_path(repo: Path, raw: str, state_dir: str) -> tuple[str, Path]:
     try:
         real_rel_parent = real_parent.relative_to(root).as_posix()
     except ValueError:
-        raise _refuse(raw, "a folder on its way is a symbolic link leading outside the repository") from None
+        raise _refuse(
+            raw, "a folder on its way is a symbolic link leading outside the repository"
+        ) from None
     real_rel = posixpath.normpath(posixpath.join(real_rel_parent, target.name))
     _check_parts(raw, real_rel, state_dir)
     return rel, target

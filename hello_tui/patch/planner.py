@@ -77,8 +77,13 @@ def _delete_plan(rel: str, data: bytes, mode: int) -> FilePlan:
     tf = decode_text(data, rel)
     hunk = Hunk(0, 0, list(tf.lines), [])
     return FilePlan(
-        path=rel, op="delete", old_text=text_of(tf), old_bytes=data, old_hash=sha256(data),
-        hunks=[hunk], mode=mode,
+        path=rel,
+        op="delete",
+        old_text=text_of(tf),
+        old_bytes=data,
+        old_hash=sha256(data),
+        hunks=[hunk],
+        mode=mode,
     )
 
 
@@ -95,7 +100,12 @@ def _update_plan(settings: Settings, op: FileOperation, rel: str, target: Path) 
     data, mode = _read_existing(rel, target, "update")
     old = decode_text(data, rel)
     fp = FilePlan(
-        path=rel, op="update", old_text=text_of(old), old_bytes=data, old_hash=sha256(data), mode=mode
+        path=rel,
+        op="update",
+        old_text=text_of(old),
+        old_bytes=data,
+        old_hash=sha256(data),
+        mode=mode,
     )
     if op.move_to is not None:
         dest_rel, dest = _resolve(settings, op.move_to)
@@ -113,7 +123,9 @@ def _update_plan(settings: Settings, op: FileOperation, rel: str, target: Path) 
     return finish_update(fp, old, hunks)
 
 
-def _check_duplicates(ops: list[FileOperation], settings: Settings) -> list[tuple[FileOperation, str, Path]]:
+def _check_duplicates(
+    ops: list[FileOperation], settings: Settings
+) -> list[tuple[FileOperation, str, Path]]:
     seen: dict[str, int] = {}
     resolved = []
     for op in ops:
@@ -132,7 +144,9 @@ def _check_duplicates(ops: list[FileOperation], settings: Settings) -> list[tupl
     return resolved
 
 
-def plan_operations(ops: list[FileOperation], settings: Settings, source_text: str = "") -> PatchPlan:
+def plan_operations(
+    ops: list[FileOperation], settings: Settings, source_text: str = ""
+) -> PatchPlan:
     if not ops:
         raise PatchError("No files were modified: the patch contains no file operations.")
     files: list[FilePlan] = []
@@ -148,10 +162,14 @@ def plan_operations(ops: list[FileOperation], settings: Settings, source_text: s
     return finalize_plan(files, settings, source_text)
 
 
-def finalize_plan(files: list[FilePlan], settings: Settings, source_text: str, declined: int = 0) -> PatchPlan:
+def finalize_plan(
+    files: list[FilePlan], settings: Settings, source_text: str, declined: int = 0
+) -> PatchPlan:
     check_strict_suffixes(files, settings)
     check_limits(files, settings)
-    return PatchPlan(files=files, risk=assess_risk(files), source_text=source_text, declined_hunks=declined)
+    return PatchPlan(
+        files=files, risk=assess_risk(files), source_text=source_text, declined_hunks=declined
+    )
 
 
 def ensure_recovered(settings: Settings) -> None:
@@ -183,8 +201,13 @@ def plan_file_change(
         data, mode = _read_existing(rel, target, "update")
         old = decode_text(data, rel)
         fp = FilePlan(
-            path=rel, op="update", old_text=text_of(old), old_bytes=data, old_hash=sha256(data),
-            mode=mode, whole_file_rewrite=whole_file,
+            path=rel,
+            op="update",
+            old_text=text_of(old),
+            old_bytes=data,
+            old_hash=sha256(data),
+            mode=mode,
+            whole_file_rewrite=whole_file,
         )
         files = [finish_update(fp, old, diff_hunks(old, new_text))]
     from hello_tui.patch.render import render_plan_diff

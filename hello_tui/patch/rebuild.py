@@ -21,8 +21,8 @@ def apply_hunks(tf: TextFile, hunks: list[Hunk]) -> TextFile:
     out_e: list[str] = []
     pos = 0
     for h in sorted(hunks, key=lambda h: (h.old_start, h.index)):
-        out_l += lines[pos:h.old_start]
-        out_e += eols[pos:h.old_start]
+        out_l += lines[pos : h.old_start]
+        out_e += eols[pos : h.old_start]
         out_l += h.new_lines
         out_e += [eol] * len(h.new_lines)
         pos = h.old_start + len(h.old_lines)

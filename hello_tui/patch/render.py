@@ -24,7 +24,9 @@ def _final(eols: list[str]) -> bool:
     return not eols or eols[-1] != ""
 
 
-def _matcher(a: list[str], a_eols: list[str], b: list[str], b_eols: list[str]) -> difflib.SequenceMatcher:
+def _matcher(
+    a: list[str], a_eols: list[str], b: list[str], b_eols: list[str]
+) -> difflib.SequenceMatcher:
     """Lines compared with their endings, so a changed ending (or final newline) is a change."""
     ka = list(map(str.__add__, a, a_eols))
     kb = list(map(str.__add__, b, b_eols))
@@ -32,7 +34,11 @@ def _matcher(a: list[str], a_eols: list[str], b: list[str], b_eols: list[str]) -
 
 
 def _render_lines(
-    ops: list[tuple[str, int, int, int, int]], a: list[str], a_final: bool, b: list[str], b_final: bool
+    ops: list[tuple[str, int, int, int, int]],
+    a: list[str],
+    a_final: bool,
+    b: list[str],
+    b_final: bool,
 ) -> list[str]:
     out: list[str] = []
     for tag, i1, i2, j1, j2 in ops:
@@ -53,7 +59,9 @@ def _render_lines(
     return out
 
 
-def unified_diff_text(path: str, old: str | None, new: str | None, new_path: str | None = None) -> str:
+def unified_diff_text(
+    path: str, old: str | None, new: str | None, new_path: str | None = None
+) -> str:
     a, a_eols = _split(old or "")
     b, b_eols = _split(new or "")
     a_final, b_final = _final(a_eols), _final(b_eols)
@@ -64,7 +72,9 @@ def unified_diff_text(path: str, old: str | None, new: str | None, new_path: str
     for group in groups:
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
-        out.append(f"@@ -{i1 + 1 if i2 > i1 else i1},{i2 - i1} +{j1 + 1 if j2 > j1 else j1},{j2 - j1} @@")
+        out.append(
+            f"@@ -{i1 + 1 if i2 > i1 else i1},{i2 - i1} +{j1 + 1 if j2 > j1 else j1},{j2 - j1} @@"
+        )
         out.extend(_render_lines(group, a, a_final, b, b_final))
     return "\n".join(out) + "\n"
 

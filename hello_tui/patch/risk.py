@@ -17,7 +17,17 @@ from hello_tui.patch.types import FilePlan, PatchError, Risk
 
 SENSITIVE_PATTERNS = (".env*", "*.pem", "*.key", "id_rsa*")
 STRICT_WRITE_SUFFIXES = (
-    ".py", ".md", ".toml", ".json", ".yml", ".yaml", ".txt", ".html", ".htm", ".css", ".js",
+    ".py",
+    ".md",
+    ".toml",
+    ".json",
+    ".yml",
+    ".yaml",
+    ".txt",
+    ".html",
+    ".htm",
+    ".css",
+    ".js",
 )
 RISKY_FILE_COUNT = 6
 RISKY_LINE_COUNT = 400

@@ -41,7 +41,9 @@ def select(plan: PatchPlan, selection: Selection) -> PatchPlan:
         old = decode_text(fp.old_bytes or b"", fp.path)
         files.append(finish_update(new_fp, old, keep))
     # Limits were met by the whole plan; a subset is only re-assessed for risk.
-    return PatchPlan(files=files, risk=assess_risk(files), source_text=plan.source_text, declined_hunks=declined)
+    return PatchPlan(
+        files=files, risk=assess_risk(files), source_text=plan.source_text, declined_hunks=declined
+    )
 
 
 def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]) -> PatchPlan:

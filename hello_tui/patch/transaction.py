@@ -204,14 +204,21 @@ def _run_locked(
             conflicts.append(f"{rel} changed on disk after the patch was planned")
     if conflicts:
         raise PatchError(
-            "Conflict, nothing was written: " + "; ".join(conflicts) + ". Re-read the file(s) and make a new patch."
+            "Conflict, nothing was written: "
+            + "; ".join(conflicts)
+            + ". Re-read the file(s) and make a new patch."
         )
     name, backup_dir = _new_backup_dir(settings.state.backups)
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
     for w, target, data in zip(writes, targets, current):
-        entry: dict[str, Any] = {"path": w.path, "existed": data is not None, "backup": None, "mode": None,
-                                 "after": "write" if w.data is not None else "delete"}
+        entry: dict[str, Any] = {
+            "path": w.path,
+            "existed": data is not None,
+            "backup": None,
+            "mode": None,
+            "after": "write" if w.data is not None else "delete",
+        }
         if data is not None:
             entry["backup"] = w.path + ".bak"
             entry["mode"] = os.stat(target).st_mode & 0o7777

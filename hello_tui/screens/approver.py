@@ -13,8 +13,8 @@ from textual.app import App
 from textual.screen import Screen
 from textual.worker import NoActiveWorker, get_current_worker
 
-from hello_tui.agent.approval import CommandVerdict, PatchDecision
 from hello_tui.config import Settings
+from hello_tui.core.approval import CommandVerdict, PatchDecision
 from hello_tui.patch.types import PatchPlan
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen, ReplanFn

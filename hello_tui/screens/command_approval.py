@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from hello_tui.agent.approval import CommandVerdict
+from hello_tui.core.approval import CommandVerdict
 
 
 class CommandApprovalScreen(ModalScreen[CommandVerdict]):

@@ -25,7 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from hello_tui.agent.approval import PatchDecision
+from hello_tui.core.approval import PatchDecision
 from hello_tui.patch.types import FilePlan, PatchError, PatchPlan
 from hello_tui.screens.confirm import HighRiskConfirmScreen
 from hello_tui.widgets.diff_rows import hunks_from_texts

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import Field
 
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools import context_sources as src
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.grep import find_rg
 from hello_tui.tools.paths import PathError, resolve_repo_path
 

@@ -16,12 +16,13 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from hello_tui.tools.memory import MemoryStore
-from hello_tui.tools.notes_store import NoteStore
+from hello_tui.store.memory import MemoryStore
+from hello_tui.store.notes import NoteStore
 from hello_tui.tools.paths import VisibleTree
 
 CONTEXT_LINES = 5
@@ -30,7 +31,7 @@ MAX_TOTAL_MATCHES = 2000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_LINE_CHARS = 300
 RG_TIMEOUT = 30.0
-JUNIT_PATTERNS = (re.compile(r"^junit.*\.xml$", re.I), re.compile(r"^TEST-.*\.xml$"))
+JUNIT_PATTERNS = (re.compile(r"^junit.*\.xml$", re.IGNORECASE), re.compile(r"^TEST-.*\.xml$"))
 JUNIT_MAX_FILES = 20
 JUNIT_MAX_BYTES = 5 * 1024 * 1024
 JUNIT_MAX_DEPTH = 5
@@ -124,9 +125,15 @@ async def search_files_rg(
 ) -> tuple[list[Snippet], bool]:
     """(snippets, truncated) from rg --json; the query never reaches a shell."""
     argv = [
-        rg, "--json", "--no-config", "--no-require-git", "--smart-case",
-        f"--context={CONTEXT_LINES}", f"--max-count={MAX_MATCHES_PER_FILE}",
-        "--max-filesize=2M", f"--glob=!{state_dir}",
+        rg,
+        "--json",
+        "--no-config",
+        "--no-require-git",
+        "--smart-case",
+        f"--context={CONTEXT_LINES}",
+        f"--max-count={MAX_MATCHES_PER_FILE}",
+        "--max-filesize=2M",
+        f"--glob=!{state_dir}",
     ]
     if not regex:
         argv.append("--fixed-strings")
@@ -165,7 +172,7 @@ async def search_files_rg(
                 continue
             data = event["data"]
             path = _rg_text(data.get("path"))
-            path = path[2:] if path.startswith("./") else path
+            path = path.removeprefix("./")
             text = _rg_text(data.get("lines")).rstrip("\r\n")
             fl = files.setdefault(path, _FileLines(path))
             fl.add(int(data["line_number"]), text, kind == "match")
@@ -184,7 +191,7 @@ async def search_files_rg(
     stderr_task = asyncio.ensure_future(drain_stderr())
     try:
         await asyncio.wait_for(consume(), RG_TIMEOUT)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         truncated = True
         stop()
     except BaseException:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from hello_tui.tools.base import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.paths import PathError, VisibleTree, resolve_repo_path
 
 LS_MAX_ENTRIES = 400

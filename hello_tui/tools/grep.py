@@ -23,7 +23,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 from pydantic import Field
 
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.paths import PathError, VisibleTree, rebase_ignore_line, resolve_repo_path
 
 GREP_DEFAULT_MAX_RESULTS = 100

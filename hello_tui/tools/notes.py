@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from hello_tui.agent.events import NoteWritten
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.notes_store import NOTE_TYPES, Note, NoteError, NoteStore
+from hello_tui.core.events import NoteWritten
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.store.notes import NOTE_TYPES, Note, NoteError, NoteStore
 
 NoteAction = Literal["create", "read", "update", "delete", "list", "search", "summary"]
 PREVIEW_CHARS = 160

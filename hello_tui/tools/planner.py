@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.resources
+import logging
 import os
 import re
 from pathlib import Path
@@ -17,7 +18,9 @@ from typing import Any
 from pydantic import Field
 
 from hello_tui.config import Settings
-from hello_tui.tools.base import CompleteFn, Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.core.tools import CompleteFn, Tool, ToolArgs, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 PLAN_MAX_TOKENS = 1500
 MIN_STEPS, MAX_STEPS = 5, 12
@@ -123,7 +126,8 @@ async def make_plan(
         return ToolResult.error(f"Could not load the planning prompt: {exc}")
     try:
         reply = await complete(messages, PLAN_MAX_TOKENS)
-    except Exception as exc:  # the model's failure is reported, never raised into the loop
+    except Exception as exc:
+        log.warning("planning model call failed", exc_info=True)
         return ToolResult.error(f"planning failed: the model call did not succeed ({exc}).")
     reply = (reply or "").strip()
     if not reply:

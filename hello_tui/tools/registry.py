@@ -6,12 +6,16 @@ read; nothing a model sends can crash the loop.
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
-from hello_tui.tools.base import Tool, ToolContext, ToolResult
+from hello_tui.core.tools import Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 BREAKER_THRESHOLD = 3
 BREAKER_COOLDOWN = 300.0
@@ -24,7 +28,8 @@ def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
         problems.append(f"- {where}: {err.get('msg')}")
     fields = ", ".join(tool.Args.model_fields)
     return (
-        f"Invalid arguments for tool '{tool.name}':\n" + "\n".join(problems)
+        f"Invalid arguments for tool '{tool.name}':\n"
+        + "\n".join(problems)
         + f"\nExpected fields: {fields}."
     )
 
@@ -116,6 +121,7 @@ class ToolRegistry:
             return self._record(name, ToolResult.error(str(exc)))
         try:
             result = await tool.run(args, ctx)
-        except Exception as exc:  # a tool bug must reach the model, not kill the turn
+        except Exception as exc:
+            log.exception("tool %s raised", name)
             result = ToolResult.error(f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
         return self._record(name, result)

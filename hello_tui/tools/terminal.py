@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from hello_tui.agent.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.shell_policy import PolicyVerdict, classify
-from hello_tui.tools.terminal_exec import ProcessOutcome, command_env, execute
+from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.tools.shell.policy import PolicyVerdict, classify
+from hello_tui.tools.shell.runner import ProcessOutcome, command_env, execute
 
 MODEL_OUTPUT_LIMIT = 64 * 1024
 SIGPIPE_STATUS = 141  # a stage stopped because the next one quit reading (`| head`)

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import Field
 
 from hello_tui import patch as patch_engine
-from hello_tui.agent.events import NoteWritten, PatchProposed, PatchResolved
+from hello_tui.core.events import NoteWritten, PatchProposed, PatchResolved
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.files import file_digest
 from hello_tui.tools.paths import PathError, is_protected, resolve_repo_path
 

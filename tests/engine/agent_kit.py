@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hello_tui.agent.approval import PolicyApprover
-from hello_tui.agent.events import CommandApprovalNeeded, Event, ToolOutputDelta
 from hello_tui.agent.loop import Agent
-from hello_tui.agent.session import SessionStore
-from hello_tui.agent.transcript import TranscriptLog
 from hello_tui.config import Settings
+from hello_tui.core.approval import PolicyApprover
+from hello_tui.core.events import CommandApprovalNeeded, Event, ToolOutputDelta
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.llm import LLMClient
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.store.sessions import SessionStore
+from hello_tui.store.transcript import TranscriptLog
 from hello_tui.tools.registry import ToolRegistry
 
 
@@ -145,7 +145,7 @@ def of(events: list[Event], kind: type) -> list[Any]:
 
 
 def answer_text(events: list[Event]) -> str:
-    from hello_tui.agent.events import AssistantDelta
+    from hello_tui.core.events import AssistantDelta
 
     return "".join(e.text for e in events if isinstance(e, AssistantDelta))
 

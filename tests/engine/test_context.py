@@ -167,7 +167,7 @@ def test_estimate_rules():
 
 
 async def test_long_sessions_stay_within_the_budget(tmp_path, scripted_server, model_settings):
-    from hello_tui.scripted_model import text
+    from hello_tui.testing.scripted_model import text
     from tests.engine.agent_kit import collect, make_agent
 
     server = scripted_server([text("answer " + "z" * 400) for _ in range(12)])

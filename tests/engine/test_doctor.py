@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from hello_tui.scripted_model import ScriptedModelServer
+from hello_tui.testing.scripted_model import ScriptedModelServer
 
 
 def doctor(repo, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -108,7 +108,7 @@ def test_run_doctor_in_process(tmp_path, scripted_server):
     import argparse
     import io
 
-    from hello_tui.doctor import run_doctor
+    from hello_tui.commands.doctor import run_doctor
 
     server = scripted_server([], preflight=None)
     out = io.StringIO()

@@ -6,9 +6,9 @@ import signal
 import subprocess
 import sys
 
-from hello_tui.agent.approval import PolicyApprover
 from hello_tui.agent.factory import build_agent
 from hello_tui.config import load_settings
+from hello_tui.core.approval import PolicyApprover
 from tests.patch.conftest import snapshot
 from tests.patch.test_crash import CHILD, PATCH, make_repo
 
@@ -19,7 +19,10 @@ def test_build_agent_rolls_back_an_interrupted_commit(tmp_path):
     # killed after the backups and the journal, in the middle of the writes
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(repo), "5"],
-        input=PATCH, capture_output=True, text=True, check=False,
+        input=PATCH,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == -signal.SIGKILL
     assert snapshot(repo) != before

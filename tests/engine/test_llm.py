@@ -23,7 +23,7 @@ from hello_tui.llm import (
     ToolCallDelta,
     cost,
 )
-from hello_tui.scripted_model import (
+from hello_tui.testing.scripted_model import (
     call,
     drop,
     error,
@@ -561,7 +561,7 @@ def test_assembler_invents_ids_when_the_server_sends_none():
 
 
 def test_importing_the_client_module_does_not_load_openai():
-    code = "import sys, hello_tui.llm, hello_tui.doctor; print('openai' in sys.modules)"
+    code = "import sys, hello_tui.llm, hello_tui.commands.doctor; print('openai' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.stdout.strip() == "False", proc.stderr
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hello_tui.agent.events import (
+from hello_tui.core.events import (
     StepStarted,
     ToolCallFinished,
     ToolCallStarted,
@@ -13,7 +13,7 @@ from hello_tui.agent.events import (
     TurnStarted,
     Usage,
 )
-from hello_tui.scripted_model import call, error, text, tool_calls
+from hello_tui.testing.scripted_model import call, error, text, tool_calls
 from tests.engine.agent_kit import EchoTool, answer_text, collect, make_agent, of, registry
 
 
@@ -205,7 +205,7 @@ async def test_retry_after_429_then_success(tmp_path, scripted_server, model_set
 
 
 async def test_retries_are_shown_as_notices(tmp_path, scripted_server, model_settings):
-    from hello_tui.agent.events import Notice
+    from hello_tui.core.events import Notice
 
     server = scripted_server([error(500), text("recovered")])
     agent = make_agent(model_settings(tmp_path, server))
@@ -218,7 +218,7 @@ async def test_retries_are_shown_as_notices(tmp_path, scripted_server, model_set
 async def test_dropped_stream_fails_the_turn_and_keeps_the_session(
     tmp_path, scripted_server, model_settings
 ):
-    from hello_tui.scripted_model import drop, malformed
+    from hello_tui.testing.scripted_model import drop, malformed
 
     server = scripted_server(
         [drop(after_chunks=2, reply=text("a long answer that breaks " * 5)), malformed(2)]

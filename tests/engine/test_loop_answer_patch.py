@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hello_tui.agent.approval import PolicyApprover
-from hello_tui.agent.events import ToolCallFinished, TurnFinished
-from hello_tui.scripted_model import text
+from hello_tui.core.approval import PolicyApprover
+from hello_tui.core.events import ToolCallFinished, TurnFinished
+from hello_tui.testing.scripted_model import text
 from tests.engine.agent_kit import answer_text, collect, make_agent, of
 
 PATCH_ANSWER = (

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 
-from hello_tui.agent.approval import PolicyApprover
-from hello_tui.agent.events import (
+from hello_tui.agent.factory import open_session
+from hello_tui.core.approval import PolicyApprover
+from hello_tui.core.events import (
     AssistantDelta,
     CommandApprovalNeeded,
     ToolCallFinished,
     ToolOutputDelta,
 )
-from hello_tui.agent.factory import open_session
-from hello_tui.scripted_model import call, slow, text, tool_calls
-from hello_tui.tools.base import Tool, ToolArgs, ToolResult
+from hello_tui.core.tools import Tool, ToolArgs, ToolResult
+from hello_tui.testing.scripted_model import call, slow, text, tool_calls
 from tests.engine.agent_kit import GatedCommandTool, collect, make_agent, of, registry
 
 GUARD = 20  # seconds: only a deadlock would ever reach it

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hello_tui.agent.events import ToolCallFinished
 from hello_tui.agent.observation import observation_for_model
-from hello_tui.scripted_model import call, error, text, tool_calls
+from hello_tui.core.events import ToolCallFinished
+from hello_tui.testing.scripted_model import call, error, text, tool_calls
 from tests.engine.agent_kit import collect, make_agent, of
 
 

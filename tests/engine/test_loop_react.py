@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hello_tui.agent.events import Notice, ThoughtDelta, ToolCallFinished, TurnFinished
-from hello_tui.scripted_model import call, text, tool_calls
+from hello_tui.core.events import Notice, ThoughtDelta, ToolCallFinished, TurnFinished
+from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import EchoTool, answer_text, collect, make_agent, of, registry
 
 

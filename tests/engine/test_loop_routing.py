@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hello_tui.agent.events import TodoChanged, ToolCallStarted
 from hello_tui.agent.routing import is_greeting, is_history_question, route_turn, wants_todo_list
-from hello_tui.scripted_model import call, text, tool_calls
+from hello_tui.core.events import TodoChanged, ToolCallStarted
+from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import FakeTodoTool, answer_text, collect, make_agent, of, registry
 
 
@@ -135,7 +135,7 @@ async def test_agents_md_is_in_the_system_context(tmp_path, scripted_server, mod
 
 
 async def test_todo_board_rides_along(tmp_path, scripted_server, model_settings):
-    from hello_tui.tools.base import Tool, ToolArgs, ToolResult
+    from hello_tui.core.tools import Tool, ToolArgs, ToolResult
 
     class BoardArgs(ToolArgs):
         title: str

@@ -7,15 +7,15 @@ import json
 import pytest
 
 from hello_tui.agent.factory import open_session
-from hello_tui.agent.session import (
+from hello_tui.config import load_settings
+from hello_tui.store.sessions import (
     HISTORY_LIMIT,
     SessionCorrupt,
     SessionNotFound,
     SessionStore,
     trim_history,
 )
-from hello_tui.config import load_settings
-from hello_tui.scripted_model import call, text, tool_calls
+from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, make_agent
 
 

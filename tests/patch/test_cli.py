@@ -9,13 +9,18 @@ from pathlib import Path
 
 from .conftest import snapshot, write
 
-PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: n.txt\n+n\n*** End Patch\n"
+PATCH = (
+    "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: n.txt\n+n\n*** End Patch\n"
+)
 
 
 def cli(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "hello_tui", *args[:1], "--repo", str(repo), *args[1:]],
-        input=stdin, capture_output=True, text=True, check=False,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -97,5 +102,7 @@ def test_apply_path_imports_neither_textual_nor_openai(repo):
         "heavy = [m for m in ('textual', 'openai', 'tiktoken') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy), rc)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False
+    )
     assert "HEAVY= 0" in proc.stdout, proc.stdout + proc.stderr

@@ -23,7 +23,7 @@ from hello_tui.patch import (
     transaction,
     undo_last,
 )
-from hello_tui.tools.notes_store import NoteStore
+from hello_tui.store.notes import NoteStore
 
 from .conftest import snapshot, write
 
@@ -33,8 +33,16 @@ def patch(*body: str) -> str:
 
 
 TWO_FILES = patch(
-    "*** Update File: a.txt", "@@", "-a1", "+A1", "@@", " mid", "-a2", "+A2",
-    "*** Add File: new.txt", "+fresh",
+    "*** Update File: a.txt",
+    "@@",
+    "-a1",
+    "+A1",
+    "@@",
+    " mid",
+    "-a2",
+    "+A2",
+    "*** Add File: new.txt",
+    "+fresh",
 )
 
 
@@ -73,7 +81,9 @@ def test_failed_commit_writes_a_blocker_note(two, settings):
         commit_plan(plan, settings, user_task="fix it")
     notes = NoteStore(settings.state.notes).list()
     failed = [n for n in notes if n.title == "Patch failed"]
-    assert failed and failed[0].note_type == "blocker" and "a.txt changed on disk" in failed[0].content
+    assert (
+        failed and failed[0].note_type == "blocker" and "a.txt changed on disk" in failed[0].content
+    )
 
 
 def test_stale_guard_writes_nothing(two, settings):
@@ -98,9 +108,17 @@ def test_added_file_appearing_before_commit_is_a_conflict(two, settings):
 def test_permission_bits_are_kept(repo, settings):
     path = write(repo, "run.sh", "echo a\n")
     os.chmod(path, 0o751)
-    commit_plan(plan_patch_text(patch("*** Update File: run.sh", "-echo a", "+echo b"), settings), settings)
+    commit_plan(
+        plan_patch_text(patch("*** Update File: run.sh", "-echo a", "+echo b"), settings), settings
+    )
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
-    commit_plan(plan_patch_text(patch("*** Update File: run.sh", "*** Move to: bin/run.sh", "-echo b", "+echo c"), settings), settings)
+    commit_plan(
+        plan_patch_text(
+            patch("*** Update File: run.sh", "*** Move to: bin/run.sh", "-echo b", "+echo c"),
+            settings,
+        ),
+        settings,
+    )
     assert stat.S_IMODE(os.stat(repo / "bin/run.sh").st_mode) == 0o751
 
 
@@ -126,7 +144,10 @@ def test_two_commits_in_the_same_second_get_distinct_folders(repo, settings):
     write(repo, "x.txt", "0\n")
     names = set()
     for i in range(3):
-        result = commit_plan(plan_patch_text(patch("*** Update File: x.txt", f"-{i}", f"+{i + 1}"), settings), settings)
+        result = commit_plan(
+            plan_patch_text(patch("*** Update File: x.txt", f"-{i}", f"+{i + 1}"), settings),
+            settings,
+        )
         names.add(result.backup_dir)
     assert len(names) == 3
 
@@ -145,7 +166,8 @@ def test_lock_held_by_another_writer_refuses(two, settings, monkeypatch):
                 "lock.acquire()\nprint('locked', flush=True)\ntime.sleep(60)\n"
             ),
         ],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -223,7 +245,9 @@ def test_undo_restores_and_removes_added_files_and_can_be_undone(two, settings):
     undo = undo_last(settings)
     assert snapshot(two) == before
     assert undo.updated == ["a.txt"] and undo.deleted == ["new.txt"]
-    assert undo.note_id and NoteStore(settings.state.notes).read(undo.note_id).title == "Patch undone"
+    assert (
+        undo.note_id and NoteStore(settings.state.notes).read(undo.note_id).title == "Patch undone"
+    )
     undo_last(settings)
     assert snapshot(two) == after
 
@@ -232,7 +256,19 @@ def test_undo_of_delete_and_move(repo, settings):
     write(repo, "d.txt", "d\n")
     write(repo, "m.txt", "m\n")
     before = snapshot(repo)
-    commit_plan(plan_patch_text(patch("*** Delete File: d.txt", "*** Update File: m.txt", "*** Move to: sub/m2.txt", "-m", "+M"), settings), settings)
+    commit_plan(
+        plan_patch_text(
+            patch(
+                "*** Delete File: d.txt",
+                "*** Update File: m.txt",
+                "*** Move to: sub/m2.txt",
+                "-m",
+                "+M",
+            ),
+            settings,
+        ),
+        settings,
+    )
     undo_last(settings)
     assert snapshot(repo) == before
 
@@ -244,7 +280,9 @@ def test_undo_with_nothing_recorded(repo, settings):
 
 def test_list_backups_and_restore_one_file(two, settings):
     write(two, "b.txt", "b\n")
-    first = commit_plan(plan_patch_text(TWO_FILES + patch("*** Update File: b.txt", "-b", "+B"), settings), settings)
+    first = commit_plan(
+        plan_patch_text(TWO_FILES + patch("*** Update File: b.txt", "-b", "+B"), settings), settings
+    )
     commit_plan(plan_patch_text(patch("*** Update File: b.txt", "-B", "+BB"), settings), settings)
     backups = list_backups(settings)
     assert len(backups) == 2 and backups[1].name == first.backup_dir.rsplit("/", 1)[1]
@@ -262,7 +300,7 @@ def test_list_backups_and_restore_one_file(two, settings):
 
 
 def test_note_failure_never_undoes_a_commit(two, settings, monkeypatch):
-    import hello_tui.tools.notes_store as ns
+    import hello_tui.store.notes as ns
 
     def broken(*args, **kwargs):
         raise OSError("disk full for notes")
@@ -280,7 +318,9 @@ def test_recover_without_state_folder_is_a_no_op(repo, settings):
 
 def test_move_with_every_hunk_declined_is_a_plain_rename(repo, settings):
     write(repo, "old.txt", "a\n")
-    plan = plan_patch_text(patch("*** Update File: old.txt", "*** Move to: new.txt", "-a", "+b"), settings)
+    plan = plan_patch_text(
+        patch("*** Update File: old.txt", "*** Move to: new.txt", "-a", "+b"), settings
+    )
     result = commit_plan(plan, settings, selection={"old.txt": set()})
     assert result.moved == [("old.txt", "new.txt")] and result.hunks_declined == 1
     assert (repo / "new.txt").read_text() == "a\n" and not (repo / "old.txt").exists()

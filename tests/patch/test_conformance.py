@@ -38,7 +38,10 @@ def test_scenario(scenario: Path, tmp_path: Path):
     settings = load_settings(work, environ={})
     error = None
     try:
-        commit_plan(plan_patch_text((scenario / "patch.txt").read_text(encoding="utf-8"), settings), settings)
+        commit_plan(
+            plan_patch_text((scenario / "patch.txt").read_text(encoding="utf-8"), settings),
+            settings,
+        )
     except PatchError as exc:
         error = str(exc)
     if scenario.name[:3] in STRICTER:

@@ -84,7 +84,10 @@ def test_kill_at_every_write_point_recovers_to_before_or_after(tmp_path: Path):
         before = snapshot(repo)
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, str(repo), str(n)],
-            input=PATCH, capture_output=True, text=True, check=False,
+            input=PATCH,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if proc.returncode == 0:
             total = int(proc.stdout.split("points:")[1])
@@ -111,7 +114,13 @@ def test_kill_at_every_write_point_recovers_to_before_or_after(tmp_path: Path):
 
 def test_recovery_then_a_new_commit_works(tmp_path: Path):
     repo = make_repo(tmp_path / "r")
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(repo), "5"], input=PATCH, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(repo), "5"],
+        input=PATCH,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == -signal.SIGKILL
     settings = load_settings(repo, environ={})
     # planning rolls back the interrupted commit before reading the tree

@@ -49,9 +49,7 @@ def test_bare_header_in_prose_is_not_a_patch():
 
 
 def test_unified_diff_in_answer_with_counts_recomputed():
-    text = (
-        "Here:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n```\nok"
-    )
+    text = "Here:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n```\nok"
     assert extract_patches(text) == ["--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"]
 
 

@@ -26,12 +26,25 @@ def test_add_delete_update_move_in_one_patch(repo, settings):
     write(repo, "gone.txt", "bye\n")
     write(repo, "keep.txt", "a\nb\n")
     write(repo, "old/name.txt", "x\n")
-    apply(settings, patch(
-        "*** Add File: new/dir/n.txt", "+hello", "+world",
-        "*** Delete File: gone.txt",
-        "*** Update File: keep.txt", "@@", " a", "-b", "+B",
-        "*** Update File: old/name.txt", "*** Move to: moved/name.txt", "@@", "-x", "+y",
-    ))
+    apply(
+        settings,
+        patch(
+            "*** Add File: new/dir/n.txt",
+            "+hello",
+            "+world",
+            "*** Delete File: gone.txt",
+            "*** Update File: keep.txt",
+            "@@",
+            " a",
+            "-b",
+            "+B",
+            "*** Update File: old/name.txt",
+            "*** Move to: moved/name.txt",
+            "@@",
+            "-x",
+            "+y",
+        ),
+    )
     assert (repo / "new/dir/n.txt").read_text() == "hello\nworld\n"
     assert not (repo / "gone.txt").exists()
     assert (repo / "keep.txt").read_text() == "a\nB\n"
@@ -73,7 +86,18 @@ def test_invalid_line_in_chunk_is_an_error_naming_the_line(repo, settings):
 
 def test_blank_line_inside_chunk_is_context_not_a_chunk_break(repo, settings):
     write(repo, "f.py", "def a():\n    pass\n\ndef b():\n    return 1\n")
-    apply(settings, patch("*** Update File: f.py", "@@", "     pass", "", " def b():", "-    return 1", "+    return 2"))
+    apply(
+        settings,
+        patch(
+            "*** Update File: f.py",
+            "@@",
+            "     pass",
+            "",
+            " def b():",
+            "-    return 1",
+            "+    return 2",
+        ),
+    )
     assert (repo / "f.py").read_text() == "def a():\n    pass\n\ndef b():\n    return 2\n"
 
 
@@ -86,7 +110,10 @@ def test_delete_with_minus_body_is_accepted(repo, settings):
 def test_same_file_twice_is_refused(repo, settings):
     write(repo, "x.txt", "a\n")
     with pytest.raises(PatchError, match="more than one section"):
-        plan_patch_text(patch("*** Update File: x.txt", "-a", "+b", "*** Update File: x.txt", "-b", "+c"), settings)
+        plan_patch_text(
+            patch("*** Update File: x.txt", "-a", "+b", "*** Update File: x.txt", "-b", "+c"),
+            settings,
+        )
 
 
 def test_several_patches_in_one_answer_plan_together(repo, settings):
@@ -110,14 +137,25 @@ SRC = "class A:\n    def load(self):\n        return 1\n\nclass B:\n    def load
 def test_ambiguous_chunk_lists_candidate_lines(repo, settings):
     write(repo, "m.py", SRC)
     with pytest.raises(PatchError) as err:
-        plan_patch_text(patch("*** Update File: m.py", "@@", "-        return 1", "+        return 2"), settings)
+        plan_patch_text(
+            patch("*** Update File: m.py", "@@", "-        return 1", "+        return 2"), settings
+        )
     assert "ambiguous" in str(err.value) and "lines 3, 7" in str(err.value)
     assert (repo / "m.py").read_text() == SRC
 
 
 def test_consecutive_headers_narrow_the_search(repo, settings):
     write(repo, "m.py", SRC)
-    apply(settings, patch("*** Update File: m.py", "@@ class B:", "@@     def load(self):", "-        return 1", "+        return 2"))
+    apply(
+        settings,
+        patch(
+            "*** Update File: m.py",
+            "@@ class B:",
+            "@@     def load(self):",
+            "-        return 1",
+            "+        return 2",
+        ),
+    )
     assert (repo / "m.py").read_text() == SRC.replace("return 1\n", "return 2\n").replace(
         "return 2\n\nclass", "return 1\n\nclass"
     )
@@ -125,8 +163,13 @@ def test_consecutive_headers_narrow_the_search(repo, settings):
 
 def test_header_may_be_a_prefix_of_the_line(repo, settings):
     write(repo, "m.py", "def save(path):\n    pass\ndef load(path, mode='r'):\n    pass\n")
-    apply(settings, patch("*** Update File: m.py", "@@ def load", "-    pass", "+    return open(path)"))
-    assert (repo / "m.py").read_text().endswith("def load(path, mode='r'):\n    return open(path)\n")
+    apply(
+        settings,
+        patch("*** Update File: m.py", "@@ def load", "-    pass", "+    return open(path)"),
+    )
+    assert (
+        (repo / "m.py").read_text().endswith("def load(path, mode='r'):\n    return open(path)\n")
+    )
 
 
 def test_header_not_found_is_an_error(repo, settings):
@@ -170,7 +213,10 @@ def test_surrounding_whitespace_pass(repo, settings):
 
 def test_unicode_punctuation_pass_keeps_typographic_context(repo, settings):
     write(repo, "u.md", "He said \u201chi\u201d \u2014 twice\nold\u00a0line\n")
-    apply(settings, patch("*** Update File: u.md", "@@", ' He said "hi" - twice', "-old line", "+new line"))
+    apply(
+        settings,
+        patch("*** Update File: u.md", "@@", ' He said "hi" - twice', "-old line", "+new line"),
+    )
     assert (repo / "u.md").read_text() == "He said \u201chi\u201d \u2014 twice\nnew line\n"
 
 
@@ -184,7 +230,10 @@ def test_no_match_error_shows_expected_lines_and_closest_region(repo, settings):
     write(repo, "c.py", "".join(f"line {i}\n" for i in range(1, 30)))
     before = snapshot(repo)
     with pytest.raises(PatchError) as err:
-        plan_patch_text(patch("*** Update File: c.py", "@@", " line 10", "-line eleven", " line 12", "+x"), settings)
+        plan_patch_text(
+            patch("*** Update File: c.py", "@@", " line 10", "-line eleven", " line 12", "+x"),
+            settings,
+        )
     msg = str(err.value)
     assert "c.py" in msg and "line eleven" in msg
     assert "Closest region, at line 10" in msg and "    11 | line 11" in msg
@@ -194,7 +243,9 @@ def test_no_match_error_shows_expected_lines_and_closest_region(repo, settings):
 def test_chunks_out_of_order_are_explained(repo, settings):
     write(repo, "o.txt", "a\nb\nc\nd\n")
     with pytest.raises(PatchError, match="chunks must follow the file's order"):
-        plan_patch_text(patch("*** Update File: o.txt", "@@", "-d", "+D", "@@", "-a", "+A"), settings)
+        plan_patch_text(
+            patch("*** Update File: o.txt", "@@", "-d", "+D", "@@", "-a", "+A"), settings
+        )
 
 
 def test_chunks_search_forward_from_previous_chunk(repo, settings):
@@ -238,7 +289,10 @@ def test_replacing_last_line_adds_final_newline(repo, settings):
 
 def test_no_newline_marker_removes_final_newline(repo, settings):
     write(repo, "n.txt", "a\nb\n")
-    apply(settings, patch("*** Update File: n.txt", "@@", " a", "-b", "+B", "\\ No newline at end of file"))
+    apply(
+        settings,
+        patch("*** Update File: n.txt", "@@", " a", "-b", "+B", "\\ No newline at end of file"),
+    )
     assert (repo / "n.txt").read_bytes() == b"a\nB"
 
 
@@ -248,11 +302,14 @@ def test_no_newline_marker_removes_final_newline(repo, settings):
 def test_unified_update_add_delete_and_no_newline(repo, settings):
     write(repo, "u.txt", "a\nb\n")
     write(repo, "d.txt", "bye\n")
-    apply(settings, (
-        "--- a/u.txt\n+++ b/u.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n"
-        "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+new\n"
-        "--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
-    ))
+    apply(
+        settings,
+        (
+            "--- a/u.txt\n+++ b/u.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n"
+            "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+new\n"
+            "--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+        ),
+    )
     assert (repo / "u.txt").read_bytes() == b"a\nc"
     assert (repo / "n.txt").read_text() == "new\n"
     assert not (repo / "d.txt").exists()
@@ -260,7 +317,10 @@ def test_unified_update_add_delete_and_no_newline(repo, settings):
 
 def test_unified_rename(repo, settings):
     write(repo, "p.txt", "same\n")
-    plan = apply(settings, "diff --git a/p.txt b/q.txt\nsimilarity index 100%\nrename from p.txt\nrename to q.txt\n")
+    plan = apply(
+        settings,
+        "diff --git a/p.txt b/q.txt\nsimilarity index 100%\nrename from p.txt\nrename to q.txt\n",
+    )
     assert plan.files[0].op == "move"
     assert (repo / "q.txt").read_text() == "same\n" and not (repo / "p.txt").exists()
 

@@ -26,8 +26,28 @@ FAST = hyp_settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 # A small vocabulary makes repeated lines (and so ambiguity) common.
 LINE = st.one_of(
-    st.sampled_from(["", "x", "y", "x  ", "  x", "}", "caf\u00e9", "\u201cq\u201d", "a \u2014 b", "\u4e2d\u6587", "\U0001f600"]),
-    st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=6),
+    st.sampled_from(
+        [
+            "",
+            "x",
+            "y",
+            "x  ",
+            "  x",
+            "}",
+            "caf\u00e9",
+            "\u201cq\u201d",
+            "a \u2014 b",
+            "\u4e2d\u6587",
+            "\U0001f600",
+        ]
+    ),
+    st.text(
+        st.characters(
+            blacklist_categories=("Cs", "Cc"),
+            blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029",
+        ),
+        max_size=6,
+    ),
 )
 EOLS = ("\n", "\r\n", "\r")
 
@@ -119,7 +139,9 @@ def _corrupt(draw, patch: str) -> str:
     kind = draw(st.sampled_from(["mutate", "delete", "duplicate", "swap", "truncate", "prefix"]))
     if kind == "mutate" and lines[i]:
         j = draw(st.integers(0, len(lines[i]) - 1))
-        lines[i] = lines[i][:j] + draw(st.sampled_from(["z", " ", "", "\t", "\u2014"])) + lines[i][j + 1:]
+        lines[i] = (
+            lines[i][:j] + draw(st.sampled_from(["z", " ", "", "\t", "\u2014"])) + lines[i][j + 1 :]
+        )
     elif kind == "delete":
         del lines[i]
     elif kind == "duplicate":
@@ -160,7 +182,11 @@ def test_generator_makes_every_kind_of_text():
         "non-ascii": lambda p: any(ord(c) > 127 for c in p[0] + p[1]),
     }
     for name, condition in wanted.items():
-        assert find(text_pair(mixed=True), condition, settings=hyp_settings(max_examples=2000, database=None)), name
+        assert find(
+            text_pair(mixed=True),
+            condition,
+            settings=hyp_settings(max_examples=2000, database=None),
+        ), name
 
 
 def test_split_lines_endings():

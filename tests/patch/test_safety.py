@@ -102,13 +102,23 @@ def test_line_limit_counts_added_and_removed(repo, settings):
     plan = plan_patch_text(patch("*** Delete File: big.txt"), small)
     assert plan.files[0].removed_lines == 500
     with pytest.raises(PatchError, match="changes 1000 lines, the limit is 999"):
-        plan_patch_text(patch("*** Update File: big.txt", *[f"-{i}" for i in range(500)], *[f"+n{i}" for i in range(500)]), small)
+        plan_patch_text(
+            patch(
+                "*** Update File: big.txt",
+                *[f"-{i}" for i in range(500)],
+                *[f"+n{i}" for i in range(500)],
+            ),
+            small,
+        )
 
 
 def test_whole_file_rewrite_counts_every_line_it_writes(repo, settings):
     write(repo, "w.txt", "a\n")
     with pytest.raises(PatchError, match="limit is 5"):
-        plan_patch_text(patch("*** Update File: w.txt", *[f"line{i}" for i in range(6)]), replace(settings, patch_max_lines=5))
+        plan_patch_text(
+            patch("*** Update File: w.txt", *[f"line{i}" for i in range(6)]),
+            replace(settings, patch_max_lines=5),
+        )
 
 
 def test_limits_come_from_the_environment(repo):
@@ -119,7 +129,9 @@ def test_limits_come_from_the_environment(repo):
         plan_patch_text(patch("*** Add File: a.txt", "+a", "*** Add File: b.txt", "+b"), s)
 
 
-@pytest.mark.parametrize("name", [".env", ".env.local", "server.pem", "tls.key", "id_rsa", "id_rsa.pub"])
+@pytest.mark.parametrize(
+    "name", [".env", ".env.local", "server.pem", "tls.key", "id_rsa", "id_rsa.pub"]
+)
 def test_sensitive_files_are_high_risk(repo, settings, name):
     plan = plan_patch_text(patch(f"*** Add File: cfg/{name}", "+x"), settings)
     assert plan.risk.high and plan.risk.reasons == [f"touches the sensitive file cfg/{name}"]
@@ -127,7 +139,9 @@ def test_sensitive_files_are_high_risk(repo, settings, name):
 
 def test_risk_rules(repo, settings):
     write(repo, "d.txt", "x\n")
-    assert plan_patch_text(patch("*** Delete File: d.txt"), settings).risk.reasons == ["deletes d.txt"]
+    assert plan_patch_text(patch("*** Delete File: d.txt"), settings).risk.reasons == [
+        "deletes d.txt"
+    ]
     six = [line for i in range(6) for line in (f"*** Add File: f{i}.txt", "+x")]
     assert "touches 6 files" in plan_patch_text(patch(*six), settings).risk.reasons
     five = [line for i in range(5) for line in (f"*** Add File: f{i}.txt", "+x")]
@@ -148,7 +162,9 @@ def test_strict_write_suffixes_when_switched_on(repo, settings):
 def test_plan_is_a_dry_run(repo, settings):
     write(repo, "a.txt", "a\n")
     before = snapshot(repo)
-    plan = plan_patch_text(patch("*** Update File: a.txt", "-a", "+b", "*** Add File: n.txt", "+n"), settings)
+    plan = plan_patch_text(
+        patch("*** Update File: a.txt", "-a", "+b", "*** Add File: n.txt", "+n"), settings
+    )
     assert plan.files[0].new_bytes == b"b\n" and plan.files[1].new_bytes == b"n\n"
     assert snapshot(repo) == before
     assert not (repo / ".helloagents").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
+from hello_tui.core.tools import ToolContext
 
 
 def make_ctx(repo: Path) -> ToolContext:

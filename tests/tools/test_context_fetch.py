@@ -9,15 +9,14 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
+from hello_tui.store.memory import MemoryStore
+from hello_tui.store.notes import NoteStore
 from hello_tui.tools.context_fetch import ContextFetchTool
 from hello_tui.tools.grep import find_rg
-from hello_tui.tools.memory import MemoryStore
-from hello_tui.tools.notes_store import NoteStore
 from hello_tui.tools.registry import ToolRegistry
 from tests.tools.helpers import make_ctx, write
 
 BACKENDS = ["rg", "python"]
-
 
 
 @pytest.fixture
@@ -37,7 +36,6 @@ def make_tool(backend: str) -> ContextFetchTool:
     if backend == "rg" and find_rg() is None:
         pytest.fail("rg is a declared dependency (ripgrep==14.1.0) and must be installed")
     return ContextFetchTool(force_python=backend == "python")
-
 
 
 async def fetch(tool: ContextFetchTool, repo: Path, **kwargs):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.tools.base import ToolContext, ToolResult
+from hello_tui.core.tools import ToolContext, ToolResult
 from hello_tui.tools.files import (
     READ_MAX_BYTES_WITHOUT_RANGE,
     GlobTool,
@@ -28,7 +28,6 @@ from tests.tools.helpers import make_ctx, write
 
 async def call(tool, ctx: ToolContext, **args) -> ToolResult:
     return await tool.run(tool.Args.model_validate(args), ctx)
-
 
 
 @pytest.fixture

@@ -8,13 +8,11 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext, ToolResult
+from hello_tui.core.tools import ToolContext, ToolResult
 from hello_tui.tools.grep import GrepTool, find_rg
 from tests.tools.helpers import make_ctx, write
 
 pytestmark = pytest.mark.skipif(find_rg() is None, reason="rg binary not installed")
-
-
 
 
 @pytest.fixture

@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
-from hello_tui.tools.memory import (
-    MemoryStore,
-    MemoryStoreError,
-    MemoryTool,
-    trigram_supported,
-)
+from hello_tui.core.tools import ToolContext
+from hello_tui.store.memory import MemoryStore, MemoryStoreError, trigram_supported
+from hello_tui.tools.memory import MemoryTool
 from hello_tui.tools.registry import ToolRegistry
 
 
@@ -84,7 +80,7 @@ def test_short_and_special_queries_are_literal(store: MemoryStore):
     store.add("coverage is 1000 lines")
     quote = store.add('the flag is "--yes" AND NOT "--no"')
     assert [m.id for m in store.search("0%")] == [pct.id]
-    assert [m.id for m in store.search('"--yes" AND')][0] == quote.id
+    assert store.search('"--yes" AND')[0].id == quote.id
     assert store.search("NEAR(") == []
     assert store.search("a_b") == []  # underscore is not a LIKE wildcard here
 
@@ -122,7 +118,7 @@ def test_rows_written_without_fts_are_indexed_when_fts_arrives(tmp_path: Path):
     plain = MemoryStore(tmp_path / "m", fts=False)
     plain.add("written by an old sqlite without trigram")
     upgraded = MemoryStore(tmp_path / "m", fts=True)
-    assert [m.content for m in upgraded.search("old sqlite")][0].startswith("written")
+    assert upgraded.search("old sqlite")[0].content.startswith("written")
 
 
 async def test_tool_cycle(ctx):
@@ -152,7 +148,7 @@ async def test_tool_errors(ctx):
 
 
 def test_old_sqlite_without_trigram_falls_back_to_like(tmp_path: Path, monkeypatch):
-    import hello_tui.tools.memory as memory_module
+    import hello_tui.store.memory as memory_module
 
     monkeypatch.setattr(memory_module.sqlite3, "sqlite_version_info", (3, 31, 1))
     memory_module.trigram_supported.cache_clear()

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings as hsettings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from hello_tui.tools.notes_store import NOTE_TYPES, NoteError, NoteStore
+from hello_tui.store.notes import NOTE_TYPES, NoteError, NoteStore
 
 
 @pytest.fixture
@@ -84,7 +85,8 @@ def test_round_trip_property(tmp_path_factory, title: str, content: str, tags: l
     def plain(s: str) -> str:
         return "".join(ch for ch in s if ch == "\n" or (ch.isprintable() and ch != "\r"))
 
-    title, content = plain(title) or "x", plain(content)
+    title = plain(title) if plain(title).strip() else "x"  # a blank title is refused by design
+    content = plain(content)
     tags = [plain(t) for t in tags if plain(t).strip()]
     store = NoteStore(tmp_path_factory.mktemp("n"))
     note = store.create(title, content, "reference", tags)
@@ -256,10 +258,10 @@ def test_no_temp_files_left_behind(store: NoteStore):
 
 # ---- the `note` tool -------------------------------------------------------
 
-from hello_tui.agent.events import NoteWritten  # noqa: E402
-from hello_tui.config import load_settings  # noqa: E402
-from hello_tui.tools.base import ToolContext  # noqa: E402
-from hello_tui.tools.notes import NoteTool  # noqa: E402
+from hello_tui.config import load_settings
+from hello_tui.core.events import NoteWritten
+from hello_tui.core.tools import ToolContext
+from hello_tui.tools.notes import NoteTool
 
 
 @pytest.fixture
@@ -284,8 +286,9 @@ async def test_tool_create_read_update_delete_cycle(ctx):
     assert created.status == "success"
     note_id = created.data["id"]
     assert (ctx.settings.state.notes / f"{note_id}.md").is_file()
-    assert ctx.events == [NoteWritten(note_id=note_id, title="State", note_type="task_state",
-                                      ts=ctx.events[0].ts)]
+    assert ctx.events == [
+        NoteWritten(note_id=note_id, title="State", note_type="task_state", ts=ctx.events[0].ts)
+    ]
 
     read = await call(ctx, action="read", note_id=note_id)
     assert read.status == "success" and "step 2 of 5" in read.text and "task_state" in read.text
@@ -302,8 +305,14 @@ async def test_tool_create_read_update_delete_cycle(ctx):
 
 async def test_tool_list_search_summary(ctx):
     await call(ctx, action="create", title="Blocked on CI", content="flaky", note_type="blocker")
-    await call(ctx, action="create", title="Uses pathspec", content="for gitignore",
-               note_type="reference", tags=["deps"])
+    await call(
+        ctx,
+        action="create",
+        title="Uses pathspec",
+        content="for gitignore",
+        note_type="reference",
+        tags=["deps"],
+    )
     listed = await call(ctx, action="list")
     assert listed.status == "success"
     assert listed.text.index("Uses pathspec") < listed.text.index("Blocked on CI")

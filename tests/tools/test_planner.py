@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
+from hello_tui.core.tools import ToolContext
 from hello_tui.tools.planner import PlanTool, check_plan, load_plan_prompt
 from hello_tui.tools.registry import ToolRegistry
 
@@ -114,8 +114,10 @@ def test_step_count_bounds(count: int, ok: bool):
 
 
 def test_headings_tolerate_colons_case_and_level_three():
-    text = "### plan:\n" + "\n".join(f"{i}) s{i}" for i in range(1, 6)) + (
-        "\n## RISKS\n* r\n## Validation ##\n- v\n"
+    text = (
+        "### plan:\n"
+        + "\n".join(f"{i}) s{i}" for i in range(1, 6))
+        + ("\n## RISKS\n* r\n## Validation ##\n- v\n")
     )
     checked = check_plan(text)
     assert checked["problems"] == []
@@ -138,12 +140,10 @@ async def test_model_failure_and_empty_reply_are_errors(repo: Path):
 
 async def test_with_the_scripted_model_server(repo: Path):
     from hello_tui.llm import LLMClient
-    from hello_tui.scripted_model import ScriptedModelServer, text
+    from hello_tui.testing.scripted_model import ScriptedModelServer, text
 
     with ScriptedModelServer([text(GOOD_PLAN, chunk_size=7)]) as server:
-        settings = load_settings(
-            repo, base_url=server.base_url, model="scripted-model", environ={}
-        )
+        settings = load_settings(repo, base_url=server.base_url, model="scripted-model", environ={})
         client = LLMClient(settings, max_attempts=1)
 
         async def complete(messages: list[dict], max_tokens: int) -> str:

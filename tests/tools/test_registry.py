@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.registry import BREAKER_COOLDOWN, ToolRegistry
 
 
@@ -75,8 +75,13 @@ async def test_three_failures_switch_a_tool_off_until_the_cooldown_ends(tmp_path
 
 async def test_a_success_resets_the_failure_count(tmp_path):
     registry, tool, _, ctx = make(tmp_path)
-    tool.outcomes = [ToolResult.error("a"), ToolResult.error("b"), ToolResult.ok("fine"),
-                     ToolResult.error("c"), ToolResult.error("d")]
+    tool.outcomes = [
+        ToolResult.error("a"),
+        ToolResult.error("b"),
+        ToolResult.ok("fine"),
+        ToolResult.error("c"),
+        ToolResult.error("d"),
+    ]
     for _ in range(5):
         await registry.run("echo", "x", ctx)
     assert registry.disabled_reason("echo") is None

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hello_tui.tools.shell_parse import brace_expand, instrument
-from hello_tui.tools.shell_policy import classify
-from hello_tui.tools.shell_programs import awk_program_problem, sed_script_problem
+from hello_tui.tools.shell.parse import brace_expand, instrument
+from hello_tui.tools.shell.policy import classify
+from hello_tui.tools.shell.programs import awk_program_problem, sed_script_problem
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from hello_tui.agent.approval import PolicyApprover
-from hello_tui.agent.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
+from hello_tui.core.approval import PolicyApprover
+from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
+from hello_tui.core.tools import ToolContext
 from hello_tui.tools.registry import ToolRegistry
 from hello_tui.tools.terminal import MODEL_OUTPUT_LIMIT, TerminalArgs, TerminalTool
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.agent.events import TodoChanged
 from hello_tui.config import load_settings
-from hello_tui.tools.base import ToolContext
+from hello_tui.core.events import TodoChanged
+from hello_tui.core.tools import ToolContext
+from hello_tui.store.todos import TodoError, TodoStore, render_board
 from hello_tui.tools.registry import ToolRegistry
-from hello_tui.tools.todo import TodoError, TodoStore, TodoTool, render_board
+from hello_tui.tools.todo import TodoTool
 
 ANSI = re.compile(r"\x1b\[")
 

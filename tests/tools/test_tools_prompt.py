@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
-from hello_tui.tools.base import Tool
+from hello_tui.core.tools import Tool
 from hello_tui.tools.context_fetch import ContextFetchTool
 from hello_tui.tools.memory import MemoryTool
 from hello_tui.tools.notes import NoteTool
@@ -16,8 +16,19 @@ from hello_tui.tools.planner import PlanTool
 from hello_tui.tools.todo import TodoTool
 
 CONTRACT = (
-    "ls", "glob", "grep", "read", "terminal", "apply_patch", "edit", "write",
-    "context_fetch", "note", "todo", "plan", "memory",
+    "ls",
+    "glob",
+    "grep",
+    "read",
+    "terminal",
+    "apply_patch",
+    "edit",
+    "write",
+    "context_fetch",
+    "note",
+    "todo",
+    "plan",
+    "memory",
 )
 ARG_LINE = re.compile(r"^- `([a-z_]+)` \(([^)]*)\)")
 
@@ -45,9 +56,7 @@ def sections(text: str) -> dict[str, str]:
 
 def documented_args(section: str) -> dict[str, str]:
     """`- \\`name\\` (type, required|optional ...)` lines of a section."""
-    return {
-        m.group(1): m.group(2) for line in section.splitlines() if (m := ARG_LINE.match(line))
-    }
+    return {m.group(1): m.group(2) for line in section.splitlines() if (m := ARG_LINE.match(line))}
 
 
 def check_tool(tool: Tool, docs: dict[str, str]) -> list[str]:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.agent.approval import PatchDecision, PolicyApprover
-from hello_tui.agent.events import Event, NoteWritten, PatchProposed, PatchResolved
 from hello_tui.config import load_settings
+from hello_tui.core.approval import PatchDecision, PolicyApprover
+from hello_tui.core.events import Event, NoteWritten, PatchProposed, PatchResolved
+from hello_tui.core.tools import ToolContext, ToolResult
 from hello_tui.patch import plan_patch_text
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan, Risk
-from hello_tui.tools.base import ToolContext, ToolResult
 from hello_tui.tools.files import ReadTool
 from hello_tui.tools.writes import (
     ApplyPatchTool,

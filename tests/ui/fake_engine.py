@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hello_tui.agent import events as ev
 from hello_tui.config import Settings
+from hello_tui.core import events as ev
 
 
 @dataclass

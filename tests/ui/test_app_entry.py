@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from hello_tui.agent.session import SessionStore
 from hello_tui.app import HelloApp, run_tui
 from hello_tui.cli import build_parser
+from hello_tui.store.sessions import SessionStore
 from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from hello_tui.agent import events as ev
+from hello_tui.core import events as ev
 from hello_tui.screens.help import HelpScreen
 from hello_tui.screens.setup_help import SetupHelpScreen
 from hello_tui.widgets.chat_log import WINDOW_PAGE
@@ -380,7 +380,7 @@ async def test_status_bar_shows_cost_when_priced(tmp_path):
 
 
 async def test_notes_filter_narrows_the_list(tmp_path):
-    from hello_tui.tools.notes_store import NoteStore
+    from hello_tui.store.notes import NoteStore
 
     settings = fake_settings(tmp_path)
     store = NoteStore(settings.state.notes)

@@ -11,22 +11,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hello_tui.agent.session import SessionStore
 from hello_tui.app import HelloApp
 from hello_tui.demo import build_demo_app, copy_demo_repo
-from hello_tui.demo_script import DemoModel
+from hello_tui.demo.script import DemoModel
 from hello_tui.patch import commit_plan, list_backups, plan_patch_text
 from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen
 from hello_tui.screens.note_viewer import NoteViewerScreen
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.scripted_model import call, settings_for_server, text, tool_calls
-from hello_tui.tools.notes_store import NoteStore
+from hello_tui.store.notes import NoteStore
+from hello_tui.store.sessions import SessionStore
+from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.fake_engine import wait_until
 
 ORIGINAL = (
-    Path(__file__).resolve().parents[2] / "hello_tui" / "demo_repo" / "stats.py"
+    Path(__file__).resolve().parents[2] / "hello_tui" / "demo" / "repo" / "stats.py"
 ).read_text()
 FIXED_MEAN_ONLY = ORIGINAL.replace("/ (count - 1)", "/ count")
 

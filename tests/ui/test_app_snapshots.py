@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from hello_tui.agent import events as ev
-from hello_tui.tools.notes_store import NoteStore
+from hello_tui.core import events as ev
+from hello_tui.store.notes import NoteStore
 from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
 
 SIZES = [(120, 40), (80, 24)]

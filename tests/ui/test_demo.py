@@ -9,7 +9,7 @@ from argparse import Namespace
 
 from hello_tui.app import HelloApp
 from hello_tui.demo import copy_demo_repo, run_demo
-from hello_tui.demo_script import DEMO_TASK
+from hello_tui.demo.script import DEMO_TASK
 
 
 def test_the_sample_repo_has_the_mean_bug(tmp_path):

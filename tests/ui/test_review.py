@@ -12,7 +12,7 @@ from textual import work
 from textual.app import App
 from textual.widgets import Button, Static
 
-from hello_tui.agent.approval import PatchDecision
+from hello_tui.core.approval import PatchDecision
 from hello_tui.patch.types import FilePlan, PatchPlan, Risk
 from hello_tui.screens.approver import TuiApprover
 from hello_tui.screens.backup_diff import BackupDiffScreen

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hello_tui.tools.shell_parse import Word
+from hello_tui.tools.shell.parse import Word
 
 
 @dataclass

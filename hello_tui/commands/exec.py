@@ -84,11 +84,11 @@ class _JsonPrinter:
 
 
 async def _exec_turn(settings: Any, args: argparse.Namespace, task: str, printer: Any) -> int:
-    from hello_tui.agent.approval import PolicyApprover
-    from hello_tui.agent.events import TurnFailed, TurnFinished
     from hello_tui.agent.factory import build_agent
-    from hello_tui.agent.session import SessionError
+    from hello_tui.core.approval import PolicyApprover
+    from hello_tui.core.events import TurnFailed, TurnFinished
     from hello_tui.llm import LLMClient
+    from hello_tui.store.sessions import SessionError
 
     def on_retry(attempt: int, delay: float, reason: str) -> None:
         printer.err.write(f"note: retrying in {delay:.1f}s after: {reason}\n")

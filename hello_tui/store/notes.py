@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from filelock import FileLock
 
-from hello_tui.atomic_file import write_text_atomic
+from hello_tui.store.atomic import write_text_atomic
 
 NOTE_TYPES: tuple[str, ...] = (
     "task_state",
@@ -70,9 +70,7 @@ def _now() -> str:
 
 def _check_type(note_type: str) -> str:
     if note_type not in NOTE_TYPES:
-        raise NoteError(
-            f"Unknown note type {note_type!r}. Use one of: {', '.join(NOTE_TYPES)}."
-        )
+        raise NoteError(f"Unknown note type {note_type!r}. Use one of: {', '.join(NOTE_TYPES)}.")
     return note_type
 
 
@@ -121,7 +119,7 @@ def parse_note(text: str, path: Path) -> Note:
         raise NoteError(f"{path.name}: front matter has no id")
     title = str(meta.get("title") or "")
     body = "\n".join(lines[end + 1 :])
-    body = body[1:] if body.startswith("\n") else body
+    body = body.removeprefix("\n")
     heading = _heading(title)
     if body.startswith(heading + "\n\n"):
         body = body[len(heading) + 2 :]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hello_tui.agent.events import Event
+from hello_tui.core.events import Event
 
 
 class TranscriptLog:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import tree_sitter
 
-from hello_tui.tools.shell_parse import (
+from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
     STRUCTURE_NODES,
@@ -36,7 +36,7 @@ from hello_tui.tools.shell_parse import (
     text_of,
     word_of,
 )
-from hello_tui.tools.shell_programs import check_read_only
+from hello_tui.tools.shell.programs import check_read_only
 
 PRIVILEGED = frozenset({"sudo", "su", "doas", "pkexec", "runas"})
 INTERACTIVE = frozenset(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
-from hello_tui.tools.shell_parse import instrument
+from hello_tui.tools.shell.parse import instrument
 
 # What the UI keeps of each stream (head and tail) when a command floods it.
 FULL_OUTPUT_LIMIT = 8 * 1024 * 1024

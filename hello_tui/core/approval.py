@@ -7,9 +7,10 @@ The TUI implements it with modal screens; `exec` and `apply` with a policy
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from hello_tui.patch.types import PatchPlan, Selection
+if TYPE_CHECKING:  # the plan is the patch engine's; core only names it
+    from hello_tui.patch.types import PatchPlan, Selection
 
 
 @dataclass
@@ -40,9 +41,7 @@ class PolicyApprover:
     async def review_patch(self, plan: PatchPlan) -> PatchDecision:
         if self.yes:
             return PatchDecision(accepted=True, high_risk_confirmed=True)
-        return PatchDecision(
-            accepted=False, reason="declined: running headless without --yes"
-        )
+        return PatchDecision(accepted=False, reason="declined: running headless without --yes")
 
     async def approve_command(self, command: str, reason: str) -> CommandVerdict:
         return "once" if self.yes else "deny"

@@ -72,23 +72,34 @@ def run_apply(args) -> int:
     risk = {"high": plan.risk.high, "reasons": plan.risk.reasons}
     if plan.risk.high and not args.yes:
         msg = (
-            "High-risk patch, nothing changed: " + "; ".join(plan.risk.reasons)
+            "High-risk patch, nothing changed: "
+            + "; ".join(plan.risk.reasons)
             + ". Re-run with --yes to apply it."
         )
-        _emit(as_json, {"status": "needs_confirmation", "files": files, "risk": risk, "error": msg},
-              "\n".join(files) + "\n" + msg, error=True)
+        _emit(
+            as_json,
+            {"status": "needs_confirmation", "files": files, "risk": risk, "error": msg},
+            "\n".join(files) + "\n" + msg,
+            error=True,
+        )
         return EXIT_NEEDS_CONFIRMATION
     if args.dry_run:
-        _emit(as_json, {"status": "dry_run", "files": files, "risk": risk},
-              "\n".join(files) + "\n(dry run: nothing written)")
+        _emit(
+            as_json,
+            {"status": "dry_run", "files": files, "risk": risk},
+            "\n".join(files) + "\n(dry run: nothing written)",
+        )
         return EXIT_OK
     try:
         result = commit_plan(plan, settings, user_task=f"hello-tui apply {args.patch}")
     except PatchError as exc:
         _emit(as_json, {"status": "failed", "error": str(exc)}, f"error: {exc}", error=True)
         return EXIT_FAILED
-    _emit(as_json, {"status": "applied", "risk": risk, **_result_payload(result)},
-          "\n".join(result.summary_lines()) + f"\nbackup: {result.backup_dir}")
+    _emit(
+        as_json,
+        {"status": "applied", "risk": risk, **_result_payload(result)},
+        "\n".join(result.summary_lines()) + f"\nbackup: {result.backup_dir}",
+    )
     return EXIT_OK
 
 
@@ -104,6 +115,9 @@ def run_undo(args) -> int:
     except PatchError as exc:
         _emit(as_json, {"status": "failed", "error": str(exc)}, f"error: {exc}", error=True)
         return EXIT_FAILED
-    _emit(as_json, {"status": "undone", **_result_payload(result)},
-          "\n".join(result.summary_lines()) + f"\nbackup of the undone state: {result.backup_dir}")
+    _emit(
+        as_json,
+        {"status": "undone", **_result_payload(result)},
+        "\n".join(result.summary_lines()) + f"\nbackup of the undone state: {result.backup_dir}",
+    )
     return EXIT_OK

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hello_tui.atomic_file import write_text_atomic
 from hello_tui.config import StatePaths
+from hello_tui.store.atomic import write_text_atomic
 
 HISTORY_LIMIT = 50
 DISPLAY_LIMIT = 2000

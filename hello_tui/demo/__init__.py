@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hello_tui.demo_script import DEMO_TASK, DemoModel
+from hello_tui.demo.script import DEMO_TASK, DemoModel
 
 WELCOME = (
     "**Demo.** A copy of a small repository with a bug, and a scripted model "
@@ -26,7 +26,7 @@ WELCOME = (
 
 def copy_demo_repo(target_parent: Path) -> Path:
     """Copy the packaged sample repo into `target_parent/stats-demo`; returns the copy."""
-    source = resources.files("hello_tui") / "demo_repo"
+    source = resources.files("hello_tui.demo") / "repo"
     target = target_parent / "stats-demo"
     with resources.as_file(source) as src:
         shutil.copytree(
@@ -39,14 +39,14 @@ def copy_demo_repo(target_parent: Path) -> Path:
 
 def build_demo_app(repo: Path, server: Any, *, delay: float = 0.0) -> Any:
     from hello_tui.app import HelloApp
-    from hello_tui.scripted_model import settings_for_server
+    from hello_tui.testing.scripted_model import settings_for_server
 
     settings = settings_for_server(server, repo, max_steps=12)
     return HelloApp(settings, initial_prompt=DEMO_TASK, welcome=WELCOME)
 
 
 def run_demo(args: Any) -> int:
-    from hello_tui.scripted_model import ScriptedModelServer
+    from hello_tui.testing.scripted_model import ScriptedModelServer
 
     keep = bool(getattr(args, "keep", False))
     parent = Path(tempfile.mkdtemp(prefix="hello-tui-demo-"))

@@ -7,15 +7,16 @@ JSON schema for native tool calling and validates ReAct JSON input.
 from __future__ import annotations
 
 import abc
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hello_tui.agent.approval import Approver, PolicyApprover
-from hello_tui.agent.events import Event
 from hello_tui.config import Settings
+from hello_tui.core.approval import Approver, PolicyApprover
+from hello_tui.core.events import Event
 
 Status = Literal["success", "partial", "error"]
 
@@ -31,19 +32,19 @@ class ToolResult(BaseModel):
     declined: bool = False
 
     @classmethod
-    def ok(cls, text: str, data: Any = None) -> "ToolResult":
+    def ok(cls, text: str, data: Any = None) -> ToolResult:
         return cls(status="success", text=text, data=data)
 
     @classmethod
-    def partial(cls, text: str, data: Any = None) -> "ToolResult":
+    def partial(cls, text: str, data: Any = None) -> ToolResult:
         return cls(status="partial", text=text, data=data)
 
     @classmethod
-    def error(cls, text: str, data: Any = None) -> "ToolResult":
+    def error(cls, text: str, data: Any = None) -> ToolResult:
         return cls(status="error", text=text, data=data)
 
     @classmethod
-    def refused_by_user(cls, text: str, data: Any = None) -> "ToolResult":
+    def refused_by_user(cls, text: str, data: Any = None) -> ToolResult:
         return cls(status="error", text=text, data=data, declined=True)
 
 

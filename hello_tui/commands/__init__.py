@@ -1,0 +1,1 @@
+"""The command-line commands other than the app: exec, apply/undo, doctor."""

@@ -1,0 +1,1 @@
+"""Protocols every layer shares: events, approvals, the tool protocol. Imports nothing of the engine."""

@@ -1,0 +1,1 @@
+"""What the engine keeps on disk: sessions, transcripts, notes, todos, memory, atomic files."""

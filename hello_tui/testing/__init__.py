@@ -1,0 +1,1 @@
+"""Support for tests and the demo: the scripted OpenAI-compatible model server."""

@@ -1,0 +1,1 @@
+"""The terminal tool's shell: parse, policy, sandbox and the runner."""
