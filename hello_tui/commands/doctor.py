@@ -67,6 +67,19 @@ async def _preflight(settings: Settings):
         await client.aclose()
 
 
+def _print_ollama(settings: Settings, out: TextIO) -> None:
+    """Ollama's context for the model, and the fix when it is below the budget (nothing if unknown)."""
+    from hello_tui.llm.ollama import context_warning, describe_context, probe_ollama
+
+    ctx = probe_ollama(settings)
+    if ctx is None:
+        return
+    print(f"ollama context: {describe_context(ctx)}", file=out)
+    warning = context_warning(ctx, settings.context_budget)
+    if warning is not None:
+        print(f"  warning: {warning}", file=out)
+
+
 def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
@@ -82,6 +95,7 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 2
     if result.ok:
         print(f"preflight: OK in {result.latency * 1000:.0f} ms — {result.message}", file=out)
+        _print_ollama(settings, out)
         return 0
     print(f"preflight: FAILED — {result.message}", file=out)
     if result.hint and result.hint not in result.message:

@@ -6,7 +6,8 @@
 - `errors`: `LLMError` and how failures are classified;
 - `sse`, `assembly`, `wire`: reading the body (events, chunks, wrong answers);
 - `text_tool_calls`: tool calls local models write as text;
-- `prices`: `cost` and the built-in price table.
+- `prices`: `cost` and the built-in price table;
+- `ollama`: Ollama's context length and the warning when it is too small.
 
 Importing this package does not import `openai` (that happens when a client
 is made), so the CLI starts fast.
@@ -14,6 +15,7 @@ is made), so the CLI starts fast.
 
 from hello_tui.llm.client import LLMClient, missing_key_hint
 from hello_tui.llm.errors import RETRYABLE_KINDS, LLMError, classify_error
+from hello_tui.llm.ollama import OllamaContext, ollama_context, ollama_context_warning
 from hello_tui.llm.prices import Price, cost, price_for
 from hello_tui.llm.types import (
     Completion,
@@ -32,6 +34,7 @@ __all__ = [
     "Completion",
     "LLMClient",
     "LLMError",
+    "OllamaContext",
     "PreflightResult",
     "Price",
     "ReasoningDelta",
@@ -44,5 +47,7 @@ __all__ = [
     "classify_error",
     "cost",
     "missing_key_hint",
+    "ollama_context",
+    "ollama_context_warning",
     "price_for",
 ]
