@@ -79,6 +79,10 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -151,7 +155,7 @@ class StreamAssembler:
 
     def _feed_call(self, tc: Mapping[str, Any]) -> ToolCallDelta:
         call_id = _text(tc.get("id")) or None
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        fn = _mapping(tc.get("function"))
         name = _text(fn.get("name")) or None
         fragment = _arguments_text(fn.get("arguments"))
         index = tc.get("index") if isinstance(tc.get("index"), int) else None
@@ -240,12 +244,12 @@ def completion_from_body(
     )
     if choice is None:
         return Completion(content="", usage=usage)
-    msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    msg = _mapping(choice.get("message"))
     calls = []
     for i, tc in enumerate(msg.get("tool_calls") or []):
         if not isinstance(tc, dict):
             continue
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        fn = _mapping(tc.get("function"))
         calls.append(
             ToolCall(
                 id=_text(tc.get("id")) or f"call_{i}",

@@ -65,6 +65,7 @@ RetryCallback = Callable[[int, float, str], None]
 SleepFn = Callable[[float], Awaitable[None]]
 
 TRUNCATION_RETRIES = 1
+_STOPPED_KINDS = frozenset({"answer_too_large", "deadline", "not_openai"})
 _CLOSED_EARLY = "the connection closed before the answer finished (no finish reason, no [DONE])"
 
 
@@ -230,6 +231,8 @@ class LLMClient:
                     yield StreamRestarted(reason=err.message, attempt=attempt + 1)
                 await self._retry_or_raise(err, attempt, deadline, cause)
                 continue
+            if err.kind in _STOPPED_KINDS:
+                raise err from cause  # stopped on purpose: never asked again
             if yielded:
                 raise LLMError(
                     f"the answer broke off mid-stream: {err.message}",
@@ -307,13 +310,13 @@ class LLMClient:
                         ):
                             yield event
                         return
-                for event in events:
-                    if event.data.strip() == "[DONE]":
+                for sse in events:
+                    if sse.data.strip() == "[DONE]":
                         done = True
                         break
-                    chunk = self._decode_event(event.data)
+                    chunk = self._decode_event(sse.data)
                     if not is_chunk(chunk):
-                        foreign = foreign or event.data
+                        foreign = foreign or sse.data
                         continue
                     try:
                         for item in assembler.feed(chunk):
@@ -395,11 +398,11 @@ class LLMClient:
         assembler = StreamAssembler(self.settings.max_answer_bytes, tools)
         done = False
         try:
-            for event in [*decoder.feed(body), *decoder.close()]:
-                if event.data.strip() == "[DONE]":
+            for sse in [*decoder.feed(body), *decoder.close()]:
+                if sse.data.strip() == "[DONE]":
                     done = True
                     break
-                chunk = self._decode_event(event.data)
+                chunk = self._decode_event(sse.data)
                 if is_chunk(chunk):
                     assembler.feed(chunk)
         except (EventTooLarge, AnswerTooLarge) as exc:

@@ -164,8 +164,10 @@ def _describe_raw_body(exc: Any) -> str | None:
     from hello_tui.llm.wire import describe_body
 
     response = getattr(exc, "response", None)
+    if response is None:
+        return None
     try:
-        raw = response.content[:16384] if response is not None else b""
+        raw = response.content[:16384]
     except Exception:  # noqa: BLE001 - a body that cannot be read is described by the status alone
         return None
     if not raw.strip():

@@ -41,6 +41,7 @@ _FENCE = re.compile(
 _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _JSON_FENCE_LANGS = frozenset({"", "json", "jsonc", "json5", "tool_call", "tool_code"})
 _FUNCTION = re.compile(r"<function=([^>\n]+)>(.*?)</function>", re.DOTALL)
+_FUNCTION_HEAD = re.compile(r"<function=([^>\n]+)>")
 _PARAMETER = re.compile(r"<parameter=([^>\n]+)>")
 _MISTRAL_NAME = re.compile(r"\s*([A-Za-z0-9_.\-]+)(?:\[CALL_ID\]([A-Za-z0-9_\-]*))?\[ARGS\]")
 _CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type"})
@@ -192,7 +193,7 @@ def _function_at(
         name, body, end = match.group(1), match.group(2), match.end()
     elif block_end_closes:
         # Inside a closed <tool_call> block the block's end also ends the function.
-        head = re.compile(r"<function=([^>\n]+)>").match(text, index)
+        head = _FUNCTION_HEAD.match(text, index)
         if head is None:
             raise _NotACall("malformed <function=...>")
         name, body, end = head.group(1), text[head.end() :], len(text)
@@ -204,7 +205,8 @@ def _function_at(
 
 
 def _function_parameters(body: str, schema: dict) -> dict[str, Any]:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    found = schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
     heads = list(_PARAMETER.finditer(body))
     if not heads and body.strip():
         raise _NotACall("text inside <function=...> that is not a parameter")
