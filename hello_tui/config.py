@@ -7,7 +7,7 @@ OPENAI_API_KEY must never travel to whatever LLM_BASE_URL names.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -155,6 +155,8 @@ class Settings:
     context_budget: int = 8000
     price_input: float | None = None  # per million tokens
     price_output: float | None = None
+    max_answer_bytes: int = 1 << 20  # one model answer, in UTF-8 bytes
+    request_deadline: float = 600.0  # seconds for one whole model call, retries included
     # Which source each setting came from, for `doctor`.
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -319,8 +321,26 @@ def load_settings(
         ),
         price_input=_number(env.get("LLM_PRICE_INPUT"), "LLM_PRICE_INPUT", float, None),
         price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
+        max_answer_bytes=_positive(env, "LLM_MAX_ANSWER_BYTES", int, 1 << 20, sources, origin),
+        request_deadline=_positive(env, "LLM_REQUEST_DEADLINE", float, 600.0, sources, origin),
         sources=sources,
     )
+
+
+def _positive(
+    env: Mapping[str, str],
+    name: str,
+    kind: type,
+    default,
+    sources: dict[str, str],
+    origin: Callable[[str], str],
+):
+    """A positive number setting; where it came from goes into `sources` under its name."""
+    value = _number(env.get(name), name, kind, default)
+    if not value > 0:
+        raise ConfigError(f"{name} must be a positive number, not {value:g}")
+    sources[name.removeprefix("LLM_").lower()] = origin(name) if env.get(name) else "default"
+    return value
 
 
 def settings_from_args(args) -> Settings:

@@ -16,12 +16,17 @@ from hello_tui.config import ConfigError, Settings, settings_from_args
 
 def _describe(settings: Settings) -> list[tuple[str, str, str]]:
     """(label, value, source) rows, in the order a user checks them."""
+    from hello_tui.llm.prices import price_for
+
     src = settings.sources
-    price = (
-        "not set"
-        if settings.price_input is None and settings.price_output is None
-        else f"input {settings.price_input or 0:g} / output {settings.price_output or 0:g} "
-        "per million tokens"
+    known = price_for(settings)
+    price, price_source = (
+        ("unknown for this model (set LLM_PRICE_INPUT / LLM_PRICE_OUTPUT)", "")
+        if known is None
+        else (
+            f"input {known.input:g} / output {known.output:g} USD per million tokens",
+            known.source,
+        )
     )
     dotenv = settings.repo / ".env"
     return [
@@ -35,9 +40,11 @@ def _describe(settings: Settings) -> list[tuple[str, str, str]]:
         ("protocol", settings.protocol, src.get("protocol", "")),
         ("max steps", str(settings.max_steps), src.get("max_steps", "")),
         ("timeout", f"{settings.timeout:g}s", src.get("timeout", "")),
+        ("deadline", f"{settings.request_deadline:g}s", src.get("request_deadline", "")),
+        ("answer cap", f"{settings.max_answer_bytes} bytes", src.get("max_answer_bytes", "")),
         ("temperature", f"{settings.temperature:g}", src.get("temperature", "")),
         ("state folder", str(settings.state.root), src.get("state_dir", "")),
-        ("prices", price, ""),
+        ("prices", price, price_source),
     ]
 
 
@@ -60,6 +67,19 @@ async def _preflight(settings: Settings):
         await client.aclose()
 
 
+def _print_ollama(settings: Settings, out: TextIO) -> None:
+    """Ollama's context for the model, and the fix when it is below the budget (nothing if unknown)."""
+    from hello_tui.llm.ollama import context_warning, describe_context, probe_ollama
+
+    ctx = probe_ollama(settings)
+    if ctx is None:
+        return
+    print(f"ollama context: {describe_context(ctx)}", file=out)
+    warning = context_warning(ctx, settings.context_budget)
+    if warning is not None:
+        print(f"  warning: {warning}", file=out)
+
+
 def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
@@ -75,6 +95,7 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 2
     if result.ok:
         print(f"preflight: OK in {result.latency * 1000:.0f} ms — {result.message}", file=out)
+        _print_ollama(settings, out)
         return 0
     print(f"preflight: FAILED — {result.message}", file=out)
     if result.hint and result.hint not in result.message:

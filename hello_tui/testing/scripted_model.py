@@ -8,6 +8,14 @@ says, which errors it returns, how slowly it streams and where the
 connection breaks. Preflight requests (`max_tokens=1`) are answered
 automatically without consuming the script.
 
+Faults on offer: HTTP errors, hangs, streams cut off (chunked framing, or a
+body delimited by closing the connection), streams that end after the finish
+reason but before `[DONE]`, endless streams (fast or slow), malformed chunks,
+error objects mid-stream, pages that are not a model at all (HTML, plain text,
+foreign JSON, with status 200), answers that ignore `stream`, and (with
+`site_page`) a web app answering every path outside `/v1`. With `ollama` the
+server also plays Ollama's native API (`/api/version`, `/api/show`, `/api/ps`).
+
 The server runs in a background thread (ThreadingHTTPServer), so it serves
 sync tests, async tests, CLI subprocesses and the Textual app alike.
 """
@@ -21,7 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -57,6 +65,7 @@ class CompletionReply:
     delay: float = 0.0  # seconds before each streamed chunk
     finish_reason: str | None = None
     usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens)
+    omit_finish: bool = False  # end with [DONE] but never send a finish_reason (sloppy servers)
 
     def resolved_finish_reason(self) -> str:
         if self.finish_reason:
@@ -133,9 +142,52 @@ class ErrorReply:
 
 @dataclass(frozen=True)
 class DropReply:
-    """Streams `after_chunks` chunks of `reply`, then closes the connection abruptly."""
+    """Streams `after_chunks` chunks of `reply`, then closes the connection abruptly.
+
+    `framing="chunked"` cuts a chunked body mid-way (the client sees an
+    incomplete body); `framing="close"` sends a body delimited by the end of
+    the connection, so the cut looks like a clean end. With `after_finish` the
+    whole answer and its finish reason go out, only usage and `[DONE]` are lost.
+    """
 
     after_chunks: int
+    reply: CompletionReply
+    framing: str = "chunked"
+    after_finish: bool = False
+
+
+@dataclass(frozen=True)
+class StallReply:
+    """Streams `after_chunks` chunks of `reply`, goes silent for `seconds`, then goes on."""
+
+    after_chunks: int
+    seconds: float
+    reply: CompletionReply
+
+
+@dataclass(frozen=True)
+class EndlessReply:
+    """A stream that never ends: `piece` again and again, `delay` seconds apart."""
+
+    piece: str = "and on "
+    delay: float = 0.0
+    framing: str = "chunked"
+
+
+@dataclass(frozen=True)
+class PageReply:
+    """A body that is not an OpenAI answer (HTML, plain text, foreign JSON), any status."""
+
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    status: int = 200
+    framing: str = "length"  # "length" (Content-Length), "chunked" or "close"
+
+
+@dataclass(frozen=True)
+class UnstreamedReply:
+    """Answers with a whole JSON completion even when the request asked for a stream."""
+
     reply: CompletionReply
 
 
@@ -182,6 +234,10 @@ Reply = (
     CompletionReply
     | ErrorReply
     | DropReply
+    | StallReply
+    | EndlessReply
+    | PageReply
+    | UnstreamedReply
     | MalformedReply
     | StreamErrorReply
     | HangReply
@@ -264,9 +320,54 @@ def error(
     )
 
 
-def drop(after_chunks: int = 2, reply: CompletionReply | None = None) -> DropReply:
-    """Close the connection mid-stream after `after_chunks` chunks."""
-    return DropReply(after_chunks, reply or text("this answer is cut off half way through"))
+def drop(
+    after_chunks: int = 2,
+    reply: CompletionReply | None = None,
+    *,
+    framing: str = "chunked",
+    after_finish: bool = False,
+) -> DropReply:
+    """Close the connection mid-stream after `after_chunks` chunks (see DropReply)."""
+    return DropReply(
+        after_chunks,
+        reply or text("this answer is cut off half way through"),
+        framing=framing,
+        after_finish=after_finish,
+    )
+
+
+def stall(after_chunks: int, seconds: float, reply: CompletionReply | None = None) -> StallReply:
+    """Go silent for `seconds` after `after_chunks` chunks (a server that stalls mid-answer)."""
+    return StallReply(after_chunks, seconds, reply or text("this answer stalls half way through"))
+
+
+def endless(piece: str = "and on ", delay: float = 0.0, framing: str = "chunked") -> EndlessReply:
+    """A stream of `piece` that never ends (fast with delay 0, slow otherwise)."""
+    return EndlessReply(piece, delay, framing)
+
+
+def page(
+    body: str | bytes,
+    content_type: str = "text/html; charset=utf-8",
+    status: int = 200,
+    framing: str = "length",
+) -> PageReply:
+    """A response that is not an OpenAI answer at all."""
+    data = body.encode() if isinstance(body, str) else body
+    return PageReply(data, content_type, status, framing)
+
+
+def html_page(title: str = "Sign in", text: str = "Please sign in to continue.") -> PageReply:
+    """A 200 HTML page, as a proxy login page or a web app's front page looks."""
+    return page(
+        f"<!DOCTYPE html>\n<html><head><title>{title}</title></head>\n"
+        f"<body><h1>{title}</h1><p>{text}</p></body></html>\n"
+    )
+
+
+def unstreamed(reply: CompletionReply) -> UnstreamedReply:
+    """A whole JSON completion, whether or not a stream was asked for."""
+    return UnstreamedReply(reply)
 
 
 def malformed(after_chunks: int = 2, reply: CompletionReply | None = None) -> MalformedReply:
@@ -291,6 +392,39 @@ def hang(seconds: float, reply: CompletionReply | None = None) -> HangReply:
 def reject_tools(otherwise: Reply | None = None) -> RejectToolsReply:
     """Reject a request that carries tools with a 400 "tools are not supported"."""
     return RejectToolsReply(otherwise)
+
+
+@dataclass
+class ScriptedOllama:
+    """Ollama's native API on the scripted server: `/api/version`, `/api/show`, `/api/ps`.
+
+    `models` maps a model name to its /api/show body (see `ollama_model`);
+    `running` maps loaded models to the context length /api/ps reports.
+    """
+
+    models: dict[str, dict] = field(default_factory=dict)
+    running: dict[str, int] = field(default_factory=dict)
+    version: str = "0.12.6"
+
+
+def ollama_model(
+    context_length: int | None = 32768, num_ctx: int | None = None, arch: str = "qwen2"
+) -> dict:
+    """An /api/show body: the model's trained context and, if given, a Modelfile num_ctx."""
+    parameters = 'stop "<|im_start|>"\nstop "<|im_end|>"'
+    if num_ctx is not None:
+        parameters += f"\nnum_ctx {num_ctx}"
+    info: dict[str, Any] = {"general.architecture": arch, f"{arch}.block_count": 28}
+    if context_length is not None:
+        info[f"{arch}.context_length"] = context_length
+    return {
+        "modelfile": "FROM scripted",
+        "parameters": parameters,
+        "template": "{{ .Prompt }}",
+        "details": {"family": arch, "format": "gguf", "parameter_size": "7.6B"},
+        "model_info": info,
+        "capabilities": ["completion", "tools"],
+    }
 
 
 TOOLS_UNSUPPORTED_MESSAGE = "This model does not support tools (function calling is not enabled)."
@@ -327,7 +461,9 @@ class ScriptedModelServer:
     (401 unless `Authorization: Bearer <api_key>`), `models` (unknown model
     -> 404 model_not_found), `reject_stream_options` (400 when the request
     asks for stream_options, as some endpoints do), `preflight` (the reply
-    to `max_tokens=1` requests; by default a one-token answer).
+    to `max_tokens=1` requests; by default a one-token answer), `site_page`
+    (a PageReply for every path outside /v1, as a web app at the root
+    answers), `ollama` (a ScriptedOllama: also serve Ollama's native API).
     """
 
     def __init__(
@@ -339,6 +475,8 @@ class ScriptedModelServer:
         models: Sequence[str] | None = None,
         reject_stream_options: bool = False,
         preflight: Reply | None = None,
+        site_page: PageReply | None = None,
+        ollama: ScriptedOllama | None = None,
     ) -> None:
         self._script_fn: Callable[[dict], Reply] | None = script if callable(script) else None
         self._queue: list[Reply] = [] if callable(script) else list(script)
@@ -347,6 +485,9 @@ class ScriptedModelServer:
         self.models = list(models) if models is not None else None
         self.reject_stream_options = reject_stream_options
         self.preflight = preflight
+        self.site_page = site_page
+        self.ollama = ollama
+        self.native_requests: list[str] = []  # paths asked outside /v1 (e.g. Ollama's /api/*)
         self.requests: list[dict] = []  # every chat-completions body, preflight included
         self.headers: list[dict[str, str]] = []  # the matching request headers, names lower-cased
         self.client_disconnects = 0  # streams the client closed before the end
@@ -467,12 +608,90 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Retry-After"] = f"{reply.retry_after:g}"
         self._send_json(reply.status, _error_body(reply.message, reply.code, reply.type), headers)
 
+    framing = "chunked"  # of the response being written: "chunked" or "close"
+
     def _write_chunk(self, data: bytes) -> None:
         try:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            if self.framing == "close":
+                # The body ends where the connection does: no framing at all.
+                if data:
+                    self.wfile.write(data)
+            else:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
             raise _ClientGone from exc
+
+    def _start_body(self, status: int, content_type: str, framing: str) -> None:
+        """Status and headers for a body framed by chunks or by closing the connection."""
+        self.framing = framing
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Cache-Control", "no-cache")
+        if framing == "close":
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    def _hang_up(self) -> None:
+        self.close_connection = True
+        # Shutting the socket down is what a dropped connection (or, for a
+        # close-framed body, its end) looks like to the client.
+        self.connection.shutdown(2)
+
+    def _send_page(self, reply: PageReply) -> None:
+        if reply.framing == "length":
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+            return
+        self._start_body(reply.status, reply.content_type, reply.framing)
+        self._write_chunk(reply.body)
+        if reply.framing == "close":
+            self._hang_up()
+        else:
+            self._write_chunk(b"")
+
+    def _serve_native(self, method: str, raw: bytes) -> bool:
+        """Paths outside /v1: Ollama's API and the site page. False if none applies."""
+        path = self.path.split("?", 1)[0].rstrip("/") or "/"
+        self.owner.native_requests.append(path)
+        ollama = self.owner.ollama
+        if ollama is not None:
+            if method == "GET" and path == "/api/version":
+                self._send_json(200, {"version": ollama.version})
+                return True
+            if method == "GET" and path == "/api/ps":
+                models = [
+                    {"name": name, "model": name, "context_length": length, "size_vram": 1}
+                    for name, length in ollama.running.items()
+                ]
+                self._send_json(200, {"models": models})
+                return True
+            if method == "POST" and path == "/api/show":
+                try:
+                    asked = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    asked = {}
+                name = str(asked.get("model") or asked.get("name") or "")
+                found = ollama.models.get(name) or ollama.models.get(name.removesuffix(":latest"))
+                if found is None:
+                    self._send_json(404, {"error": f"model '{name}' not found"})
+                else:
+                    self._send_json(200, found)
+                return True
+            if method == "GET" and path == "/":
+                self._send_page(page("Ollama is running", "text/plain; charset=utf-8"))
+                return True
+        if self.owner.site_page is not None:
+            self._send_page(self.owner.site_page)
+            return True
+        return False
 
     def _check_auth(self) -> bool:
         expected = self.owner.api_key
@@ -492,6 +711,8 @@ class _Handler(BaseHTTPRequestHandler):
     # -- endpoints
 
     def do_GET(self) -> None:
+        if not self.path.startswith("/v1/") and self._serve_native("GET", b""):
+            return
         if self.path.rstrip("/") != "/v1/models":
             self._send_json(
                 404, _error_body(f"Unknown path {self.path}", None, "invalid_request_error")
@@ -514,6 +735,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if not self.path.startswith("/v1/") and self._serve_native("POST", raw):
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(
                 404, _error_body(f"Unknown path {self.path}", None, "invalid_request_error")
@@ -589,13 +812,28 @@ class _Handler(BaseHTTPRequestHandler):
                     self._stream(reply, body)
                 else:
                     self._send_json(200, self._full_response(reply, body))
+            elif isinstance(reply, UnstreamedReply):
+                self._send_json(200, self._full_response(reply.reply, body))
+            elif isinstance(reply, PageReply):
+                self._send_page(reply)
+            elif isinstance(reply, StallReply):
+                if stream:
+                    self._stream(reply.reply, body, pause=(reply.after_chunks, reply.seconds))
+                else:
+                    time.sleep(reply.seconds)
+                    self._send_json(200, self._full_response(reply.reply, body))
+            elif isinstance(reply, EndlessReply):
+                self._stream_endless(reply, body)
             elif isinstance(reply, DropReply):
                 if stream:
-                    self._stream(reply.reply, body, stop_after=reply.after_chunks)
-                self.close_connection = True
-                # Shutting the socket down without finishing the chunked body
-                # is what a dropped connection looks like to the client.
-                self.connection.shutdown(2)
+                    self._stream(
+                        reply.reply,
+                        body,
+                        stop_after=None if reply.after_finish else reply.after_chunks,
+                        framing=reply.framing,
+                        stop_after_finish=reply.after_finish,
+                    )
+                self._hang_up()
             elif isinstance(reply, StreamErrorReply):
                 if stream:
                     failure = _error_body(reply.message, None, "server_error")
@@ -618,6 +856,22 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
             self.owner._note_disconnect()
+
+    def _stream_endless(self, reply: EndlessReply, body: dict) -> None:
+        self._start_body(200, "text/event-stream", reply.framing)
+        envelope = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model") or DEFAULT_MODEL,
+            "choices": [{"index": 0, "delta": {"content": reply.piece}, "finish_reason": None}],
+        }
+        data = b"data: " + json.dumps(envelope).encode() + b"\n\n"
+        # Runs until the client hangs up (_ClientGone) or the server stops.
+        while self.owner._httpd is not None:
+            if reply.delay:
+                time.sleep(reply.delay)
+            self._write_chunk(data)
 
     def _full_response(self, reply: CompletionReply, body: dict) -> dict:
         return {
@@ -644,13 +898,11 @@ class _Handler(BaseHTTPRequestHandler):
         stop_after: int | None = None,
         garbage_after: int | None = None,
         error_after: tuple[int, dict] | None = None,
+        framing: str = "chunked",
+        stop_after_finish: bool = False,
+        pause: tuple[int, float] | None = None,
     ) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        self.wfile.flush()
+        self._start_body(200, "text/event-stream", framing)
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
         created = int(time.time())
         model = body.get("model") or DEFAULT_MODEL
@@ -682,12 +934,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if reply.delay:
                 time.sleep(reply.delay)
+            if pause is not None and sent == pause[0]:
+                time.sleep(pause[1])
             self._write_chunk(envelope([{"index": 0, "delta": delta, "finish_reason": None}]))
         if stop_after is not None:
             return
-        self._write_chunk(
-            envelope([{"index": 0, "delta": {}, "finish_reason": reply.resolved_finish_reason()}])
-        )
+        if not reply.omit_finish:
+            finish = reply.resolved_finish_reason()
+            self._write_chunk(envelope([{"index": 0, "delta": {}, "finish_reason": finish}]))
+        if stop_after_finish:
+            return
         if (body.get("stream_options") or {}).get("include_usage"):
             self._write_chunk(envelope([], reply.token_usage(body)))
         self._write_chunk(b"data: [DONE]\n\n")

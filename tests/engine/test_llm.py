@@ -17,6 +17,7 @@ from hello_tui.llm import (
     LLMClient,
     LLMError,
     ReasoningDelta,
+    StreamRestarted,
     TextDelta,
     TokenUsage,
     ToolCall,
@@ -31,6 +32,7 @@ from hello_tui.testing.scripted_model import (
     malformed,
     reject_tools,
     slow,
+    stall,
     stream_error,
     text,
     tool_calls,
@@ -228,20 +230,31 @@ async def test_drop_before_any_text_is_retried(tmp_path, scripted_server, model_
     assert len(sleeper.delays) == 1
 
 
-async def test_drop_after_text_raises_instead_of_duplicating(
-    tmp_path, scripted_server, model_settings
-):
+async def test_drop_after_text_restarts_once_and_says_so(tmp_path, scripted_server, model_settings):
     server = scripted_server(
-        [drop(after_chunks=3, reply=text("abcdefghij", chunk_size=2)), text("should not be used")]
+        [drop(after_chunks=3, reply=text("abcdefghij", chunk_size=2)), text("second answer")]
     )
     client, sleeper = client_for(model_settings(tmp_path, server))
-    seen: list[str] = []
+    events = await collect(client)
+    restart = next(i for i, e in enumerate(events) if isinstance(e, StreamRestarted))
+    before = "".join(e.text for e in events[:restart] if isinstance(e, TextDelta))
+    after = "".join(e.text for e in events[restart:] if isinstance(e, TextDelta))
+    assert before == "abcd"
+    assert after == "second answer"
+    assert events[restart].attempt == 2 and "cut off" in events[restart].reason
+    assert events[-1].content == "second answer"
+    assert len(sleeper.delays) == 1
+
+
+async def test_stall_after_text_still_raises_instead_of_duplicating(tmp_path, scripted_server):
+    server = scripted_server([stall(3, 1.0, text("abcdefghij", chunk_size=2)), text("unused")])
+    settings = load_settings(
+        tmp_path, base_url=server.base_url, model="m", environ={"LLM_TIMEOUT": "0.3"}
+    )
+    client, sleeper = client_for(settings)
     with pytest.raises(LLMError) as info:
-        async for event in client.stream_chat(USER):
-            if isinstance(event, TextDelta):
-                seen.append(event.text)
-    assert "".join(seen) == "abcd"
-    assert info.value.kind == "unreachable"
+        await collect(client)
+    assert info.value.kind == "timeout"
     assert "mid-stream" in str(info.value)
     assert sleeper.delays == []
     assert server.remaining == 1
@@ -476,8 +489,6 @@ def test_cost_uses_prices_per_million(tmp_path):
     )
     assert cost(TokenUsage(1_000_000, 500_000), priced) == pytest.approx(6.0)
     assert cost(None, priced) is None
-    unpriced = load_settings(tmp_path, environ={"LLM_API_KEY": "k"})
-    assert cost(TokenUsage(10, 10), unpriced) is None
     input_only = load_settings(tmp_path, environ={"LLM_PRICE_INPUT": "1", "LLM_API_KEY": "k"})
     assert cost(TokenUsage(2_000_000, 999), input_only) == pytest.approx(2.0)
 
@@ -509,7 +520,7 @@ async def test_complete_reads_reasoning(tmp_path, scripted_server, model_setting
 
 
 def test_retry_after_header_forms():
-    from hello_tui.llm import _retry_after_seconds
+    from hello_tui.llm.errors import retry_after_seconds as _retry_after_seconds
 
     assert _retry_after_seconds({"retry-after": "12"}) == 12.0
     assert _retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
@@ -519,28 +530,21 @@ def test_retry_after_header_forms():
     assert 15 <= _retry_after_seconds({"retry-after": future}) <= 21
 
 
-def _chunk(tool_calls: list[dict]):
-    # Built the way the openai client builds streamed chunks: without validation,
-    # so fields a sloppy server leaves out are simply missing.
-    from openai._models import construct_type
-    from openai.types.chat import ChatCompletionChunk
-
-    return construct_type(
-        type_=ChatCompletionChunk,
-        value={
-            "id": "x",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": None}],
-        },
-    )
+def _chunk(tool_calls: list[dict]) -> dict:
+    # As decoded from the wire: fields a sloppy server leaves out are simply missing.
+    return {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": None}],
+    }
 
 
 def test_assembler_tolerates_missing_index_and_split_names():
-    from hello_tui.llm import _StreamAssembler
+    from hello_tui.llm.assembly import StreamAssembler
 
-    asm = _StreamAssembler()
+    asm = StreamAssembler()
     asm.feed(_chunk([{"id": "a1", "function": {"name": "re", "arguments": ""}}]))
     asm.feed(_chunk([{"function": {"name": "ad", "arguments": '{"pa'}}]))
     asm.feed(_chunk([{"function": {"arguments": 'th": 1}'}}]))
@@ -553,9 +557,9 @@ def test_assembler_tolerates_missing_index_and_split_names():
 
 
 def test_assembler_invents_ids_when_the_server_sends_none():
-    from hello_tui.llm import _StreamAssembler
+    from hello_tui.llm.assembly import StreamAssembler
 
-    asm = _StreamAssembler()
+    asm = StreamAssembler()
     asm.feed(_chunk([{"index": 0, "function": {"name": "ls", "arguments": "{}"}}]))
     assert asm.completion().tool_calls == [ToolCall("call_0", "ls", "{}")]
 
