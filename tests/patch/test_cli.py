@@ -1,4 +1,4 @@
-"""`hello-tui apply` and `hello-tui undo` through the real CLI: output, JSON, exit codes, imports."""
+"""The patch commands through the real CLI: output, JSON, exit codes, no traceback, imports."""
 
 from __future__ import annotations
 
@@ -77,15 +77,25 @@ def test_usage_errors_exit_2(repo, tmp_path):
     assert cli(tmp_path / "no-such-repo", "apply", "-", stdin=PATCH).returncode == 2
 
 
-def test_undo_command(repo):
+def test_undo_redo_history_commands(repo):
     write(repo, "a.txt", "a\n")
     before = snapshot(repo)
     assert cli(repo, "apply", "-", stdin=PATCH).returncode == 0
+    after = snapshot(repo)
     proc = cli(repo, "undo")
     assert proc.returncode == 0 and "M a.txt" in proc.stdout and "D n.txt" in proc.stdout
     assert snapshot(repo) == before
-    assert json.loads(cli(repo, "undo", "--json").stdout)["status"] == "undone"
-    assert (repo / "n.txt").exists()
+    again = cli(repo, "undo", "--json")
+    assert again.returncode == 1 and json.loads(again.stdout)["status"] == "failed"
+    assert snapshot(repo) == before
+    redo = json.loads(cli(repo, "redo", "--json").stdout)
+    assert redo["status"] == "redone" and redo["added"] == ["n.txt"]
+    assert snapshot(repo) == after
+    hist = json.loads(cli(repo, "history", "--json").stdout)["history"]
+    assert [h["undone"] for h in hist] == [False]
+    assert hist[0]["files"] == ["M a.txt", "A n.txt"] and hist[0]["task"] == "hello-tui apply -"
+    text = cli(repo, "history").stdout
+    assert "applied" in text and "task: hello-tui apply -" in text and "    M a.txt" in text
 
 
 def test_undo_with_nothing_to_undo_exits_1(repo):
