@@ -162,7 +162,7 @@ def _resolve_uncommitted(
             # No manifest was ever written, and the journal only follows the manifest:
             # this transaction stopped before touching the tree.
             _trash(settings, folder)
-            report.actions.append(f"removed {folder.name}, a transaction that wrote nothing")
+            report.actions.append(_unstarted(folder))
         elif not journaled:
             where = records.move_aside(settings, folder, records.SET_ASIDE)
             report.actions.append(
@@ -178,7 +178,7 @@ def _resolve_uncommitted(
         return
     if not journaled:
         _trash(settings, folder)  # never reached its journal: the tree was never touched
-        report.actions.append(f"removed {folder.name}, a transaction that wrote nothing")
+        report.actions.append(_unstarted(folder))
         return
     plan = plan_rollback(repo, folder, manifest)
     if not plan.verifiable:
@@ -202,7 +202,11 @@ def _resolve_uncommitted(
     if plan.to_restore:
         report.actions.append(f"rolled back the interrupted patch {folder.name}")
     else:
-        report.actions.append(f"removed {folder.name}, a transaction that wrote nothing")
+        report.actions.append(_unstarted(folder))
+
+
+def _unstarted(folder: Path) -> str:
+    return f"removed {folder.name}, an interrupted transaction that had not changed any file yet"
 
 
 def _trash(settings: Settings, folder: Path) -> None:

@@ -4,7 +4,8 @@ A transaction, under the repository's write lock (`settings.state.lock_file`,
 a plain `filelock.FileLock`):
 0. first completes or rolls back an interrupted one (`recovery.recover_locked`);
 1. checks every target still has the hash recorded at plan time (else: conflict,
-   nothing written) and that the disk has room (else: refused, nothing written);
+   nothing written), that none is a git control file (git_guard.py), and that the
+   disk has room (else: refused, nothing written);
 2. keeps the old bytes of every existing target in `<state>/backups/<name>/<relpath>.bak`
    (a hard link when possible, else a copy) and writes `manifest.json` there:
    each file's sha256, mode and owner before and after, the folders it creates,
@@ -34,6 +35,7 @@ from filelock import FileLock, Timeout
 from hello_tui.config import Settings
 from hello_tui.patch import durable, records
 from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
+from hello_tui.patch.git_guard import git_control_problem
 from hello_tui.patch.lines import sha256
 from hello_tui.patch.paths import resolve_repo_path
 from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_trash, recover_locked
@@ -177,15 +179,24 @@ def _read_targets(settings: Settings, repo: Path, writes: list[Write]) -> list[_
     targets: list[_Target] = []
     seen: set[str] = set()
     problems: list[tuple[str, str]] = []
-    for w in writes:
-        rel, path = resolve_repo_path(repo, w.path, settings.state_dir_name)
+    resolved = [(w, *resolve_repo_path(repo, w.path, settings.state_dir_name)) for w in writes]
+    created = [rel for w, rel, _ in resolved if w.data is not None]
+    for w, rel, path in resolved:
+        why = git_control_problem(repo, rel, created)
+        if why is not None:
+            raise PatchError(
+                f"Refused: {why}. Patches never create or change git control files (they turn "
+                "git commands into code execution); nothing was written."
+            )
         if rel in seen:
             raise PatchError(f"{rel} is written twice in one transaction; nothing was written.")
         seen.add(rel)
+        st: os.stat_result | None
+        data: bytes | None = None
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            st, data = None, None
+            st = None
         else:
             if not stat.S_ISREG(st.st_mode):
                 raise PatchError(f"{rel} is not a regular file; nothing was written.")
@@ -330,17 +341,18 @@ def _write_records(
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
     for t in targets:
-        before = None
+        before: dict[str, Any] | None = None
         if t.data is not None and t.st is not None:
+            bak = t.rel + ".bak"
             before = {
                 "sha256": sha256(t.data),
                 "size": len(t.data),
                 "mode": stat.S_IMODE(t.st.st_mode),
                 "uid": t.st.st_uid,
                 "gid": t.st.st_gid,
-                "backup": t.rel + ".bak",
+                "backup": bak,
             }
-            _keep_backup(settings, t, folder / before["backup"])
+            _keep_backup(settings, t, folder / bak)
         after = None
         if t.write.data is not None:
             after = {"sha256": sha256(t.write.data), "mode": _after_mode(t)}

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hello_tui.config import load_settings
+
 from .conftest import snapshot, write
 
 PATCH = (
@@ -116,3 +118,51 @@ def test_apply_path_imports_neither_textual_nor_openai(repo):
         [sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False
     )
     assert "HEAVY= 0" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_doctor_finishes_an_interrupted_patch_first(tmp_path, scripted_server):
+    import argparse
+    import io
+
+    from hello_tui.commands.doctor import run_doctor
+    from hello_tui.patch import commit_plan, plan_patch_text
+
+    from .crashkit import run_killed
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    write(repo, "a.txt", "a\n")
+    before = snapshot(repo)
+    settings = load_settings(repo, environ={})
+    kill = 1 + next(
+        i for i, lab in enumerate(_labels_of_apply(tmp_path), 1) if lab == "replace n.txt"
+    )
+    run = run_killed(lambda: commit_plan(plan_patch_text(PATCH, settings), settings), kill)
+    assert run.killed and snapshot(repo) != before
+    server = scripted_server([], preflight=None)
+    out = io.StringIO()
+    args = argparse.Namespace(
+        repo=str(repo),
+        model="m",
+        base_url=server.base_url,
+        api_key=None,
+        project=None,
+        max_steps=None,
+        protocol=None,
+        debug=False,
+    )
+    assert run_doctor(args, out=out) == 0
+    assert "recovered: rolled back the interrupted patch" in out.getvalue()
+    assert snapshot(repo) == before
+
+
+def _labels_of_apply(tmp_path: Path) -> list[str]:
+    from hello_tui.patch import commit_plan, plan_patch_text
+
+    from .crashkit import count_points
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    write(scratch, "a.txt", "a\n")
+    settings = load_settings(scratch, environ={})
+    return count_points(lambda: commit_plan(plan_patch_text(PATCH, settings), settings))
