@@ -147,10 +147,12 @@ def atomic_write(
     what: str,
     mode: int | None = None,
     owner: tuple[int, int] | None = None,
+    sync_dir: bool = True,
 ) -> None:
     """Write `data` to `target` atomically; `mode` None gives a new file the umask default.
 
     `owner` (uid, gid) is applied when running as root; None then means "like the folder".
+    `sync_dir` False: the caller fsyncs the folder later (once for many files).
     """
     with writing(what):
         write_point(f"open {what}")
@@ -173,7 +175,8 @@ def atomic_write(
         except BaseException:
             _unlink_quietly(tmp)
             raise
-        fsync_dir(target.parent)
+        if sync_dir:
+            fsync_dir(target.parent)
 
 
 _UMASK: int | None = None
@@ -240,13 +243,21 @@ def link_into_place(backup: Path, target: Path, *, what: str) -> bool:
         return True
 
 
-def remove_file(target: Path, *, what: str) -> None:
+def remove_file(target: Path, *, what: str, sync_dir: bool = True) -> None:
     with writing(what):
         if not os.path.lexists(target):
             return
         write_point(f"remove {what}")
         os.unlink(target)
-        fsync_dir(target.parent)
+        if sync_dir:
+            fsync_dir(target.parent)
+
+
+def sync_dirs(folders: list[Path], *, what: str) -> None:
+    """Make the names created, replaced or removed in `folders` durable (once per folder)."""
+    with writing(what):
+        for folder in dict.fromkeys(folders):
+            fsync_dir(folder)
 
 
 def remove_temp_files(target: Path, *, what: str) -> list[Path]:

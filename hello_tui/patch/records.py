@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -187,11 +188,24 @@ def close_journal(settings: Settings) -> None:
 # ---- backup folders -------------------------------------------------------------------
 
 
+_NAME_RE = re.compile(r"^\d{8}_\d{6}_\d{6}$")
+
+
+def parse_name(name: str) -> datetime | None:
+    """The time a record folder's name stands for; None for a name that is not ours."""
+    if not _NAME_RE.match(name):
+        return None
+    try:
+        return datetime.strptime(name, NAME_FORMAT)
+    except ValueError:
+        return None
+
+
 def record_folders(settings: Settings) -> list[Path]:
-    """Every transaction folder, oldest first (hidden names are never ours)."""
+    """Every transaction folder, oldest first (other names in backups/ are not ours)."""
     root = settings.state.backups
     try:
-        names = sorted(n for n in os.listdir(root) if not n.startswith("."))
+        names = sorted(n for n in os.listdir(root) if parse_name(n) is not None)
     except FileNotFoundError:
         return []
     return [root / n for n in names if (root / n).is_dir() and not (root / n).is_symlink()]
@@ -202,24 +216,20 @@ def new_record_folder(settings: Settings) -> tuple[str, Path]:
     root = settings.state.backups
     root.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now()
-    existing = [p.name for p in record_folders(settings)]
+    existing = record_folders(settings)
     if existing:
-        try:
-            newest = datetime.strptime(existing[-1], NAME_FORMAT)
-        except ValueError:
-            newest = None
-        if newest is not None and stamp <= newest:
+        newest = parse_name(existing[-1].name)
+        assert newest is not None
+        if stamp <= newest:
             stamp = newest + timedelta(microseconds=1)  # the clock went back: stay in order
     while True:
         name = stamp.strftime(NAME_FORMAT)
         path = root / name
-        if not existing or name > existing[-1]:
-            try:
-                path.mkdir()
-                return name, path
-            except FileExistsError:
-                pass
-        stamp += timedelta(microseconds=1)
+        try:
+            path.mkdir()
+            return name, path
+        except FileExistsError:
+            stamp += timedelta(microseconds=1)
 
 
 def backup_bytes(folder: Path, entry: Entry) -> bytes:

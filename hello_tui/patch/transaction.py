@@ -240,10 +240,7 @@ def _check_space(settings: Settings, targets: list[_Target], attachments: dict[s
             needs.add(backups, t.st.st_size)  # cannot be a hard link: a copy
     record = RECORD_BYTES_PER_ENTRY * len(targets) + sum(len(b) for b in attachments.values())
     needs.add(backups, 2 * record)  # the manifest and the journal's copy
-    label = targets[0].rel if len(targets) == 1 else f"{len(targets)} files"
-    if not targets:
-        label = "the record"
-    needs.check(label)
+    needs.check(_plural(targets) if targets else "the record")
 
 
 def _failure_message(exc: BaseException) -> str:
@@ -305,6 +302,8 @@ def run_locked(
     try:
         for t in targets:
             _write_target(repo, t, manifest)
+        # Every name in the tree durable before the commit point (one fsync per folder).
+        durable.sync_dirs([t.path.parent for t in targets], what=_plural(targets))
         for rel in reversed(manifest["removed_dirs"]):
             durable.remove_empty_dir(repo / rel, what=rel)
         records.mark_committed(settings, folder, manifest)
@@ -340,6 +339,7 @@ def _write_records(
 ) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
+    backup_dirs: list[Path] = [folder]
     for t in targets:
         before: dict[str, Any] | None = None
         if t.data is not None and t.st is not None:
@@ -353,6 +353,7 @@ def _write_records(
                 "backup": bak,
             }
             _keep_backup(settings, t, folder / bak)
+            backup_dirs.append((folder / bak).parent)
         after = None
         if t.write.data is not None:
             after = {"sha256": sha256(t.write.data), "mode": _after_mode(t)}
@@ -362,7 +363,10 @@ def _write_records(
         entries.append(records.Entry(t.rel, before, after).to_json())
     for fname, blob in attachments.items():
         path = folder / fname
-        durable.atomic_write(path, blob, what=records.state_label(settings, path))
+        durable.atomic_write(path, blob, what=records.state_label(settings, path), sync_dir=False)
+    # The backups must be durable before the journal lets the tree change.
+    backup_dirs.append(settings.state.backups)
+    durable.sync_dirs(backup_dirs, what=records.state_label(settings, folder))
     return {
         "version": records.FORMAT_VERSION,
         "name": name,
@@ -382,17 +386,23 @@ def _keep_backup(settings: Settings, t: _Target, bak: Path) -> None:
     # A file with other names could change through them: only a sole name is linked.
     if t.st.st_nlink == 1 and durable.hard_link_backup(t.path, bak, what=what):
         return
-    durable.atomic_write(bak, t.data, what=what, mode=0o600)
+    durable.atomic_write(bak, t.data, what=what, mode=0o600, sync_dir=False)
+
+
+def _plural(targets: list[_Target]) -> str:
+    return targets[0].rel if len(targets) == 1 else f"{len(targets)} files"
 
 
 def _write_target(repo: Path, t: _Target, manifest: dict[str, Any]) -> None:
     if t.write.data is None:
-        durable.remove_file(t.path, what=t.rel)
+        durable.remove_file(t.path, what=t.rel, sync_dir=False)
         return
     dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
     durable.make_dirs(repo, dirs, label=lambda rel: rel)
     owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
-    durable.atomic_write(t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner)
+    durable.atomic_write(
+        t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner, sync_dir=False
+    )
 
 
 def _roll_back_now(

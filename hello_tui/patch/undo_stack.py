@@ -88,9 +88,9 @@ def current_state(settings: Settings) -> StackState:
 
 def load_node(settings: Settings, pointer: Pointer, action: str) -> dict[str, Any]:
     """The verified, committed record a pointer names; UnreadableRecord otherwise."""
-    if pointer.lost:
-        raise _unreadable(settings, pointer.name, "is damaged", action)
     folder = settings.state.backups / pointer.name
+    if pointer.lost:
+        raise _unreadable(settings, pointer.name, f"is damaged{_why(folder)}", action)
     if not records.is_committed(folder):
         raise _unreadable(settings, pointer.name, "is missing", action)
     try:
@@ -103,6 +103,16 @@ def load_node(settings: Settings, pointer: Pointer, action: str) -> dict[str, An
     except ValueError:
         raise _unreadable(settings, pointer.name, "is damaged (bad stack link)", action) from None
     return manifest
+
+
+def _why(folder: Path) -> str:
+    try:
+        records.read_manifest(folder)
+    except Damaged as exc:
+        return f" ({exc.why})"
+    except FileNotFoundError:
+        return " (its manifest is missing)"
+    return ""
 
 
 def below_of(manifest: dict[str, Any]) -> Pointer | None:

@@ -292,3 +292,24 @@ def test_restore_from_a_damaged_record_refuses(repo, settings, three):
         restore_from_backup(settings, names[0])
     assert read_backup(settings, names[0], "x.txt") is None
     assert snapshot(repo) == states[3]
+
+
+def test_order_survives_a_clock_going_back_and_foreign_folders(repo, settings, monkeypatch):
+    from datetime import datetime
+
+    write(repo, "x.txt", "0\n")
+    first = step(settings, "x.txt", "0", "1")
+    (settings.state.backups / "zz-not-ours").mkdir()
+    (settings.state.backups / "zz-not-ours" / "keep.txt").write_text("mine\n")
+
+    class Past(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2001, 1, 1)
+
+    monkeypatch.setattr(records, "datetime", Past)
+    second = step(settings, "x.txt", "1", "2")
+    assert second > first
+    assert undo_last(settings).patch == second
+    assert undo_last(settings).patch == first
+    assert (settings.state.backups / "zz-not-ours" / "keep.txt").read_text() == "mine\n"
