@@ -334,3 +334,10 @@ def test_move_with_every_hunk_declined_is_a_plain_rename(repo, settings):
     result = commit_plan(plan, settings, selection={"old.txt": set()})
     assert result.moved == [("old.txt", "new.txt")] and result.hunks_declined == 1
     assert (repo / "new.txt").read_text() == "a\n" and not (repo / "old.txt").exists()
+
+
+def test_the_write_point_hook_can_also_be_set_on_the_transaction_module(two, settings, monkeypatch):
+    seen: list[str] = []
+    monkeypatch.setattr(transaction, "WRITE_POINT_HOOK", seen.append)
+    commit_plan(plan_patch_text(TWO_FILES, settings), settings)
+    assert "replace a.txt" in seen and seen[-1] == "closed"

@@ -7,7 +7,11 @@ import os
 import stat
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
+from hello_tui.config import load_settings
 from hello_tui.patch import (
     PatchError,
     UndoRefused,
@@ -24,7 +28,7 @@ from hello_tui.patch.transaction import Write, run_transaction
 from hello_tui.patch.undo_stack import current_state, patch_fields
 
 from .conftest import snapshot, write
-from .crashkit import next_command
+from .crashkit import next_command, scratch_root
 
 
 def patch(*body: str) -> str:
@@ -313,3 +317,62 @@ def test_order_survives_a_clock_going_back_and_foreign_folders(repo, settings, m
     assert undo_last(settings).patch == second
     assert undo_last(settings).patch == first
     assert (settings.state.backups / "zz-not-ours" / "keep.txt").read_text() == "mine\n"
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("apply"), st.sampled_from(["a", "b", "c", "d"]), st.booleans()),
+        st.just(("undo",)),
+        st.just(("redo",)),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@given(OPS)
+@hyp_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_undo_and_redo_follow_a_plain_two_stack_model(tmp_path_factory, ops):
+    """Random apply / undo / redo sequences against a list-based model of the two stacks."""
+    with scratch_root(tmp_path_factory.mktemp("model")) as root:
+        repo = root / "repo"
+        repo.mkdir()
+        s = load_settings(repo, environ={})
+        write(repo, "f.txt", "start\n")
+        write(repo, "g.txt", "g\n")
+        applied: list[dict] = []
+        undone: list[dict] = []
+        for op in ops:
+            if op[0] == "apply":
+                _, word, touch_g = op
+                old = (repo / "f.txt").read_text().strip()
+                if old == word:
+                    continue
+                body = ["*** Update File: f.txt", f"-{old}", f"+{word}"]
+                if touch_g:
+                    g = (repo / "g.txt").read_text().strip()
+                    body += ["*** Update File: g.txt", f"-{g}", f"+{g}{word}"]
+                before = snapshot(repo)
+                commit_plan(plan_patch_text(patch(*body), s), s)
+                applied.append(before)
+                undone.clear()
+            elif op[0] == "undo":
+                if not applied:
+                    with pytest.raises(PatchError, match="Nothing to undo"):
+                        undo_last(s)
+                    continue
+                now = snapshot(repo)
+                undo_last(s)
+                assert snapshot(repo) == applied.pop()
+                undone.append(now)
+            else:
+                if not undone:
+                    with pytest.raises(PatchError, match="Nothing to redo"):
+                        redo_last(s)
+                    continue
+                now = snapshot(repo)
+                redo_last(s)
+                assert snapshot(repo) == undone.pop()
+                applied.append(now)
+        states = [e.undone for e in history(s)]
+        assert states.count(False) == len(applied)
