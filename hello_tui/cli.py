@@ -3,7 +3,10 @@
 hello-tui [--repo DIR] [model flags]          the full-screen app
 hello-tui exec [...] TASK                      one headless turn
 hello-tui apply [--yes] [--dry-run] PATCH|-    apply a patch file
-hello-tui undo                                 undo the last applied patch
+hello-tui undo [--force]                       step back one applied patch
+hello-tui redo [--force]                       step forward again
+hello-tui history                              applied patches, newest first
+hello-tui recover                              show and finish an interrupted patch
 hello-tui doctor                               resolved configuration + preflight
 hello-tui demo                                 the app on a sample repo with a scripted model
 """
@@ -15,7 +18,7 @@ import sys
 
 from hello_tui import __version__
 
-SUBCOMMANDS = ("exec", "apply", "undo", "doctor", "demo", "tui")
+SUBCOMMANDS = ("exec", "apply", "undo", "redo", "history", "recover", "doctor", "demo", "tui")
 
 
 def _repo_flag(p: argparse.ArgumentParser) -> None:
@@ -72,9 +75,27 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     ap.add_argument("patch", help="patch file, or - for standard input")
 
-    un = sub.add_parser("undo", help="undo the last applied patch")
+    un = sub.add_parser("undo", help="step back one applied patch (again: one more)")
     _repo_flag(un)
+    un.add_argument(
+        "--force", action="store_true", help="undo even files changed since (edits backed up first)"
+    )
     un.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    re_ = sub.add_parser("redo", help="step forward again: bring back the last undone patch")
+    _repo_flag(re_)
+    re_.add_argument(
+        "--force", action="store_true", help="redo even files changed since (edits backed up first)"
+    )
+    re_.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    hi = sub.add_parser("history", help="applied patches, newest first, undone or not")
+    _repo_flag(hi)
+    hi.add_argument("--json", action="store_true", help="print the history as JSON")
+
+    rc = sub.add_parser("recover", help="show and finish or roll back an interrupted patch")
+    _repo_flag(rc)
+    rc.add_argument("--json", action="store_true", help="print what was found as JSON")
 
     doc = sub.add_parser("doctor", help="show the resolved configuration and test the model")
     _model_flags(doc)
@@ -100,6 +121,18 @@ def main(argv: list[str] | None = None) -> int:
             from hello_tui.commands.patch_commands import run_undo
 
             return run_undo(args)
+        if command == "redo":
+            from hello_tui.commands.patch_commands import run_redo
+
+            return run_redo(args)
+        if command == "history":
+            from hello_tui.commands.patch_commands import run_history
+
+            return run_history(args)
+        if command == "recover":
+            from hello_tui.commands.patch_commands import run_recover
+
+            return run_recover(args)
         if command == "doctor":
             from hello_tui.commands.doctor import run_doctor
 
@@ -114,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - one line for the user, the traceback to the log
+        from hello_tui.commands.unexpected import report_unexpected
+
+        return report_unexpected(exc, getattr(args, "repo", None))
 
 
 if __name__ == "__main__":

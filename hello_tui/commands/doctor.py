@@ -57,6 +57,17 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
         print(f"  {label.ljust(width)}  {value}{suffix}", file=out)
 
 
+def _print_recovery(settings: Settings, out: TextIO) -> None:
+    """Like every command that touches the repo's state: finish an interrupted patch first."""
+    from hello_tui.commands.patch_commands import recover_first
+
+    recovered, blocked = recover_first(settings)
+    for line in recovered:
+        print(f"  recovered: {line}", file=out)
+    if blocked is not None:
+        print(f"  interrupted patch not recovered: {blocked}", file=out)
+
+
 async def _preflight(settings: Settings):
     from hello_tui.llm import LLMClient
 
@@ -88,6 +99,7 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"configuration error: {exc}", file=out)
         return 2
     _print_settings(settings, out)
+    _print_recovery(settings, out)
     try:
         result = asyncio.run(_preflight(settings))
     except Exception as exc:  # noqa: BLE001 - doctor reports; it never shows a traceback

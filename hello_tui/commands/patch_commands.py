@@ -1,8 +1,11 @@
-"""`hello-tui apply` and `hello-tui undo`: the patch engine from the command line.
+"""`hello-tui apply`, `undo`, `redo`, `history` and `recover`: the patch engine from the command line.
 
-Exit codes of apply: 0 applied (or a clean dry run), 1 refused or failed with
-nothing changed, 2 usage error, 3 high-risk without --yes (nothing changed).
-Nothing here imports textual or openai, so the commands start fast.
+Exit codes: 0 done (or a clean dry run), 1 refused or failed with nothing
+changed, 2 usage error, 3 needs confirmation with nothing changed (apply: a
+high-risk patch without --yes; undo / redo: files changed since, without --force).
+Every command that touches the repository's state first completes or rolls back
+an interrupted transaction, under the write lock. Nothing here imports textual
+or openai, so the commands start fast.
 """
 
 from __future__ import annotations
@@ -11,10 +14,19 @@ import json
 import sys
 from typing import Any
 
-from hello_tui.config import ConfigError, load_settings
+from hello_tui.config import ConfigError, Settings, load_settings
 from hello_tui.patch.commit import commit_plan, note_failure, plan_file_lines
-from hello_tui.patch.history import undo_last
+from hello_tui.patch.history import (
+    HistoryEntry,
+    UndoRefused,
+    UndoResult,
+    history,
+    redo_last,
+    undo_last,
+)
 from hello_tui.patch.planner import plan_patch_text
+from hello_tui.patch.recovery import RecoveryReport, inspect_records, recover_locked
+from hello_tui.patch.transaction import recover, write_lock
 from hello_tui.patch.types import CommitResult, PatchError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_CONFIRMATION = 0, 1, 2, 3
@@ -25,6 +37,10 @@ def _emit(as_json: bool, payload: dict[str, Any], text: str, *, error: bool = Fa
         print(json.dumps(payload, ensure_ascii=False, indent=1))
     elif text:
         print(text, file=sys.stderr if error else sys.stdout)
+
+
+def _fail(as_json: bool, status: str, message: str, **extra: Any) -> None:
+    _emit(as_json, {"status": status, "error": message, **extra}, f"error: {message}", error=True)
 
 
 def _result_payload(result: CommitResult) -> dict[str, Any]:
@@ -48,25 +64,49 @@ def _read_patch(source: str) -> str:
         return fh.read().decode("utf-8", errors="replace")
 
 
+def _settings(args, as_json: bool) -> Settings | None:
+    try:
+        return load_settings(args.repo)
+    except ConfigError as exc:
+        _fail(as_json, "usage_error", str(exc))
+        return None
+
+
+def recover_first(settings: Settings) -> tuple[list[str], str | None]:
+    """Complete or roll back an interrupted transaction: (what was done, why it is blocked)."""
+    try:
+        return recover(settings), None
+    except PatchError as exc:
+        return [], str(exc)
+
+
+def _say_recovered(as_json: bool, actions: list[str]) -> None:
+    if actions and not as_json:
+        for line in actions:
+            print(f"recovered: {line}", file=sys.stderr)
+
+
 def run_apply(args) -> int:
     as_json = bool(getattr(args, "json", False))
-    try:
-        settings = load_settings(args.repo)
-    except ConfigError as exc:
-        _emit(as_json, {"status": "usage_error", "error": str(exc)}, f"error: {exc}", error=True)
+    settings = _settings(args, as_json)
+    if settings is None:
         return EXIT_USAGE
     try:
         text = _read_patch(args.patch)
     except OSError as exc:
-        msg = f"cannot read the patch {args.patch}: {exc.strerror or exc}"
-        _emit(as_json, {"status": "usage_error", "error": msg}, f"error: {msg}", error=True)
+        _fail(as_json, "usage_error", f"cannot read the patch {args.patch}: {exc.strerror or exc}")
         return EXIT_USAGE
+    recovered, blocked = recover_first(settings)
+    if blocked is not None:
+        _fail(as_json, "failed", blocked)
+        return EXIT_FAILED
+    _say_recovered(as_json, recovered)
     try:
         plan = plan_patch_text(text, settings)
     except PatchError as exc:
         if not args.dry_run:
             note_failure(settings, str(exc), text, f"hello-tui apply {args.patch}")
-        _emit(as_json, {"status": "refused", "error": str(exc)}, f"error: {exc}", error=True)
+        _fail(as_json, "refused", str(exc), recovered=recovered)
         return EXIT_FAILED
     files = plan_file_lines(plan)
     risk = {"high": plan.risk.high, "reasons": plan.risk.reasons}
@@ -86,38 +126,152 @@ def run_apply(args) -> int:
     if args.dry_run:
         _emit(
             as_json,
-            {"status": "dry_run", "files": files, "risk": risk},
+            {"status": "dry_run", "files": files, "risk": risk, "recovered": recovered},
             "\n".join(files) + "\n(dry run: nothing written)",
         )
         return EXIT_OK
     try:
         result = commit_plan(plan, settings, user_task=f"hello-tui apply {args.patch}")
     except PatchError as exc:
-        _emit(as_json, {"status": "failed", "error": str(exc)}, f"error: {exc}", error=True)
+        _fail(as_json, "failed", str(exc))
         return EXIT_FAILED
     _emit(
         as_json,
-        {"status": "applied", "risk": risk, **_result_payload(result)},
+        {"status": "applied", "risk": risk, "recovered": recovered, **_result_payload(result)},
         "\n".join(result.summary_lines()) + f"\nbackup: {result.backup_dir}",
     )
     return EXIT_OK
 
 
-def run_undo(args) -> int:
+def _run_step(args, direction: str) -> int:
     as_json = bool(getattr(args, "json", False))
-    try:
-        settings = load_settings(args.repo)
-    except ConfigError as exc:
-        _emit(as_json, {"status": "usage_error", "error": str(exc)}, f"error: {exc}", error=True)
+    settings = _settings(args, as_json)
+    if settings is None:
         return EXIT_USAGE
-    try:
-        result = undo_last(settings)
-    except PatchError as exc:
-        _emit(as_json, {"status": "failed", "error": str(exc)}, f"error: {exc}", error=True)
+    force = bool(getattr(args, "force", False))
+    step = undo_last if direction == "undo" else redo_last
+    recovered, blocked = recover_first(settings)
+    if blocked is not None:
+        _fail(as_json, "failed", blocked)
         return EXIT_FAILED
+    _say_recovered(as_json, recovered)
+    try:
+        result: UndoResult = step(settings, force=force)
+    except UndoRefused as exc:
+        _fail(as_json, "needs_force", str(exc), changed=exc.paths)
+        return EXIT_NEEDS_CONFIRMATION
+    except PatchError as exc:
+        _fail(as_json, "failed", str(exc))
+        return EXIT_FAILED
+    status = "undone" if direction == "undo" else "redone"
+    lines = result.summary_lines() or ["(no file needed a change)"]
+    text = "\n".join(lines) + f"\n{status}: {result.patch}\nbackup of the state before: "
+    text += str(result.backup_dir)
+    if result.kept_edits:
+        text += (
+            f"\nyour edits to {', '.join(result.kept_edits)} were backed up first in "
+            f"{result.backup_dir}"
+        )
     _emit(
         as_json,
-        {"status": "undone", **_result_payload(result)},
-        "\n".join(result.summary_lines()) + f"\nbackup of the undone state: {result.backup_dir}",
+        {
+            "status": status,
+            "patch": result.patch,
+            "kept_edits": result.kept_edits,
+            "recovered": recovered,
+            **_result_payload(result),
+        },
+        text,
     )
     return EXIT_OK
+
+
+def run_undo(args) -> int:
+    return _run_step(args, "undo")
+
+
+def run_redo(args) -> int:
+    return _run_step(args, "redo")
+
+
+def _history_state(entry: HistoryEntry) -> str:
+    if entry.damaged is not None:
+        return "damaged"
+    if entry.undone is None:
+        return "unknown"
+    if entry.undone:
+        return "undone (redo brings it back)" if entry.redoable else "undone"
+    return "applied"
+
+
+def _history_json(entry: HistoryEntry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "time": entry.created_at,
+        "kind": entry.kind,
+        "files": entry.files,
+        "task": entry.task,
+        "undone": entry.undone,
+        "redoable": entry.redoable,
+        "damaged": entry.damaged,
+    }
+
+
+def run_history(args) -> int:
+    as_json = bool(getattr(args, "json", False))
+    settings = _settings(args, as_json)
+    if settings is None:
+        return EXIT_USAGE
+    entries = history(settings)
+    if as_json:
+        _emit(True, {"status": "ok", "history": [_history_json(e) for e in entries]}, "")
+        return EXIT_OK
+    if not entries:
+        print("No patch has been applied in this repository yet.")
+        return EXIT_OK
+    for e in entries:
+        if e.damaged is not None:
+            print(f"{e.name}  damaged record ({e.damaged}); `hello-tui recover` shows it")
+            continue
+        when = e.created_at.replace("T", " ")[:19]
+        kind = "" if e.kind == "patch" else f" [{e.kind}]"
+        print(f"{when}  {e.name}  {_history_state(e)}{kind}")
+        if e.task:
+            print(f"    task: {e.task}")
+        for line in e.files:
+            print(f"    {line}")
+    return EXIT_OK
+
+
+def _recover_payload(report: RecoveryReport, problems: list[str]) -> dict[str, Any]:
+    return {
+        "status": "blocked" if report.blocked else "ok",
+        "found": report.findings,
+        "done": report.actions,
+        "blocked": report.blocked,
+        "problems": problems,
+    }
+
+
+def run_recover(args) -> int:
+    as_json = bool(getattr(args, "json", False))
+    settings = _settings(args, as_json)
+    if settings is None:
+        return EXIT_USAGE
+    if not settings.state.root.exists():
+        _emit(as_json, _recover_payload(RecoveryReport(), []), "nothing to recover")
+        return EXIT_OK
+    try:
+        with write_lock(settings):
+            report = recover_locked(settings, salvage=True)
+            problems = inspect_records(settings)
+    except PatchError as exc:
+        _fail(as_json, "failed", str(exc))
+        return EXIT_FAILED
+    lines = [f"found: {f}" for f in report.findings]
+    lines += [f"done: {a}" for a in report.actions]
+    lines += [f"blocked: {b}" for b in report.blocked]
+    lines += [f"problem: {p}" for p in problems]
+    _emit(as_json, _recover_payload(report, problems), "\n".join(lines) or "nothing to recover")
+    damaged = [p for p in problems if not p.startswith("set aside earlier")]
+    return EXIT_FAILED if report.blocked or damaged else EXIT_OK

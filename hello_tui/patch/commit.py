@@ -13,6 +13,7 @@ from hello_tui.patch.notes import clip_patch, write_note
 from hello_tui.patch.selection import select
 from hello_tui.patch.transaction import Write, run_transaction
 from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
+from hello_tui.patch.undo_stack import current_state, patch_fields
 
 
 def writes_for(plan: PatchPlan) -> list[Write]:
@@ -67,6 +68,7 @@ def commit_plan(
             attachments={"patch.txt": chosen.source_text.encode("utf-8")}
             if chosen.source_text
             else None,
+            stack=lambda name: patch_fields(current_state(settings), name),
         )
     except PatchError as exc:
         note_failure(settings, str(exc), plan.source_text, user_task)

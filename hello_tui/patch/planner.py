@@ -172,17 +172,8 @@ def finalize_plan(
     )
 
 
-def ensure_recovered(settings: Settings) -> None:
-    """A commit interrupted by a crash is rolled back before anything is planned on top of it."""
-    from hello_tui.patch.transaction import JOURNAL, recover
-
-    if (settings.state.journal / JOURNAL).exists():
-        recover(settings)
-
-
 def plan_patch_text(text: str, settings: Settings) -> PatchPlan:
     """Extract, parse and plan every patch in `text`; PatchError says what to fix."""
-    ensure_recovered(settings)
     return plan_operations(parse_patch_text(text), settings, source_text=text)
 
 
@@ -190,7 +181,6 @@ def plan_file_change(
     settings: Settings, path: str, new_text: str | None, *, whole_file: bool = False
 ) -> PatchPlan:
     """A plan for one file's new content (None deletes it), with difflib hunks for review."""
-    ensure_recovered(settings)
     rel, target = _resolve(settings, path)
     if new_text is None:
         data, mode = _read_existing(rel, target, "delete")

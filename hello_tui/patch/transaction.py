@@ -1,152 +1,114 @@
-"""All-or-nothing writes: lock, stale guard, backups, journal, atomic replace, rollback, recovery.
+"""All-or-nothing writes: lock, recovery, stale guard, space check, backups, journal, commit.
 
-A transaction, under the repository's write lock:
-1. checks every target still has the hash recorded at plan time (else: conflict, nothing written);
-2. copies every existing target to `<state>/backups/<YYYYmmdd_HHMMSS_ffffff>/<relpath>.bak`
-   and writes `manifest.json` there;
-3. opens the journal (`<state>/journal/open.json`, naming the backup folder);
-4. writes each file atomically (temp file in the same folder, fsync, os.replace,
-   fsync the folder), keeping its permission bits, or removes it;
-5. marks the backup folder COMMITTED (the commit point), then closes the journal.
-If anything fails in 4, every file is restored from the backups and every added
-file removed. If the process dies, `recover()` (run before every transaction
-and at startup) finds the open journal and does the same, unless the backup
-folder was already marked COMMITTED.
+A transaction, under the repository's write lock (`settings.state.lock_file`,
+a plain `filelock.FileLock`):
+0. first completes or rolls back an interrupted one (`recovery.recover_locked`);
+1. checks every target still has the hash recorded at plan time (else: conflict,
+   nothing written), that none is a git control file (git_guard.py), and that the
+   disk has room (else: refused, nothing written);
+2. keeps the old bytes of every existing target in `<state>/backups/<name>/<relpath>.bak`
+   (a hard link when possible, else a copy) and writes `manifest.json` there:
+   each file's sha256, mode and owner before and after, the folders it creates,
+   the undo-stack fields, and a checksum;
+3. opens the journal (`<state>/journal/open.json`, naming the folder and
+   carrying a second copy of the manifest);
+4. writes each file atomically (`durable.atomic_write`) or removes it;
+5. writes `COMMITTED` into the folder (the commit point), then closes the journal.
+If anything fails in 3-5 before the commit point, every file is put back from
+the backups (by hard link: no new space needed) and the folder goes. If the
+process dies, the next command's recovery does the same from the records.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
+
 from hello_tui.config import Settings
+from hello_tui.patch import durable, records
+from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
+from hello_tui.patch.git_guard import git_control_problem
 from hello_tui.patch.lines import sha256
 from hello_tui.patch.paths import resolve_repo_path
+from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_trash, recover_locked
+from hello_tui.patch.rollback import execute_rollback, plan_rollback
+from hello_tui.patch.space import SpaceNeeds
 from hello_tui.patch.types import PatchError
 
-MANIFEST = "manifest.json"
-COMMITTED = "COMMITTED"
-ROLLED_BACK = "ROLLED_BACK"
-JOURNAL = "open.json"
-TMP_SUFFIX = ".hello-tmp"
-LOCK_TIMEOUT_SECONDS = 30.0
-ANY = "*"  # expect_hash value: take the file as it is now (undo and restore)
+__all__ = [
+    "ANY",
+    "LOCK_TIMEOUT_SECONDS",
+    "TMP_SUFFIX",
+    "StaleFiles",
+    "Write",
+    "lock_for",
+    "recover",
+    "recovered_lock",
+    "run_locked",
+    "run_transaction",
+    "write_lock",
+]
 
-# Called with a label at each durable step ("backups", "journal", "write <path>",
-# "committed", "closed"); the crash tests use it to kill the process at that point.
+LOCK_TIMEOUT_SECONDS = 30.0
+ANY = "*"  # expect_hash value: take the file as it is now (restore, forced undo)
+RECORD_BYTES_PER_ENTRY = 600  # a generous estimate of one entry in the manifest and journal
+
+# The write-point hook is durable.WRITE_POINT_HOOK; setting this one works too (it lived here).
 WRITE_POINT_HOOK: Callable[[str], None] | None = None
+durable.add_hook_source(lambda: WRITE_POINT_HOOK)
+
+
+def _write_point(label: str) -> None:
+    durable.write_point(label)
+
+
+# Fields of the undo stack for the transaction about to be written, given its folder name.
+StackFields = Callable[[str], dict[str, Any]]
 
 
 @dataclass
 class Write:
     path: str  # repo-relative, POSIX
     data: bytes | None  # None: remove the file
-    mode: int | None = None  # permission bits for the written file (None: default)
+    mode: int | None = None  # permission bits for the written file (None: keep / default)
     expect_hash: str | None = ANY  # sha256 it must have now; None: it must not exist
 
 
-def _write_point(label: str) -> None:
-    if WRITE_POINT_HOOK is not None:
-        WRITE_POINT_HOOK(label)
+class StaleFiles(PatchError):
+    """Targets that no longer hold what the caller expected; nothing was written."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems  # (path, "changed" | "exists" | "missing")
+        text = "; ".join(
+            f"{p} now exists (it did not when the patch was planned)"
+            if why == "exists"
+            else f"{p} changed on disk after the patch was planned"
+            for p, why in problems
+        )
+        super().__init__(
+            f"Conflict, nothing was written: {text}. Re-read the file(s) and make a new patch."
+        )
+
+    @property
+    def paths(self) -> list[str]:
+        return [p for p, _ in self.problems]
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems do not support fsync on folders
-    finally:
-        os.close(fd)
-
-
-def temp_path(target: Path) -> Path:
-    return target.parent / f".{target.name}{TMP_SUFFIX}"
-
-
-def atomic_write(target: Path, data: bytes, mode: int | None, point: str | None = None) -> None:
-    """Temp file in the same folder, fsync, os.replace, fsync the folder.
-
-    `point` names a write point reported just before the replace (the temp file is complete).
-    """
-    tmp = temp_path(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if mode is not None:
-            os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if point is not None:
-        _write_point(point)
-    os.replace(tmp, target)
-    _fsync_dir(target.parent)
-
-
-def _remove(target: Path) -> None:
-    if os.path.lexists(target):
-        os.unlink(target)
-        _fsync_dir(target.parent)
-
-
-def _read_or_none(target: Path) -> bytes | None:
-    if not os.path.lexists(target):
-        return None
-    if target.is_dir():
-        raise PatchError(f"{target.name} is a directory, not a file.")
-    return target.read_bytes()
-
-
-def _missing_dirs(repo: Path, target: Path) -> list[str]:
-    missing: list[str] = []
-    parent = target.parent
-    while parent != repo and not parent.exists():
-        missing.append(parent.relative_to(repo).as_posix())
-        parent = parent.parent
-    return list(reversed(missing))
-
-
-def _new_backup_dir(backups: Path) -> tuple[str, Path]:
-    backups.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now()
-    while True:
-        name = stamp.strftime("%Y%m%d_%H%M%S_%f")
-        path = backups / name
-        try:
-            path.mkdir()
-            return name, path
-        except FileExistsError:
-            stamp += timedelta(microseconds=1)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"), None)
-
-
-def lock_for(settings: Settings):
-    from filelock import FileLock
-
+def lock_for(settings: Settings) -> FileLock:
     settings.state.root.mkdir(parents=True, exist_ok=True)
     return FileLock(str(settings.state.lock_file), timeout=LOCK_TIMEOUT_SECONDS)
 
 
-def _locked(settings: Settings):
-    from filelock import Timeout
-
+@contextmanager
+def write_lock(settings: Settings) -> Iterator[None]:
     lock = lock_for(settings)
     try:
         lock.acquire()
@@ -154,7 +116,42 @@ def _locked(settings: Settings):
         raise PatchError(
             "Another hello-tui is writing to this repository right now; nothing was written. Try again."
         ) from None
-    return lock
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _recover_or_raise(settings: Settings) -> RecoveryReport:
+    try:
+        report = recover_locked(settings)
+    except OSError as exc:
+        raise PatchError(
+            f"{_failure_message(exc)} while recovering an interrupted patch; it is not "
+            "recovered yet and nothing else was changed (the next hello-tui command tries again)"
+        ) from None
+    if report.blocked:
+        raise RecoveryBlocked(report)
+    return report
+
+
+@contextmanager
+def recovered_lock(settings: Settings) -> Iterator[RecoveryReport]:
+    """The write lock, with any interrupted transaction completed or rolled back first."""
+    with write_lock(settings):
+        yield _recover_or_raise(settings)
+
+
+def recover(settings: Settings) -> list[str]:
+    """Finish or roll back a transaction interrupted by a crash; return what was done.
+
+    Raises PatchError (RecoveryBlocked), naming the folder, when a record cannot be
+    verified; nothing is deleted then, and writes stay refused until it is resolved.
+    """
+    if not settings.state.root.exists():
+        return []
+    with write_lock(settings):
+        return _recover_or_raise(settings).actions
 
 
 def run_transaction(
@@ -164,6 +161,7 @@ def run_transaction(
     kind: str,
     extra: dict[str, Any] | None = None,
     attachments: dict[str, bytes] | None = None,
+    stack: StackFields | None = None,
 ) -> dict[str, Any]:
     """Apply `writes` all or nothing; return the manifest (its `name` is the backup folder).
 
@@ -171,174 +169,274 @@ def run_transaction(
     """
     if not writes:
         raise PatchError("No files were modified: nothing to write.")
-    repo = Path(os.path.realpath(settings.repo))
-    lock = _locked(settings)
-    try:
-        _recover_locked(settings)
-        return _run_locked(settings, repo, writes, kind, extra or {}, attachments or {})
-    finally:
-        lock.release()
+    with recovered_lock(settings):
+        return run_locked(
+            settings, writes, kind=kind, extra=extra, attachments=attachments, stack=stack
+        )
 
 
-def _run_locked(
-    settings: Settings,
-    repo: Path,
-    writes: list[Write],
-    kind: str,
-    extra: dict[str, Any],
-    attachments: dict[str, bytes],
-) -> dict[str, Any]:
-    targets: list[Path] = []
-    current: list[bytes | None] = []
-    conflicts: list[str] = []
-    for w in writes:
-        rel, target = resolve_repo_path(repo, w.path, settings.state_dir_name)
-        data = _read_or_none(target)
-        targets.append(target)
-        current.append(data)
+@dataclass
+class _Target:
+    write: Write
+    rel: str
+    path: Path
+    data: bytes | None  # current bytes, None when absent
+    st: os.stat_result | None
+
+
+def _read_targets(settings: Settings, repo: Path, writes: list[Write]) -> list[_Target]:
+    targets: list[_Target] = []
+    seen: set[str] = set()
+    problems: list[tuple[str, str]] = []
+    resolved = [(w, *resolve_repo_path(repo, w.path, settings.state_dir_name)) for w in writes]
+    created = [rel for w, rel, _ in resolved if w.data is not None]
+    for w, rel, path in resolved:
+        why = git_control_problem(repo, rel, created)
+        if why is not None:
+            raise PatchError(
+                f"Refused: {why}. Patches never create or change git control files (they turn "
+                "git commands into code execution); nothing was written."
+            )
+        if rel in seen:
+            raise PatchError(f"{rel} is written twice in one transaction; nothing was written.")
+        seen.add(rel)
+        st: os.stat_result | None
+        data: bytes | None = None
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        else:
+            if not stat.S_ISREG(st.st_mode):
+                raise PatchError(f"{rel} is not a regular file; nothing was written.")
+            data = path.read_bytes()
+        targets.append(_Target(w, rel, path, data, st))
         if w.expect_hash == ANY:
             continue
         if w.expect_hash is None and data is not None:
-            conflicts.append(f"{rel} now exists (it did not when the patch was planned)")
+            problems.append((rel, "exists"))
         elif w.expect_hash is not None and (data is None or sha256(data) != w.expect_hash):
-            conflicts.append(f"{rel} changed on disk after the patch was planned")
-    if conflicts:
-        raise PatchError(
-            "Conflict, nothing was written: "
-            + "; ".join(conflicts)
-            + ". Re-read the file(s) and make a new patch."
-        )
-    name, backup_dir = _new_backup_dir(settings.state.backups)
+            problems.append((rel, "missing" if data is None else "changed"))
+    if problems:
+        raise StaleFiles(problems)
+    return targets
+
+
+def _missing_dirs(repo: Path, target: Path) -> list[str]:
+    missing: list[str] = []
+    parent = target.parent
+    while parent != repo and not os.path.lexists(parent):
+        missing.append(parent.relative_to(repo).as_posix())
+        parent = parent.parent
+    return list(reversed(missing))
+
+
+def _after_mode(t: _Target) -> int | None:
+    if t.write.mode is not None:
+        return t.write.mode
+    return stat.S_IMODE(t.st.st_mode) if t.st is not None else None
+
+
+def _check_space(settings: Settings, targets: list[_Target], attachments: dict[str, bytes]) -> None:
+    needs = SpaceNeeds()
+    backups = settings.state.backups
+    backups.mkdir(parents=True, exist_ok=True)
+    state_dev = os.stat(backups).st_dev
+    for t in targets:
+        if t.write.data is not None:
+            needs.add(t.path.parent, len(t.write.data))
+        if t.st is not None and (t.st.st_dev != state_dev or t.st.st_nlink > 1):
+            needs.add(backups, t.st.st_size)  # cannot be a hard link: a copy
+    record = RECORD_BYTES_PER_ENTRY * len(targets) + sum(len(b) for b in attachments.values())
+    needs.add(backups, 2 * record)  # the manifest and the journal's copy
+    needs.check(_plural(targets) if targets else "the record")
+
+
+def _failure_message(exc: BaseException) -> str:
+    if isinstance(exc, WriteError):
+        return f"{exc.describe()} while writing {exc.what}"
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{describe_os_error(exc)}{where}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run_locked(
+    settings: Settings,
+    writes: list[Write],
+    *,
+    kind: str,
+    extra: dict[str, Any] | None = None,
+    attachments: dict[str, bytes] | None = None,
+    stack: StackFields | None = None,
+    removed_dirs: list[str] | None = None,
+    allow_empty: bool = False,
+) -> dict[str, Any]:
+    """The transaction itself; the caller holds the write lock and has recovered.
+
+    `removed_dirs` (repo-relative, parents first) are removed after the writes when
+    they are empty then. `allow_empty`: a record with no file (undo of a patch whose
+    files are already as before still moves the undo stack).
+    """
+    if not writes and not allow_empty:
+        raise PatchError("No files were modified: nothing to write.")
+    attachments = attachments or {}
+    repo = Path(os.path.realpath(settings.repo))
+    try:
+        targets = _read_targets(settings, repo, writes)
+        _check_space(settings, targets, attachments)
+        name, folder = records.new_record_folder(settings)
+    except PatchError:
+        raise
+    except OSError as exc:
+        raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
+    try:
+        manifest = _write_records(settings, repo, name, folder, targets, kind, extra, attachments)
+        manifest["removed_dirs"] = list(removed_dirs or [])
+        if stack is not None:
+            manifest.update(stack(name))
+        records.write_manifest(settings, folder, manifest)
+        records.write_journal(settings, manifest)
+    except BaseException as exc:
+        try:
+            records.close_journal(settings)  # in case it was written but its folder sync failed
+        except OSError:
+            pass
+        _discard_folder(settings, folder)
+        if isinstance(exc, PatchError):
+            raise
+        if isinstance(exc, OSError):
+            raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
+        raise
+    try:
+        for t in targets:
+            _write_target(repo, t, manifest)
+        # Every name in the tree durable before the commit point (one fsync per folder).
+        durable.sync_dirs([t.path.parent for t in targets], what=_plural(targets))
+        for rel in reversed(manifest["removed_dirs"]):
+            durable.remove_empty_dir(repo / rel, what=rel)
+        records.mark_committed(settings, folder, manifest)
+    except BaseException as exc:
+        problem = _roll_back_now(settings, repo, folder, manifest)
+        if problem is not None:
+            raise PatchError(
+                f"{_failure_message(exc)}; rolling back failed too ({problem}): the next "
+                "hello-tui command finishes the roll-back (`hello-tui recover` shows it)"
+            ) from None
+        if isinstance(exc, PatchError):
+            raise
+        if isinstance(exc, OSError):
+            raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
+        raise
+    try:
+        records.close_journal(settings)
+    except OSError:
+        pass  # committed already; the next recovery closes the journal
+    _write_point("closed")
+    return manifest
+
+
+def _write_records(
+    settings: Settings,
+    repo: Path,
+    name: str,
+    folder: Path,
+    targets: list[_Target],
+    kind: str,
+    extra: dict[str, Any] | None,
+    attachments: dict[str, bytes],
+) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
-    for w, target, data in zip(writes, targets, current):
-        entry: dict[str, Any] = {
-            "path": w.path,
-            "existed": data is not None,
-            "backup": None,
-            "mode": None,
-            "after": "write" if w.data is not None else "delete",
-        }
-        if data is not None:
-            entry["backup"] = w.path + ".bak"
-            entry["mode"] = os.stat(target).st_mode & 0o7777
-            bak = backup_dir / entry["backup"]
-            bak.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(bak, data, None)
-        if w.data is not None:
-            for d in _missing_dirs(repo, target):
+    backup_dirs: list[Path] = [folder]
+    for t in targets:
+        before: dict[str, Any] | None = None
+        if t.data is not None and t.st is not None:
+            bak = t.rel + ".bak"
+            before = {
+                "sha256": sha256(t.data),
+                "size": len(t.data),
+                "mode": stat.S_IMODE(t.st.st_mode),
+                "uid": t.st.st_uid,
+                "gid": t.st.st_gid,
+                "backup": bak,
+            }
+            _keep_backup(settings, t, folder / bak)
+            backup_dirs.append((folder / bak).parent)
+        after = None
+        if t.write.data is not None:
+            after = {"sha256": sha256(t.write.data), "mode": _after_mode(t)}
+            for d in _missing_dirs(repo, t.path):
                 if d not in created_dirs:
                     created_dirs.append(d)
-        entries.append(entry)
-    manifest: dict[str, Any] = {
-        "version": 1,
+        entries.append(records.Entry(t.rel, before, after).to_json())
+    for fname, blob in attachments.items():
+        path = folder / fname
+        durable.atomic_write(path, blob, what=records.state_label(settings, path), sync_dir=False)
+    # The backups must be durable before the journal lets the tree change.
+    backup_dirs.append(settings.state.backups)
+    durable.sync_dirs(backup_dirs, what=records.state_label(settings, folder))
+    return {
+        "version": records.FORMAT_VERSION,
         "name": name,
         "kind": kind,
         "created_at": datetime.now().isoformat(timespec="microseconds"),
         "entries": entries,
         "created_dirs": created_dirs,
-        **extra,
+        **(extra or {}),
     }
-    for fname, blob in attachments.items():
-        atomic_write(backup_dir / fname, blob, None)
-    _write_json(backup_dir / MANIFEST, manifest)
-    _write_point("backups")
-    journal = settings.state.journal / JOURNAL
-    _write_json(journal, {"backup": name})
-    _write_point("journal")
+
+
+def _keep_backup(settings: Settings, t: _Target, bak: Path) -> None:
+    assert t.data is not None and t.st is not None
+    what = records.state_label(settings, bak)
+    with durable.writing(what):
+        bak.parent.mkdir(parents=True, exist_ok=True)
+    # A file with other names could change through them: only a sole name is linked.
+    if t.st.st_nlink == 1 and durable.hard_link_backup(t.path, bak, what=what):
+        return
+    durable.atomic_write(bak, t.data, what=what, mode=0o600, sync_dir=False)
+
+
+def _plural(targets: list[_Target]) -> str:
+    return targets[0].rel if len(targets) == 1 else f"{len(targets)} files"
+
+
+def _write_target(repo: Path, t: _Target, manifest: dict[str, Any]) -> None:
+    if t.write.data is None:
+        durable.remove_file(t.path, what=t.rel, sync_dir=False)
+        return
+    dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
+    durable.make_dirs(repo, dirs, label=lambda rel: rel)
+    owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
+    durable.atomic_write(
+        t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner, sync_dir=False
+    )
+
+
+def _roll_back_now(
+    settings: Settings, repo: Path, folder: Path, manifest: dict[str, Any]
+) -> str | None:
+    """Undo the writes of a failed transaction; None when done, else what stopped it."""
     try:
-        for w, target in zip(writes, targets):
-            if w.data is None:
-                _remove(target)
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(target, w.data, w.mode, point=f"temp {w.path}")
-            _write_point(f"write {w.path}")
-        (backup_dir / COMMITTED).write_text(manifest["created_at"], encoding="utf-8")
-        _fsync_dir(backup_dir)
-        _write_point("committed")
-    except BaseException as exc:
-        _rollback(repo, backup_dir, manifest)
-        _close_rolled_back(backup_dir, journal)
-        if isinstance(exc, PatchError):
-            raise
-        if isinstance(exc, OSError):
-            raise PatchError(
-                f"Writing failed ({exc}); every file was restored from the backups, nothing changed."
-            ) from None
-        raise
-    _remove(journal)
-    _write_point("closed")
-    return manifest
+        # Every file was written once COMMITTED exists; without it, recovery rolls back.
+        durable.remove_file(folder / records.COMMITTED, what="the commit marker")
+        plan = plan_rollback(repo, folder, manifest)
+        if not plan.verifiable:
+            names = [e.path for e in plan.changed] + [str(d.path) for d in plan.damaged]
+            return "changed meanwhile: " + ", ".join(names)
+        execute_rollback(settings, repo, folder, manifest, plan)
+        records.close_journal(settings)
+    except OSError as exc:
+        return _failure_message(exc)
+    _discard_folder(settings, folder)
+    return None
 
 
-def _rollback(repo: Path, backup_dir: Path, manifest: dict[str, Any]) -> None:
-    for entry in reversed(manifest["entries"]):
-        target = repo / entry["path"]
-        tmp = temp_path(target)
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        if entry["existed"]:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, (backup_dir / entry["backup"]).read_bytes(), entry["mode"])
-        else:
-            _remove(target)
-    for d in reversed(manifest.get("created_dirs", [])):
-        try:
-            (repo / d).rmdir()
-        except OSError:
-            pass  # not empty or already gone: either way not ours to remove
-
-
-def _close_rolled_back(backup_dir: Path, journal: Path) -> None:
-    (backup_dir / ROLLED_BACK).write_text("rolled back", encoding="utf-8")
-    _fsync_dir(backup_dir)
-    _remove(journal)
-    shutil.rmtree(backup_dir, ignore_errors=True)
-
-
-def _recover_locked(settings: Settings) -> list[str]:
-    messages: list[str] = []
-    repo = Path(os.path.realpath(settings.repo))
-    journal = settings.state.journal / JOURNAL
-    open_name = None
-    if journal.exists():
-        try:
-            open_name = json.loads(journal.read_text(encoding="utf-8"))["backup"]
-        except (OSError, ValueError, KeyError, TypeError):
-            open_name = None
-        backup_dir = settings.state.backups / str(open_name)
-        if open_name and (backup_dir / COMMITTED).exists():
-            _remove(journal)
-            messages.append(f"completed the interrupted patch {open_name}")
-        elif open_name and (backup_dir / MANIFEST).exists():
-            manifest = json.loads((backup_dir / MANIFEST).read_text(encoding="utf-8"))
-            _rollback(repo, backup_dir, manifest)
-            _close_rolled_back(backup_dir, journal)
-            messages.append(f"rolled back the interrupted patch {open_name}")
-        else:
-            _remove(journal)
-    tmp_journal = temp_path(journal)
-    if os.path.lexists(tmp_journal):
-        os.unlink(tmp_journal)
-    backups = settings.state.backups
-    if backups.is_dir():
-        for folder in backups.iterdir():
-            if folder.name == open_name or not folder.is_dir():
-                continue
-            if (folder / ROLLED_BACK).exists() or not (folder / COMMITTED).exists():
-                # Backups of a transaction that died before opening its journal, or was
-                # rolled back: no file of the tree depends on them (we hold the lock).
-                shutil.rmtree(folder, ignore_errors=True)
-    return messages
-
-
-def recover(settings: Settings) -> list[str]:
-    """Finish or roll back a transaction interrupted by a crash; return what was done."""
-    if not settings.state.root.exists():
-        return []
-    lock = _locked(settings)
+def _discard_folder(settings: Settings, folder: Path) -> None:
+    """A folder no file depends on (never journaled, or rolled back): to the trash, then gone."""
     try:
-        return _recover_locked(settings)
-    finally:
-        lock.release()
+        records.move_aside(settings, folder, records.TRASH)
+        empty_trash(settings)
+    except OSError:
+        pass  # left in place, uncommitted and named by no journal: the next recovery removes it

@@ -1,4 +1,4 @@
-"""`hello-tui apply` and `hello-tui undo` through the real CLI: output, JSON, exit codes, imports."""
+"""The patch commands through the real CLI: output, JSON, exit codes, no traceback, imports."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from hello_tui.config import load_settings
 
 from .conftest import snapshot, write
 
@@ -77,15 +79,25 @@ def test_usage_errors_exit_2(repo, tmp_path):
     assert cli(tmp_path / "no-such-repo", "apply", "-", stdin=PATCH).returncode == 2
 
 
-def test_undo_command(repo):
+def test_undo_redo_history_commands(repo):
     write(repo, "a.txt", "a\n")
     before = snapshot(repo)
     assert cli(repo, "apply", "-", stdin=PATCH).returncode == 0
+    after = snapshot(repo)
     proc = cli(repo, "undo")
     assert proc.returncode == 0 and "M a.txt" in proc.stdout and "D n.txt" in proc.stdout
     assert snapshot(repo) == before
-    assert json.loads(cli(repo, "undo", "--json").stdout)["status"] == "undone"
-    assert (repo / "n.txt").exists()
+    again = cli(repo, "undo", "--json")
+    assert again.returncode == 1 and json.loads(again.stdout)["status"] == "failed"
+    assert snapshot(repo) == before
+    redo = json.loads(cli(repo, "redo", "--json").stdout)
+    assert redo["status"] == "redone" and redo["added"] == ["n.txt"]
+    assert snapshot(repo) == after
+    hist = json.loads(cli(repo, "history", "--json").stdout)["history"]
+    assert [h["undone"] for h in hist] == [False]
+    assert hist[0]["files"] == ["M a.txt", "A n.txt"] and hist[0]["task"] == "hello-tui apply -"
+    text = cli(repo, "history").stdout
+    assert "applied" in text and "task: hello-tui apply -" in text and "    M a.txt" in text
 
 
 def test_undo_with_nothing_to_undo_exits_1(repo):
@@ -106,3 +118,51 @@ def test_apply_path_imports_neither_textual_nor_openai(repo):
         [sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False
     )
     assert "HEAVY= 0" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_doctor_finishes_an_interrupted_patch_first(tmp_path, scripted_server):
+    import argparse
+    import io
+
+    from hello_tui.commands.doctor import run_doctor
+    from hello_tui.patch import commit_plan, plan_patch_text
+
+    from .crashkit import run_killed
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    write(repo, "a.txt", "a\n")
+    before = snapshot(repo)
+    settings = load_settings(repo, environ={})
+    kill = 1 + next(
+        i for i, lab in enumerate(_labels_of_apply(tmp_path), 1) if lab == "replace n.txt"
+    )
+    run = run_killed(lambda: commit_plan(plan_patch_text(PATCH, settings), settings), kill)
+    assert run.killed and snapshot(repo) != before
+    server = scripted_server([], preflight=None)
+    out = io.StringIO()
+    args = argparse.Namespace(
+        repo=str(repo),
+        model="m",
+        base_url=server.base_url,
+        api_key=None,
+        project=None,
+        max_steps=None,
+        protocol=None,
+        debug=False,
+    )
+    assert run_doctor(args, out=out) == 0
+    assert "recovered: rolled back the interrupted patch" in out.getvalue()
+    assert snapshot(repo) == before
+
+
+def _labels_of_apply(tmp_path: Path) -> list[str]:
+    from hello_tui.patch import commit_plan, plan_patch_text
+
+    from .crashkit import count_points
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    write(scratch, "a.txt", "a\n")
+    settings = load_settings(scratch, environ={})
+    return count_points(lambda: commit_plan(plan_patch_text(PATCH, settings), settings))

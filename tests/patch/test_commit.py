@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -18,6 +19,7 @@ from hello_tui.patch import (
     plan_patch_text,
     read_backup,
     recover,
+    redo_last,
     replan_with_edits,
     restore_from_backup,
     transaction,
@@ -26,6 +28,7 @@ from hello_tui.patch import (
 from hello_tui.store.notes import NoteStore
 
 from .conftest import snapshot, write
+from .crashkit import hook, leftovers
 
 
 def patch(*body: str) -> str:
@@ -122,22 +125,23 @@ def test_permission_bits_are_kept(repo, settings):
     assert stat.S_IMODE(os.stat(repo / "bin/run.sh").st_mode) == 0o751
 
 
-def test_failure_midway_restores_every_file(two, settings, monkeypatch):
+def test_failure_midway_restores_every_file(two, settings):
     write(two, "b.txt", "b\n")
     text = TWO_FILES + patch("*** Update File: b.txt", "-b", "+B")
     plan = plan_patch_text(text, settings)
     before = snapshot(two)
 
-    def fail_on_third(label: str) -> None:
-        if label == "write b.txt":
-            raise OSError(28, "No space left on device")
+    def fail_on_b(label: str) -> None:
+        if label == "replace b.txt":
+            raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(transaction, "WRITE_POINT_HOOK", fail_on_third)
-    with pytest.raises(PatchError, match="every file was restored"):
+    with hook(fail_on_b), pytest.raises(PatchError) as info:
         commit_plan(plan, settings)
+    assert str(info.value) == "input/output error while writing b.txt; nothing was changed"
     assert snapshot(two) == before
     assert list_backups(settings) == []
     assert not (two / ".helloagents/journal/open.json").exists()
+    assert not leftovers(two)
 
 
 def test_two_commits_in_the_same_second_get_distinct_folders(repo, settings):
@@ -238,7 +242,7 @@ def test_plan_file_change_final_newline_changes(repo, settings):
 # ---- undo and restore --------------------------------------------------------------
 
 
-def test_undo_restores_and_removes_added_files_and_can_be_undone(two, settings):
+def test_undo_restores_and_removes_added_files_and_redo_brings_them_back(two, settings):
     before = snapshot(two)
     commit_plan(plan_patch_text(TWO_FILES, settings), settings)
     after = snapshot(two)
@@ -248,8 +252,12 @@ def test_undo_restores_and_removes_added_files_and_can_be_undone(two, settings):
     assert (
         undo.note_id and NoteStore(settings.state.notes).read(undo.note_id).title == "Patch undone"
     )
-    undo_last(settings)
-    assert snapshot(two) == after
+    with pytest.raises(PatchError, match="Nothing to undo"):
+        undo_last(settings)  # a second undo goes further back, never forward
+    assert snapshot(two) == before
+    redo = redo_last(settings)
+    assert snapshot(two) == after and redo.patch == undo.patch
+    assert NoteStore(settings.state.notes).read(redo.note_id).title == "Patch redone"
 
 
 def test_undo_of_delete_and_move(repo, settings):
@@ -295,6 +303,8 @@ def test_list_backups_and_restore_one_file(two, settings):
     assert restored.updated == ["a.txt"]
     undo_last(settings)  # the restore itself is undoable
     assert (two / "a.txt").read_text() == "A1\nmid\nA2\n"
+    undo_last(settings)  # then the second patch
+    assert (two / "b.txt").read_text() == "B\n"
     with pytest.raises(PatchError, match="No committed backup"):
         restore_from_backup(settings, "nope")
 
@@ -324,3 +334,10 @@ def test_move_with_every_hunk_declined_is_a_plain_rename(repo, settings):
     result = commit_plan(plan, settings, selection={"old.txt": set()})
     assert result.moved == [("old.txt", "new.txt")] and result.hunks_declined == 1
     assert (repo / "new.txt").read_text() == "a\n" and not (repo / "old.txt").exists()
+
+
+def test_the_write_point_hook_can_also_be_set_on_the_transaction_module(two, settings, monkeypatch):
+    seen: list[str] = []
+    monkeypatch.setattr(transaction, "WRITE_POINT_HOOK", seen.append)
+    commit_plan(plan_patch_text(TWO_FILES, settings), settings)
+    assert "replace a.txt" in seen and seen[-1] == "closed"

@@ -1,0 +1,324 @@
+"""Durable file operations for the patch engine, each one announced at a write point.
+
+Every operation that changes the disk on behalf of a transaction, its
+recovery, undo or redo goes through here:
+- `atomic_write`: a temp file beside the target (created with O_EXCL|O_NOFOLLOW
+  under an unpredictable name, so a planted symlink can never redirect it),
+  fsync, os.replace, fsync of the folder; the temp file is gone on any failure;
+- `link_into_place`: puts a backup back by hard link, which needs no new data
+  blocks — the way back from a full disk;
+- `hard_link_backup`, `remove_file`, `make_dirs`, `remove_empty_dir`, `rename`.
+
+`write_point(label)` is called just before each of those steps (and once more
+after the last step of a transaction); the crash and fault tests set
+`WRITE_POINT_HOOK` to kill the process there or to raise ENOSPC / EIO. Any
+OSError becomes a `WriteError` naming what was being written.
+
+When running as root, rewritten files keep their owner and group, and new
+files and folders take the owner and group of the folder they are created in.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+TMP_SUFFIX = ".hello-tmp"
+TMP_TOKEN_BYTES = 6
+# `.name.<12 hex>.hello-tmp`: only names of exactly this shape are ever cleaned up as ours.
+_TMP_RE = re.compile(
+    r"^\.(?P<name>.+)\.[0-9a-f]{" + str(2 * TMP_TOKEN_BYTES) + "}" + re.escape(TMP_SUFFIX) + "$"
+)
+_TMP_ATTEMPTS = 32
+
+# Called with a label before each durable step; tests use it to kill or fail the process there.
+WRITE_POINT_HOOK: Callable[[str], None] | None = None
+
+
+class WriteError(OSError):
+    """An OSError while writing `what` (a repo- or state-relative path, for messages)."""
+
+    def __init__(self, cause: OSError, what: str) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause))
+        self.what = what
+        self.cause = cause
+
+    def describe(self) -> str:
+        return describe_os_error(self.cause)
+
+
+def describe_os_error(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    if exc.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    if exc.errno == errno.EIO:
+        return "input/output error"
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
+_HOOK_SOURCES: list[Callable[[], Callable[[str], None] | None]] = []
+
+
+def add_hook_source(source: Callable[[], Callable[[str], None] | None]) -> None:
+    """Another module's hook variable, read at each write point (transaction.WRITE_POINT_HOOK)."""
+    _HOOK_SOURCES.append(source)
+
+
+def write_point(label: str) -> None:
+    if WRITE_POINT_HOOK is not None:
+        WRITE_POINT_HOOK(label)
+    for source in _HOOK_SOURCES:
+        hook = source()
+        if hook is not None:
+            hook(label)
+
+
+@contextmanager
+def writing(what: str) -> Iterator[None]:
+    """Turn any OSError inside into a WriteError that names `what`."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(exc, what) from exc
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise  # a real I/O error; "not supported on folders" is not one
+    finally:
+        os.close(fd)
+
+
+def is_temp_name(name: str) -> bool:
+    return _TMP_RE.match(name) is not None
+
+
+def temp_names_for(target: Path) -> list[Path]:
+    """Leftover temp files of ours for `target` (never follows links, never matches other names)."""
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        m = _TMP_RE.match(name)
+        if m and m.group("name") == target.name:
+            out.append(target.parent / name)
+    return out
+
+
+def _open_temp(target: Path) -> tuple[int, Path]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(_TMP_ATTEMPTS):
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(TMP_TOKEN_BYTES)}{TMP_SUFFIX}"
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue  # someone planted that name (perhaps as a symlink): never touch it
+    raise FileExistsError(errno.EEXIST, "could not create a fresh temporary file", str(target))
+
+
+def _running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def owner_of(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_uid, st.st_gid
+
+
+def _new_file_owner(target: Path, owner: tuple[int, int] | None) -> tuple[int, int] | None:
+    if not _running_as_root():
+        return None
+    return owner if owner is not None else owner_of(target.parent)
+
+
+def atomic_write(
+    target: Path,
+    data: bytes,
+    *,
+    what: str,
+    mode: int | None = None,
+    owner: tuple[int, int] | None = None,
+    sync_dir: bool = True,
+) -> None:
+    """Write `data` to `target` atomically; `mode` None gives a new file the umask default.
+
+    `owner` (uid, gid) is applied when running as root; None then means "like the folder".
+    `sync_dir` False: the caller fsyncs the folder later (once for many files).
+    """
+    with writing(what):
+        write_point(f"open {what}")
+        fd, tmp = _open_temp(target)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                write_point(f"fsync {what}")
+                os.fchmod(fd, mode if mode is not None else 0o666 & ~_umask())
+                chown_to = _new_file_owner(target, owner)
+                if chown_to is not None:
+                    os.fchown(fd, *chown_to)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            write_point(f"replace {what}")
+            os.replace(tmp, target)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        if sync_dir:
+            fsync_dir(target.parent)
+
+
+_UMASK: int | None = None
+
+
+def _umask() -> int:
+    global _UMASK
+    if _UMASK is None:
+        # os.umask can only be read by setting it; done once, at the first write.
+        current = os.umask(0o022)
+        os.umask(current)
+        _UMASK = current
+    return _UMASK
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def hard_link_backup(source: Path, backup: Path, *, what: str) -> bool:
+    """Keep `source`'s current inode under `backup`; False when the filesystem cannot link.
+
+    Linking costs no data blocks and no copy. The transaction replaces the tree's
+    file with a new inode, so the backup then holds the old bytes alone.
+    """
+    with writing(what):
+        write_point(f"link {what}")
+        try:
+            os.link(source, backup, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EACCES):
+                return False
+            raise
+        return True
+
+
+def link_into_place(backup: Path, target: Path, *, what: str) -> bool:
+    """Put `backup`'s inode at `target` (link to a temp name, replace); False if it cannot link."""
+    with writing(what):
+        write_point(f"link {what}")  # a new name for an existing inode: no data blocks
+        for _ in range(_TMP_ATTEMPTS):
+            tmp = target.parent / f".{target.name}.{secrets.token_hex(TMP_TOKEN_BYTES)}{TMP_SUFFIX}"
+            try:
+                os.link(backup, tmp, follow_symlinks=False)
+                break
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                if exc.errno in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    return False
+                raise
+        else:
+            raise FileExistsError(errno.EEXIST, "could not create a fresh temporary file")
+        try:
+            write_point(f"replace {what}")
+            os.replace(tmp, target)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        fsync_dir(target.parent)
+        return True
+
+
+def remove_file(target: Path, *, what: str, sync_dir: bool = True) -> None:
+    with writing(what):
+        if not os.path.lexists(target):
+            return
+        write_point(f"remove {what}")
+        os.unlink(target)
+        if sync_dir:
+            fsync_dir(target.parent)
+
+
+def sync_dirs(folders: list[Path], *, what: str) -> None:
+    """Make the names created, replaced or removed in `folders` durable (once per folder)."""
+    with writing(what):
+        for folder in dict.fromkeys(folders):
+            fsync_dir(folder)
+
+
+def remove_temp_files(target: Path, *, what: str) -> list[Path]:
+    removed = []
+    for tmp in temp_names_for(target):
+        remove_file(tmp, what=f"{what} (temporary file)")
+        removed.append(tmp)
+    return removed
+
+
+def make_dirs(root: Path, rels: list[str], *, label: Callable[[str], str]) -> None:
+    """Create the folders `rels` (repo-relative, parents first) below `root`."""
+    for rel in rels:
+        path = root / rel
+        if os.path.isdir(path):
+            continue
+        with writing(label(rel)):
+            write_point(f"mkdir {label(rel)}")
+            os.mkdir(path)
+            owner = _new_file_owner(path, None)
+            if owner is not None:
+                os.chown(path, *owner)
+            fsync_dir(path.parent)
+
+
+def remove_empty_dir(path: Path, *, what: str) -> bool:
+    with writing(what):
+        if not os.path.isdir(path) or os.path.islink(path):
+            return False
+        try:
+            if any(os.scandir(path)):
+                return False
+        except OSError:
+            return False
+        write_point(f"rmdir {what}")
+        try:
+            os.rmdir(path)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                return False
+            raise
+        fsync_dir(path.parent)
+        return True
+
+
+def rename(source: Path, dest: Path, *, what: str) -> None:
+    with writing(what):
+        write_point(f"rename {what}")
+        os.rename(source, dest)
+        fsync_dir(source.parent)
+        if dest.parent != source.parent:
+            fsync_dir(dest.parent)

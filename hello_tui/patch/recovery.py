@@ -1,0 +1,262 @@
+"""Recovery: finish or roll back a transaction that was interrupted (kill -9, power loss, a full disk).
+
+Runs under the write lock before every transaction and at the start of every
+command that touches the repository's state. It is idempotent, and safe to
+kill at any point: every step it takes is one the next run recognises.
+
+What it decides from, for each backup folder without `COMMITTED`:
+- the journal names it: the transaction was writing the tree. Roll it back
+  from its manifest (or the journal's copy when the manifest is damaged),
+  only if every file is verifiably before or after; then close the journal.
+- no journal names it (and the journal is not damaged): the transaction
+  stopped before touching the tree, so its backups are redundant — to the
+  trash, or set aside into `<state>/damaged/` when its record is damaged.
+- the journal is damaged: any folder with a verified manifest is rolled back
+  the same way; a folder whose record is damaged too blocks.
+A folder with `COMMITTED` whose journal is still open only needs the journal
+closed (and its manifest repaired from the journal's copy, if damaged).
+
+Anything it cannot verify blocks: one line naming the folder, nothing changed
+or deleted, and every write refused until it is resolved.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hello_tui.config import Settings
+from hello_tui.patch import durable, records
+from hello_tui.patch.records import Damaged
+from hello_tui.patch.rollback import execute_rollback, plan_rollback
+from hello_tui.patch.types import PatchError
+
+
+@dataclass
+class RecoveryReport:
+    actions: list[str] = field(default_factory=list)  # what was done
+    findings: list[str] = field(default_factory=list)  # what was seen, for `hello-tui recover`
+    blocked: list[str] = field(default_factory=list)  # one line each; writes are refused
+
+
+class RecoveryBlocked(PatchError):
+    """An interrupted transaction whose records cannot be verified; nothing was changed."""
+
+    def __init__(self, report: RecoveryReport) -> None:
+        self.report = report
+        more = f" (and {len(report.blocked) - 1} more)" if len(report.blocked) > 1 else ""
+        super().__init__(report.blocked[0] + more)
+
+
+def _label(settings: Settings, path: Path) -> str:
+    return records.state_label(settings, path)
+
+
+def recover_locked(settings: Settings, *, salvage: bool = False) -> RecoveryReport:
+    """Complete or roll back what an interrupted transaction left; the caller holds the lock.
+
+    `salvage` (the `recover` command): when a rollback cannot be verified as a
+    whole, still put back the files that can be verified.
+    """
+    report = RecoveryReport()
+    if not settings.state.root.exists():
+        return report
+    repo = Path(os.path.realpath(settings.repo))
+    _remove_journal_temps(settings)
+    journal: tuple[str, dict[str, Any]] | None = None
+    journal_damage: Damaged | None = None
+    try:
+        journal = records.read_journal(settings)
+    except Damaged as exc:
+        journal_damage = exc
+        report.findings.append(f"the journal is damaged ({exc.why})")
+    if journal is not None:
+        report.findings.append(f"an open journal for {journal[0]}")
+        folder = settings.state.backups / journal[0]
+        if folder.is_dir() and records.is_committed(folder):
+            _close_committed(settings, folder, journal[1], report)
+        elif not folder.is_dir():
+            _journal_without_folder(settings, repo, journal, report)
+    for folder in records.record_folders(settings):
+        if records.is_committed(folder):
+            continue
+        copy = journal[1] if journal is not None and journal[0] == folder.name else None
+        _resolve_uncommitted(
+            settings, repo, folder, copy, journal_damage is not None, salvage, report
+        )
+    if journal_damage is not None and not report.blocked:
+        where = _set_journal_aside(settings)
+        report.actions.append(
+            f"set the damaged journal aside as {_label(settings, where)}; every backup "
+            "folder was checked and nothing depends on it"
+        )
+    empty_trash(settings)
+    return report
+
+
+def _remove_journal_temps(settings: Settings) -> None:
+    journal = records.journal_path(settings)
+    durable.remove_temp_files(journal, what=_label(settings, journal))
+
+
+def _close_committed(
+    settings: Settings, folder: Path, copy: dict[str, Any], report: RecoveryReport
+) -> None:
+    try:
+        records.read_manifest(folder)
+    except (FileNotFoundError, Damaged):
+        records.write_manifest(settings, folder, copy)
+        report.actions.append(f"repaired the record of {folder.name} from the journal's copy")
+    records.close_journal(settings)
+    report.actions.append(f"completed the interrupted patch {folder.name}")
+
+
+def _journal_without_folder(
+    settings: Settings, repo: Path, journal: tuple[str, dict[str, Any]], report: RecoveryReport
+) -> None:
+    name, manifest = journal
+    plan = plan_rollback(repo, None, manifest)
+    if not plan.to_restore and not plan.changed and not plan.damaged:
+        records.close_journal(settings)
+        report.actions.append(
+            f"closed the journal of {name}: its folder is gone and every file is as before"
+        )
+        return
+    files = ", ".join(e.path for e in plan.changed + plan.to_restore)
+    report.blocked.append(
+        f"the journal names {_label(settings, settings.state.backups / name)} but that folder "
+        f"is gone, and {files} are not as they were before it; nothing was changed. Put the "
+        f"folder back, or move {_label(settings, records.journal_path(settings))} aside to "
+        "accept the files as they are"
+    )
+
+
+def _resolve_uncommitted(
+    settings: Settings,
+    repo: Path,
+    folder: Path,
+    journal_copy: dict[str, Any] | None,
+    journal_damaged: bool,
+    salvage: bool,
+    report: RecoveryReport,
+) -> None:
+    label = _label(settings, folder)
+    manifest: dict[str, Any] | None = None
+    damage: Damaged | None = None
+    try:
+        manifest = records.read_manifest(folder)
+    except FileNotFoundError:
+        pass
+    except Damaged as exc:
+        damage = exc
+        report.findings.append(f"{label}: its manifest is damaged ({exc.why})")
+    if manifest is None and journal_copy is not None:
+        manifest = journal_copy
+    journaled = journal_copy is not None or journal_damaged
+    if manifest is None:
+        if damage is None:
+            # No manifest was ever written, and the journal only follows the manifest:
+            # this transaction stopped before touching the tree.
+            _trash(settings, folder)
+            report.actions.append(_unstarted(folder))
+        elif not journaled:
+            where = records.move_aside(settings, folder, records.SET_ASIDE)
+            report.actions.append(
+                f"set {label} aside as {_label(settings, where)}: its record is damaged "
+                f"({damage.why}), and no journal names it, so it never wrote to the tree"
+            )
+        else:
+            report.blocked.append(
+                f"cannot verify the interrupted patch in {label}: its manifest is damaged "
+                f"({damage.why}) and so is the journal; nothing was changed or deleted. "
+                "`hello-tui recover` shows what is there"
+            )
+        return
+    if not journaled:
+        _trash(settings, folder)  # never reached its journal: the tree was never touched
+        report.actions.append(_unstarted(folder))
+        return
+    plan = plan_rollback(repo, folder, manifest)
+    if not plan.verifiable:
+        if salvage and plan.to_restore:
+            execute_rollback(settings, repo, folder, manifest, plan)
+            report.actions.append(
+                f"put back {', '.join(e.path for e in plan.to_restore)} as before, from {label}"
+            )
+        problems = [f"{e.path} changed since it was interrupted" for e in plan.changed]
+        problems += [f"{_label(settings, d.path)}: {d.why}" for d in plan.damaged]
+        report.blocked.append(
+            f"cannot finish rolling back the interrupted patch in {label}: "
+            + "; ".join(problems)
+            + ". Nothing else was changed or deleted; `hello-tui recover` shows what is there"
+        )
+        return
+    execute_rollback(settings, repo, folder, manifest, plan)
+    if journal_copy is not None:
+        records.close_journal(settings)
+    _trash(settings, folder)
+    if plan.to_restore:
+        report.actions.append(f"rolled back the interrupted patch {folder.name}")
+    else:
+        report.actions.append(_unstarted(folder))
+
+
+def _unstarted(folder: Path) -> str:
+    return f"removed {folder.name}, an interrupted transaction that had not changed any file yet"
+
+
+def _trash(settings: Settings, folder: Path) -> None:
+    records.move_aside(settings, folder, records.TRASH)
+
+
+def _set_journal_aside(settings: Settings) -> Path:
+    journal = records.journal_path(settings)
+    dest_root = settings.state.root / records.SET_ASIDE
+    dest_root.mkdir(parents=True, exist_ok=True)
+    dest = dest_root / f"journal-{datetime.now().strftime(records.NAME_FORMAT)}.json"
+    durable.rename(journal, dest, what=_label(settings, journal))
+    return dest
+
+
+def empty_trash(settings: Settings) -> None:
+    """Delete what was moved to the trash: folders proven redundant (rolled back, or never used)."""
+    trash = settings.state.root / records.TRASH
+    try:
+        names = os.listdir(trash)
+    except FileNotFoundError:
+        return
+    for name in names:
+        shutil.rmtree(trash / name, ignore_errors=True)
+
+
+def inspect_records(settings: Settings) -> list[str]:
+    """Problems in the committed records: damaged manifests and backups (for `recover`)."""
+    problems: list[str] = []
+    for folder in records.record_folders(settings):
+        if not records.is_committed(folder):
+            continue
+        label = _label(settings, folder)
+        try:
+            manifest = records.read_manifest(folder)
+        except FileNotFoundError:
+            problems.append(f"{label}: committed, but its manifest is missing")
+            continue
+        except Damaged as exc:
+            problems.append(f"{label}: its manifest is damaged ({exc.why})")
+            continue
+        for entry in records.entries_of(manifest):
+            if entry.before is None:
+                continue
+            try:
+                records.backup_bytes(folder, entry)
+            except Damaged as exc:
+                problems.append(f"{label}: the backup of {entry.path} is damaged ({exc.why})")
+    aside = settings.state.root / records.SET_ASIDE
+    if aside.is_dir():
+        for name in sorted(os.listdir(aside)):
+            problems.append(f"set aside earlier, kept for you: {_label(settings, aside / name)}")
+    return problems

@@ -1,0 +1,70 @@
+"""No patch creates or changes a nested git repository's control files."""
+
+from __future__ import annotations
+
+import pytest
+
+from hello_tui.patch import PatchError, commit_plan, plan_patch_text
+
+from .conftest import snapshot, write
+
+
+def add(*paths: str) -> str:
+    body = "".join(f"*** Add File: {p}\n+x\n" for p in paths)
+    return f"*** Begin Patch\n{body}*** End Patch\n"
+
+
+def refused(repo, settings, text: str) -> str:
+    before = snapshot(repo)
+    with pytest.raises(PatchError) as info:
+        commit_plan(plan_patch_text(text, settings), settings)
+    assert snapshot(repo) == before
+    assert "git control files" in str(info.value)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "fixtures/repo.git/config",
+        "fixtures/repo.git/HEAD",
+        "fixtures/repo.git/hooks/post-checkout",
+        "deep/er/Bare.GIT/objects/info/alternates",
+    ],
+)
+def test_bare_repository_layouts_by_name(repo, settings, path):
+    folder = next(p for p in path.split("/") if p.casefold().endswith(".git"))
+    message = refused(repo, settings, add(path))
+    assert f"the git repository {path.split(folder)[0]}{folder}/" in message
+
+
+@pytest.mark.parametrize("name", [".GIT", ".Git.", ".git ", "GIT~1"])
+def test_dotgit_spelled_the_ways_git_refuses(repo, settings, name):
+    assert ".git folder" in refused(repo, settings, add(f"vendor/{name}/config"))
+
+
+def test_a_folder_that_would_become_a_git_directory(repo, settings):
+    message = refused(repo, settings, add("sub/HEAD", "sub/objects/ab/cd", "sub/refs/heads/main"))
+    assert "nested git repository sub/" in message
+
+
+def test_an_existing_nested_git_directory_cannot_be_changed(repo, settings):
+    for p in ("tools/vendored/HEAD", "tools/vendored/objects/.keep", "tools/vendored/refs/.keep"):
+        write(repo, p, "ref: refs/heads/main\n")
+    write(repo, "tools/vendored/config", "[core]\n")
+    text = (
+        "*** Begin Patch\n*** Update File: tools/vendored/config\n@@\n-[core]\n"
+        "+[core]\n+\tfsmonitor = touch /tmp/pwned\n*** End Patch\n"
+    )
+    assert "nested git repository tools/vendored/" in refused(repo, settings, text)
+    refused(repo, settings, add("tools/vendored/hooks/pre-commit"))
+
+
+def test_ordinary_files_with_the_same_names_are_fine(repo, settings):
+    result = commit_plan(
+        plan_patch_text(
+            add("docs/HEAD.md", "src/config", "app/hooks/use_it.js", "refs/x"), settings
+        ),
+        settings,
+    )
+    assert len(result.added) == 4
