@@ -149,15 +149,26 @@ async def test_model_sees_at_most_64_kb_and_the_ui_keeps_everything(repo):
     assert result.data["omitted_bytes"] > 0
 
 
-async def test_secrets_are_not_in_the_environment(repo, monkeypatch):
+async def test_commands_get_an_allow_listed_environment(repo, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value")
-    monkeypatch.setenv("DEEPSEEK_API_KEY", "ds-test-secret-value")
-    monkeypatch.setenv("HELLO_TUI_VISIBLE", "visible-value")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-test-secret-value")
+    monkeypatch.setenv("GITHUB_TOKEN", "gh-test-secret-value")
+    monkeypatch.setenv("SOME_OTHER_SETTING", "not-passed-on")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_TIME", "C")
     ctx = make_ctx(repo, RecordingApprover("once"))
     result = await run(ctx, "printenv")
-    assert "visible-value" in result.data["stdout"]
+    env = dict(line.split("=", 1) for line in result.data["stdout"].splitlines())
     assert "secret-value" not in result.data["stdout"]
-    assert "OPENAI_API_KEY" not in result.data["stdout"]
+    assert "SOME_OTHER_SETTING" not in env
+    assert env["LANG"] == "C.UTF-8" and env["LC_TIME"] == "C"
+    assert env["PATH"] == os.environ["PATH"]
+    # A private HOME and TMPDIR of its own, gone once the command is over.
+    assert env["HOME"] != os.environ.get("HOME") and env["TMPDIR"].startswith(
+        str(Path(env["HOME"]).parent)
+    )
+    assert not Path(env["HOME"]).exists()
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_CONFIG_GLOBAL"] == "/dev/null"
 
 
 async def test_command_without_a_shell_cannot_be_tricked_by_quotes(repo):
