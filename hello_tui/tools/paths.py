@@ -213,7 +213,8 @@ class VisibleTree:
             return []
         entries = []
         for item in raw:
-            if self.hidden_by_name(item.name):
+            rel = item.name if dir_rel == "." else f"{dir_rel}/{item.name}"
+            if self.hidden_by_name(item.name) or rel == self.state_dir_name:
                 continue
             try:
                 if item.is_symlink():
@@ -226,7 +227,6 @@ class VisibleTree:
                     kind = "other"
             except OSError:
                 continue
-            rel = item.name if dir_rel == "." else f"{dir_rel}/{item.name}"
             if self.is_ignored(rel, kind == "dir"):
                 continue
             entries.append(Entry(rel, item.name, kind, Path(item.path)))

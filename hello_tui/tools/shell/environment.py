@@ -63,13 +63,15 @@ def command_environment(
     *,
     secrets: tuple[str, ...] = (),
     readable: tuple[Path, ...] = (),
+    folders: tuple[Path, Path] | None = None,
 ) -> dict[str, str]:
     """The whole environment of one command, built from `source` (usually os.environ).
 
     `readable` lists the folders the sandbox lets the command read; an active
-    virtual environment is passed on only when it is among them.
+    virtual environment is passed on only when it is among them. `folders`
+    are HOME and TMPDIR when the caller made them already.
     """
-    home, tmp = private_dirs(private_dir)
+    home, tmp = folders or private_dirs(private_dir)
     env = {name: source[name] for name in PASSED_THROUGH if source.get(name)}
     env.update({name: value for name, value in source.items() if name.startswith("LC_")})
     env.setdefault("PATH", DEFAULT_PATH)

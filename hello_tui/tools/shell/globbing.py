@@ -216,6 +216,8 @@ def expand(pattern: str, cwd: Path) -> list[str]:
 
     Raises GlobTooComplex for patterns it will not expand.
     """
+    if _EXTGLOB.search(pattern):
+        raise GlobTooComplex("extended glob patterns are not expanded")
     if not has_glob(pattern):
         return [_unescape(pattern)]
     absolute = pattern.startswith("/")

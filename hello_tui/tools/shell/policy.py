@@ -563,7 +563,7 @@ class _Judge:
             walked = self.walk(candidates, check)
             if walked is not None:
                 self.add(text, *walked)
-        secret = self.env_files(candidates)
+        secret = self.env_files(candidates) if check.shows_contents else None
         if secret:
             self.add(text, "ask", secret)
         if check.unsafe:
@@ -873,6 +873,7 @@ class _Judge:
             return None
         follow_all = check.follow == "tree"
         recursive = follow_all or check.recursive_read
+        secret: tuple[Action, str] | None = None  # a .env: asked about unless a refusal comes
         seen: set[Path] = set()
         stack = [(start, 0)]
         while stack:
@@ -888,7 +889,7 @@ class _Judge:
             budget[0] -= len(entries)
             if budget[0] < 0:
                 if check.follow == "args":
-                    return None  # only looking for .env files: the sandbox holds the rest
+                    return secret  # only looking for .env files: the sandbox holds the rest
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             for entry in entries:
                 path = Path(entry.path)
@@ -906,8 +907,8 @@ class _Judge:
                     if not follow_all:
                         continue
                 reads_it = check.recursive_read and check.hidden and entry.is_file()
-                if reads_it and _ENV_FILE.match(entry.name):
-                    return "ask", f"reads {_display(path, self.repo)}, which may hold keys"
+                if reads_it and secret is None and _ENV_FILE.match(entry.name):
+                    secret = ("ask", f"reads {_display(path, self.repo)}, which may hold keys")
                 try:
                     is_dir = entry.is_dir(follow_symlinks=follow_all)
                 except OSError:
@@ -915,7 +916,7 @@ class _Judge:
                 descend = is_dir and recursive and (level == 0 or check.follow != "entries")
                 if descend and (check.hidden or not entry.name.startswith(".")):
                     stack.append((path, level + 1))
-        return None
+        return secret
 
 
 def _display(path: Path, repo: Path) -> str:

@@ -40,6 +40,8 @@ class ProgramCheck:
     pager: bool = False
     # A recursive read sees dotfiles (.env): not rg, unless --hidden or -uu.
     hidden: bool = True
+    # It shows what is in the files it reads (cat, grep), not only names or sizes (ls, du).
+    shows_contents: bool = True
 
 
 def _more_follow(a: Follow, b: Follow) -> Follow:
@@ -138,6 +140,7 @@ class Spec:
     always_recursive: bool = False  # rg: folders are always searched through
     prints_only: bool = False
     pager: bool = False
+    shows_contents: bool = True
 
 
 _FOLLOWS = "follows symbolic links, which may lead out of the repo"
@@ -218,6 +221,7 @@ SPECS: dict[str, Spec] = {
         ),
         follow_entries=frozenset({"L", "dereference"}),
         recursive=frozenset({"R", "recursive"}),
+        shows_contents=False,
     ),
     "tree": Spec(
         short_values="LPIoHT",
@@ -226,6 +230,7 @@ SPECS: dict[str, Spec] = {
         write_options=frozenset({"-o"}),
         follow_tree=frozenset({"l"}),
         recursive=frozenset({"l"}),
+        shows_contents=False,
     ),
     "cat": Spec(),
     "head": Spec(short_values="nc", long_values=frozenset({"lines", "bytes"})),
@@ -233,7 +238,7 @@ SPECS: dict[str, Spec] = {
         short_values="nc",
         long_values=frozenset(["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"]),
     ),
-    "wc": Spec(long_values=frozenset({"files0-from"})),
+    "wc": Spec(long_values=frozenset({"files0-from"}), shows_contents=False),
     "sort": Spec(
         short_values="ktoST",
         long_values=frozenset(
@@ -328,7 +333,9 @@ SPECS: dict[str, Spec] = {
         unsafe_long={"compile": "file --compile writes a compiled magic file"},
         file_options=frozenset({"-m", "magic-file"}),
     ),
-    "stat": Spec(short_values="c", long_values=frozenset({"format", "printf"})),
+    "stat": Spec(
+        short_values="c", long_values=frozenset({"format", "printf"}), shows_contents=False
+    ),
     "du": Spec(
         short_values="BdXt",
         long_values=frozenset(
@@ -345,6 +352,7 @@ SPECS: dict[str, Spec] = {
         file_options=frozenset({"-X", "exclude-from"}),
         follow_tree=frozenset({"L", "dereference"}),
         recursive=frozenset({"L", "dereference"}),
+        shows_contents=False,
     ),
     "diff": Spec(
         short_values="CUDIFSWxX",
@@ -412,10 +420,10 @@ SPECS: dict[str, Spec] = {
         file_options=frozenset({"-f", "file", "-r", "reference"}),
         paths="none",
     ),
-    "realpath": Spec(short_values="", long_values=frozenset({"relative-to", "relative-base"})),
-    "readlink": Spec(),
-    "test": Spec(),
-    "[": Spec(),
+    "realpath": Spec(long_values=frozenset({"relative-to", "relative-base"}), shows_contents=False),
+    "readlink": Spec(shows_contents=False),
+    "test": Spec(shows_contents=False),
+    "[": Spec(shows_contents=False),
 }
 
 READ_ONLY_PROGRAMS = frozenset(SPECS) | {"sed", "find", "git"} | AWK_NAMES
@@ -466,10 +474,14 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             reason = spec.unsafe_long.get(matched) if matched else None
             known = spec.long_values | spec.follow_tree | spec.follow_entries | spec.recursive
             long_name = _long_matches(opt, known | spec.file_options | spec.write_options) or opt
-            exact = opt in spec.long_values or opt in spec.no_pattern_flags
-            if not exact and _long_matches(opt, frozenset(_NAMES_FROM)):
+            # The option's full name: itself when the program knows it, else what it abbreviates.
+            known_names = spec.long_values | spec.no_pattern_flags
+            full = opt if opt in known_names else _long_matches(opt, known_names | set(_NAMES_FROM))
+            if full in _NAMES_FROM:
                 where = value.value if value is not None else "stdin"
                 reason = reason or f"{name} --{opt} " + _NAMES_FROM_FILE.format(value=where)
+                if value is not None and value.value != "-":
+                    paths.append(value)  # the list itself is read: it must be inside too
         unsafe = unsafe or reason
         if value is not None and long_name in spec.file_options:
             paths.append(value)
@@ -515,8 +527,8 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     if name == "uniq" and len(parsed.positionals) > 1:
         writes.append(parsed.positionals[1])
         positionals = parsed.positionals[:1]
-    if recursive and not positionals and spec.paths != "none":
-        positionals = [_literal(".")]  # grep -r and rg search the working folder
+    if (recursive or follow != "args") and not positionals and spec.paths != "none":
+        positionals = [_literal(".")]  # grep -r, rg and ls -L work on the working folder
     return ProgramCheck(
         unsafe,
         paths + positionals,
@@ -525,6 +537,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         recursive_read=recursive and spec.reads_contents,
         hidden=hidden_flags >= 2 or name != "rg",
         pager=spec.pager,
+        shows_contents=spec.shows_contents,
     )
 
 
@@ -893,4 +906,4 @@ def _check_find(args: list[Word]) -> ProgramCheck:
         unsafe = unsafe or f"find {token} is not checked"
     if not paths:
         paths.append(_literal("."))
-    return ProgramCheck(unsafe, paths, writes, follow=follow)
+    return ProgramCheck(unsafe, paths, writes, follow=follow, shows_contents=False)

@@ -7,8 +7,8 @@ argv list run without a shell), the working folder, the mode (read-only or
 approved), whether the network is allowed, a timeout, a cancel event and an
 output callback.
 
-The command runs in its own session (process group) with stdin closed, in the
-OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
+The command runs in its own process group (a session of its own when there
+is no sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
 private folder for HOME and TMPDIR that is removed afterwards. A timeout, a
 cancellation or the end of the command stops the whole group, so nothing it
 started lives on. stdout and stderr are captured apart; a pipeline reports
@@ -18,24 +18,28 @@ every stage's exit status, so `pytest | tail` cannot hide a failing pytest.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
+import functools
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import IO, Any, Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from hello_tui.tools.shell import sandbox
 from hello_tui.tools.shell.child_setup import SandboxSetupError
-from hello_tui.tools.shell.environment import command_environment
+from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.parse import instrument
 from hello_tui.tools.shell.sandbox import Mode, SandboxSetting, SandboxSpec, SandboxUnavailable
+from hello_tui.tools.shell.spawner import SpawnerThread
 
 # What the UI keeps of each stream (head and tail) when a command floods it.
 FULL_OUTPUT_LIMIT = 8 * 1024 * 1024
@@ -110,6 +114,8 @@ class RunConfig:
     sandbox: SandboxSetting = "auto"
     secrets: tuple[str, ...] = ()
     environ: Mapping[str, str] | None = None  # None: os.environ at the time of the run
+    # What the machine offers; None: the probe's answer (a lower ABI acts like an older kernel).
+    confinement: sandbox.Support | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunConfig:
@@ -123,12 +129,78 @@ class RunConfig:
         )
 
 
+class PrivateFolder:
+    """The HOME and TMPDIR commands of one repo get: made once, emptied after each command.
+
+    Making and removing folders costs milliseconds on some file systems, and a
+    stable folder lets read-only commands reuse one confined spawner thread.
+    What a command leaves there is removed when no other command of the repo
+    is still running; the folder itself goes when the process ends.
+    """
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="hello-tui-cmd-")).resolve()
+        self.home, self.tmp = private_dirs(self.root)
+        self._users = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self._lock:
+            if not self.home.is_dir() or not self.tmp.is_dir():
+                self.home, self.tmp = private_dirs(self.root)
+            self._users += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users:
+                return
+            for folder in (self.home, self.tmp):
+                _empty(folder)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _empty(folder: Path) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+_PRIVATE: dict[Path, PrivateFolder] = {}
+_PRIVATE_LOCK = threading.Lock()
+
+
+def private_folder(repo: Path) -> PrivateFolder:
+    with _PRIVATE_LOCK:
+        found = _PRIVATE.get(repo)
+        if found is None or not found.root.is_dir():
+            found = _PRIVATE[repo] = PrivateFolder()
+        return found
+
+
+@atexit.register
+def _remove_private_folders() -> None:
+    for folder in _PRIVATE.values():
+        folder.remove()
+
+
 class CommandScope:
-    """A command's private folder (HOME, TMPDIR) and environment; removed on close."""
+    """A command's private folder (HOME, TMPDIR) and environment; emptied on close."""
 
     def __init__(self, config: RunConfig, extra_read: tuple[Path, ...] = ()) -> None:
         self.config = config
-        self.private_dir = Path(tempfile.mkdtemp(prefix="hello-tui-cmd-")).resolve()
+        self._folder = private_folder(config.repo)
+        self._folder.enter()
+        self.private_dir = self._folder.root
         source = os.environ if config.environ is None else config.environ
         self.extra_read = extra_read
         readable = tuple(sandbox.program_dirs(source.get("PATH", ""))) + extra_read
@@ -138,14 +210,18 @@ class CommandScope:
             self.private_dir,
             secrets=config.secrets,
             readable=readable + (config.repo,),
+            folders=(self._folder.home, self._folder.tmp),
         )
+        self._open = True
 
     @property
     def tmp(self) -> Path:
         return Path(self.env["TMPDIR"])
 
     def close(self) -> None:
-        shutil.rmtree(self.private_dir, ignore_errors=True)
+        if self._open:
+            self._open = False
+            self._folder.leave()
 
     def __enter__(self) -> Self:
         return self
@@ -180,12 +256,37 @@ async def _pump(
                 sink(text, name)
 
 
-def _describe(prepared: sandbox.PreparedSandbox, mode: Mode, network: bool) -> str:
+def _describe(
+    prepared: sandbox.PreparedSandbox, found: sandbox.Support, mode: Mode, network: bool
+) -> str:
     if not prepared.active:
         return "none"
-    found = sandbox.support()
     net = "network" if network else "no network"
     return f"landlock v{found.landlock_abi}, {mode}, {net}"
+
+
+async def _reader(pipe: IO[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
+    reader = asyncio.StreamReader(limit=2 * _READ_CHUNK, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    return reader
+
+
+async def _exited(proc: subprocess.Popen[bytes]) -> int:
+    """The exit status as soon as the command itself ends (its pipes may live on)."""
+    loop = asyncio.get_running_loop()
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        # No pidfd (not Linux, or already reaped): a thread waits instead.
+        return await loop.run_in_executor(None, proc.wait)
+    done = loop.create_future()
+    loop.add_reader(pidfd, lambda: done.done() or done.set_result(None))
+    try:
+        await done
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    return proc.wait()
 
 
 async def run_process(
@@ -196,37 +297,57 @@ async def run_process(
     sink: OutputSink | None,
     *,
     preexec: Callable[[], None] | None = None,
+    spawner: SpawnerThread | None = None,
     cancel: asyncio.Event | None = None,
     output_limit: int = FULL_OUTPUT_LIMIT,
     stream_all: bool = False,
 ) -> ProcessOutcome:
-    """Start `cmd` in its own process group and see it (and all it started) end."""
+    """Start `cmd` in its own process group and see it (and all it started) end.
+
+    A confined `spawner` thread starts it (read-only commands), or a forked
+    child runs `preexec` before exec (approved commands), or neither (no sandbox).
+    """
     out, err = OutputCapture(output_limit), OutputCapture(output_limit)
+    loop = asyncio.get_running_loop()
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "env": env,
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+    }
+    if spawner is not None or preexec is not None:
+        # A process group of its own is enough to stop it all: the sandbox denies
+        # /dev/tty, and a background group gets no signals from the terminal. A new
+        # session would also move it to a scheduler autogroup of its own, where it
+        # competes with every other session for the CPU.
+        options["process_group"] = 0
+    else:
+        options["start_new_session"] = True  # no sandbox: leave the terminal behind too
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *cmd,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=preexec,
-        )
+        if spawner is not None:
+            proc = await asyncio.wrap_future(spawner.popen(cmd, **options))
+        else:
+            # preexec_fn: raw syscalls only (child_setup.py)
+            start = functools.partial(subprocess.Popen, cmd, preexec_fn=preexec, **options)
+            proc = await loop.run_in_executor(None, start)
     except subprocess.SubprocessError:
         reason = "the sandbox could not be set up in the child process; nothing ran"
         return ProcessOutcome(out, err, None, start_error=reason)
     except OSError as exc:
         return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
     assert proc.stdout is not None and proc.stderr is not None
-    readers = [
-        asyncio.create_task(_pump(proc.stdout, out, "stdout", sink, stream_all)),
-        asyncio.create_task(_pump(proc.stderr, err, "stderr", sink, stream_all)),
-    ]
     timed_out = cancelled = False
-    waiter = asyncio.ensure_future(proc.wait())
-    stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    readers: list[asyncio.Task[None]] = []
+    waiter = stopper = None
     try:
+        streams = [await _reader(proc.stdout, loop), await _reader(proc.stderr, loop)]
+        readers = [
+            asyncio.create_task(_pump(streams[0], out, "stdout", sink, stream_all)),
+            asyncio.create_task(_pump(streams[1], err, "stderr", sink, stream_all)),
+        ]
+        waiter = asyncio.ensure_future(_exited(proc))
+        stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         pending = {waiter} | ({stopper} if stopper else set())
         done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if waiter not in done:
@@ -242,11 +363,15 @@ async def run_process(
     finally:
         # Also on cancellation: nothing the command started outlives it.
         _kill_group(proc.pid)
-        for task in (*readers, waiter, *([stopper] if stopper else [])):
+        for task in (*readers, *(t for t in (waiter, stopper) if t is not None)):
             task.cancel()
-        if proc.returncode is None:
+        if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
+            await loop.run_in_executor(None, proc.wait)
+        for pipe in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
     return ProcessOutcome(out, err, proc.returncode, timed_out=timed_out, cancelled=cancelled)
 
 
@@ -295,13 +420,16 @@ async def run_command(
             extra_read=scope.extra_read,
         )
         try:
-            prepared = sandbox.prepare(spec, config.sandbox, scope.env["PATH"])
+            prepared = sandbox.prepare(
+                spec, config.sandbox, scope.env["PATH"], found=config.confinement
+            )
         except (SandboxUnavailable, SandboxSetupError) as exc:
             empty = OutputCapture()
             return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
         try:
             options = {
                 "preexec": prepared.preexec,
+                "spawner": prepared.spawner,
                 "cancel": cancel,
                 "output_limit": output_limit,
                 "stream_all": stream_all,
@@ -309,7 +437,9 @@ async def run_command(
             outcome = await _run_prepared(command, cwd, scope, timeout, on_output, options)
         finally:
             prepared.close()
-        outcome.sandbox = _describe(prepared, mode, network)
+        outcome.sandbox = _describe(
+            prepared, config.confinement or sandbox.support(), mode, network
+        )
         return outcome
     finally:
         if own_scope:

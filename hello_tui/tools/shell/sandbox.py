@@ -48,6 +48,7 @@ from hello_tui.tools.shell.landlock import (
     Ruleset,
     abi_version,
 )
+from hello_tui.tools.shell.spawner import SpawnerThread, spawner_for
 
 Mode = Literal["read-only", "approved"]
 SandboxSetting = Literal["auto", "require", "off"]
@@ -247,6 +248,11 @@ def _safe_program_dir(path: Path, home: Path | None) -> bool:
 
 def program_dirs(path_value: str) -> list[Path]:
     """The folders commands find programs in: PATH, this Python's install, venvs on PATH."""
+    return list(_program_dirs(path_value, os.environ.get("HOME", "")))
+
+
+@lru_cache(maxsize=16)
+def _program_dirs(path_value: str, home_value: str) -> tuple[Path, ...]:
     home = home_directory()
     candidates: list[Path] = []
     for entry in path_value.split(os.pathsep):
@@ -260,7 +266,7 @@ def program_dirs(path_value: str) -> list[Path]:
             candidates.extend(_venv_home(venv_config))
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         candidates.append(Path(os.path.realpath(prefix)))
-    return [p for p in dict.fromkeys(candidates) if _safe_program_dir(p, home)]
+    return tuple(p for p in dict.fromkeys(candidates) if _safe_program_dir(p, home))
 
 
 def _venv_home(config: Path) -> list[Path]:
@@ -355,15 +361,24 @@ def grants_for(spec: SandboxSpec, path_value: str, *, mount_namespace: bool) -> 
 
 
 class PreparedSandbox:
-    """The ruleset and child steps of one command; close it once the child has started."""
+    """How one command is confined: a confined thread to start it from, or steps for its child.
 
-    def __init__(self, preexec: Callable[[], None] | None, ruleset: Ruleset | None) -> None:
+    Close it once the child has started.
+    """
+
+    def __init__(
+        self,
+        preexec: Callable[[], None] | None,
+        ruleset: Ruleset | None,
+        spawner: SpawnerThread | None = None,
+    ) -> None:
         self.preexec = preexec
+        self.spawner = spawner
         self._ruleset = ruleset
 
     @property
     def active(self) -> bool:
-        return self.preexec is not None
+        return self.preexec is not None or self.spawner is not None
 
     def close(self) -> None:
         if self._ruleset is not None:
@@ -371,18 +386,61 @@ class PreparedSandbox:
             self._ruleset = None
 
 
-def prepare(spec: SandboxSpec, setting: SandboxSetting, path_value: str) -> PreparedSandbox:
+def prepare(
+    spec: SandboxSpec,
+    setting: SandboxSetting,
+    path_value: str,
+    *,
+    found: Support | None = None,
+) -> PreparedSandbox:
     """Build the sandbox for one command in the parent.
 
-    Raises SandboxUnavailable under `require` without a sandbox, and
+    `found` is what the machine offers (default: the probe); a lower ABI or
+    no mount namespace gives the confinement an older kernel would. Raises
+    SandboxUnavailable under `require` without a sandbox, and
     SandboxSetupError when the kernel refuses a rule.
     """
     if setting == "off":
         return PreparedSandbox(None, None)
-    found = support()
+    found = found or support()
     if not found.available:
-        check_available(setting)
+        if setting == "require":
+            raise SandboxUnavailable(
+                "Refused: CODE_AGENT_SANDBOX=require, but there is no OS sandbox here."
+            )
         return PreparedSandbox(None, None)
+    if spec.mode == "read-only":
+        key = (
+            spec.repo,
+            spec.private_dir,
+            spec.state_dir,
+            spec.network,
+            spec.extra_read,
+            path_value,
+            found,
+        )
+        try:
+            spawner = spawner_for(key, lambda: _confined_thread(spec, path_value, found))
+        except Exception as exc:  # noqa: BLE001 - any failure to confine means: do not run
+            raise SandboxSetupError(
+                f"sandbox: the confined thread could not start ({exc})"
+            ) from None
+        return PreparedSandbox(None, None, spawner)
+    return _child_steps(spec, path_value, found)
+
+
+def _confined_thread(spec: SandboxSpec, path_value: str, found: Support) -> SpawnerThread:
+    """A spawner thread confined as `spec` says (read-only commands: no namespace needed)."""
+    prepared = _child_steps(spec, path_value, found)
+    try:
+        assert prepared.preexec is not None
+        return SpawnerThread(prepared.preexec, "read-only")
+    finally:
+        prepared.close()
+
+
+def _child_steps(spec: SandboxSpec, path_value: str, found: Support) -> PreparedSandbox:
+    """The ruleset and the steps a forked child runs before exec."""
     use_namespace = spec.mode == "approved" and found.mount_namespace
     try:
         ruleset = Ruleset(found.landlock_abi, restrict_network=not spec.network)
