@@ -92,7 +92,7 @@ def hidden_area(rel: str, state_dir_name: str) -> str | None:
     return None
 
 
-_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$")
+_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 
 def is_env_file(rel: str) -> bool:

@@ -49,8 +49,11 @@ class TerminalTool(Tool):
         "Run a shell command in the repository. Read-only commands (ls, cat, grep, rg, find, "
         "git status/diff/log/show, ...) run at once; anything else (tests, builds, scripts, "
         "git commits, deletions) waits for the user's approval; sudo, paths outside the repo, "
-        "writes into .git/ and interactive programs are refused. `cd DIR` persists. stdout, "
-        "stderr and the exit status of every pipeline stage are reported separately."
+        "writes into .git/ and interactive programs are refused. Commands run in a sandbox: "
+        "read-only ones write only to $TMPDIR and have no network; approved ones may also "
+        "write in the repo (not .git/) and use the network only if the user allowed it. "
+        "`cd DIR` persists. stdout, stderr and the exit status of every pipeline stage are "
+        "reported separately."
     )
     Args = TerminalArgs
     read_only = False

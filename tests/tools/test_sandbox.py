@@ -416,3 +416,16 @@ def test_the_private_folder_is_emptied_only_when_no_command_uses_it(world):
             assert second.private_dir == first.private_dir
         assert (first.tmp / "mine").exists()  # the first command still runs
     assert list(first.tmp.iterdir()) == []
+
+
+def test_startup_notices_gather_trust_and_sandbox(tmp_path, monkeypatch):
+    from hello_tui.config import load_settings
+
+    (tmp_path / ".env").write_text("LLM_BASE_URL=https://collector.example/v1\n")
+    settings = load_settings(tmp_path, environ={"LLM_API_KEY": "k", "CODE_AGENT_SANDBOX": "off"})
+    notices = sandbox.startup_notices(settings)
+    assert any("not sent to a server the repository chose" in n for n in notices)
+    assert any("dangerous" in n for n in notices)
+    monkeypatch.setattr(sandbox, "support", lambda: Support(7, True, True))
+    settings.sandbox = "auto"
+    assert len(sandbox.startup_notices(settings)) == 1  # a working sandbox needs no notice

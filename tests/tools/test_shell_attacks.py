@@ -183,6 +183,10 @@ ATTACKS: list[tuple[str, str]] = [
     ("cat a.txt\x00", REFUSE),
     ("echo " + "$(" * 150 + "x" + ")" * 150, REFUSE),
     ("echo {1..20}", RUN),
+    ("cat " + "{a,b}" * 3000, REFUSE),
+    ("cat " + "{" * 100 + "a" + "}" * 100, REFUSE),
+    ("cat " + "*" * 2000, ASK),
+    ("echo " + "&& echo x " * 300, REFUSE),
     # --- write targets outside or in .git are refused outright
     ("sort -o " + OUT + "/x a.txt", REFUSE),
     ("sort --out=" + OUT + "/x a.txt", REFUSE),
@@ -345,3 +349,37 @@ def test_awk_tokens_keep_regexes_strings_and_comments_apart():
     assert kinds[:2] == ["regex", "op"] and "string" in kinds and "number" in kinds
     assert analyse("{ x = 4 / 2 / 1 }").problem is None  # division, not a regex
     assert analyse('{ print "unterminated }').problem is not None
+
+
+MORE: list[tuple[str, str]] = [
+    ("echo ${CDPATH:=/} ; cd etc && cat hostname", ASK),
+    ("echo ${X:=" + OUT + "} ; cat $X/secret.txt", ASK),
+    ("git show HEAD:.env", ASK),
+    ("git diff -- .env", ASK),
+    ("git log -p -- config/prod.env", ASK),
+    ("rg -g .env KEY", ASK),
+    ("rg --glob '*' KEY", ASK),
+    ("rg KEY", RUN),
+    ("cat config/prod.env", ASK),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), MORE, ids=[c[:80] for c, _ in MORE])
+def test_more_variants(world, command, expected):
+    (world["repo"] / "config").mkdir(exist_ok=True)
+    (world["repo"] / "config" / "prod.env").write_text("KEY=x\n")
+    command = command.replace(OUT, str(world["outside"]))
+    verdict = verdict_of(world, command)
+    assert verdict.action == expected, (verdict.reason, verdict.parts)
+
+
+def test_unquoted_values_that_bash_would_split_or_glob_are_not_guessed(world):
+    env = dict(context(world).environment or {})
+    env["LANG"] = "a.txt " + str(world["outside"]) + "/secret.txt"
+    env["LC_ALL"] = "lin*/secret.txt"
+    ctx = PolicyContext(environment=env, private_dir=world["private"])
+    for command in ("cat $LANG", "cat $LC_ALL", "cat ${LANG}"):
+        assert classify(command, world["repo"], world["repo"], ctx).action == ASK, command
+    # Quoted, the value is one word and is not globbed: a (missing) file inside the repo.
+    assert classify('cat "$LC_ALL"', world["repo"], world["repo"], ctx).action == RUN
+    assert classify("echo $LANG", world["repo"], world["repo"], ctx).action == RUN

@@ -272,8 +272,14 @@ def _special_write(tokens: list[Token], i: int) -> bool:
     return not subscripted and tokens[i].text != "ARGC" and before != "in" and function is not None
 
 
+MAX_PROGRAM_CHARS = 50_000
+
+
 def analyse(program: str) -> AwkFindings:
     found = AwkFindings()
+    if len(program) > MAX_PROGRAM_CHARS:
+        found.flag(f"the awk program is longer than {MAX_PROGRAM_CHARS} characters to check")
+        return found
     try:
         tokens = tokenize(program)
     except AwkUnsure as exc:

@@ -20,10 +20,11 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 MAX_MATCHES = 5000
+MAX_COMPONENT_CHARS = 1024
 MAX_ENTRIES_READ = 50_000
 _GLOB_CHARS = "*?["
 _EXTGLOB = re.compile(r"[?*+@!]\(")
@@ -184,24 +185,29 @@ def compile_component(pattern: str) -> list[_Token]:
 
 def matches(pattern: str, name: str) -> bool:
     """Does one path component match the pattern (bash rules, leading dot aside)?"""
+    if len(pattern) > MAX_COMPONENT_CHARS:
+        raise GlobTooComplex(f"a pattern component longer than {MAX_COMPONENT_CHARS} characters")
     tokens = compile_component(pattern)
-
-    @cache
-    def at(t: int, s: int) -> bool:
-        if t == len(tokens):
-            return s == len(name)
-        token = tokens[t]
+    # reachable[s]: the tokens so far can consume exactly name[:s] (no recursion, no blow-up).
+    reachable = [True] + [False] * len(name)
+    for token in tokens:
+        following = [False] * (len(name) + 1)
         if token is STAR:
-            return any(at(t + 1, k) for k in range(s, len(name) + 1))
-        if s == len(name):
+            seen = False
+            for s in range(len(name) + 1):
+                seen = seen or reachable[s]
+                following[s] = seen
+        else:
+            for s in range(len(name)):
+                if not reachable[s]:
+                    continue
+                ch = name[s]
+                if token is ONE or (isinstance(token, _Set) and token.matches(ch)) or token == ch:
+                    following[s + 1] = True
+        reachable = following
+        if not any(reachable):
             return False
-        if token is ONE:
-            return at(t + 1, s + 1)
-        if isinstance(token, _Set):
-            return token.matches(name[s]) and at(t + 1, s + 1)
-        return token == name[s] and at(t + 1, s + 1)
-
-    return at(0, 0)
+    return reachable[len(name)]
 
 
 def _unescape(text: str) -> str:

@@ -77,6 +77,7 @@ BASH_DYNAMIC = frozenset(
         "UID",
     ]
 )
+_SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]")
 # $? $$ $! $# $- and ${#name}: numbers and flags, never a path.
 _NUMERIC_SPECIALS = frozenset("?$!#-")
 
@@ -175,7 +176,9 @@ def _expansion_name(node: tree_sitter.Node) -> str | None:
     return text_of(names[0])
 
 
-def _expand_variable(node: tree_sitter.Node, variables: Variables | None) -> Word:
+def _expand_variable(
+    node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
+) -> Word:
     source = text_of(node)
     if variables is None:
         return Word(value=source, source=source, problems=[_variable_problem(node)])
@@ -188,6 +191,10 @@ def _expand_variable(node: tree_sitter.Node, variables: Variables | None) -> Wor
             else f"expands {source}, whose value can't be known before running"
         )
         return Word(value=source, source=source, uncertain=[("ask", why)])
+    if not quoted and (_SPLIT_OR_GLOB.search(value) or value.startswith("~")):
+        # Unquoted, bash would split the value into several words and glob each.
+        why = f"expands {source} unquoted to {value[:60]!r}, which bash splits or globs"
+        return Word(value=value, source=source, uncertain=[("ask", why)])
     return Word(value=value, source=source)
 
 
@@ -246,7 +253,7 @@ def _double_quoted(node: tree_sitter.Node, variables: Variables | None) -> Word:
         if child.type == "string_content":
             pieces.append(_unescape_double_quoted(text_of(child)))
         elif child.type in ("simple_expansion", "expansion"):
-            part = _expand_variable(child, variables)
+            part = _expand_variable(child, variables, quoted=True)
             pieces.append(part.value)
             word.problems += part.problems
             word.uncertain += part.uncertain
@@ -275,31 +282,57 @@ def depth(root: tree_sitter.Node) -> int:
 
 
 def brace_count(text: str, cap: int = 1 << 20) -> int:
-    """How many words brace expansion makes of `text` (at most `cap` + 1), without making them."""
-    return min(_brace_count(text, cap, {}), cap + 1)
+    """How many words brace expansion makes of `text` (at most `cap` + 1), without making them.
+
+    Groups one after the other multiply (`{a,b}{c,d}` is 4); the options of a
+    group add up (`{a,{b,c}}` is 3). Iterative along the word, recursive only
+    into a group's options, so a long word cannot exhaust the stack.
+    """
+    total, position = 1, 0
+    while total <= cap:
+        group = _first_group(text, position)
+        if group is None:
+            break
+        _, end, options = group
+        if isinstance(options, int):
+            inside = options
+        else:
+            inside = 0
+            for option in options:
+                inside = min(inside + brace_count(option, cap), cap + 1)
+        total = min(total * inside, cap + 1)
+        position = end + 1
+    return min(total, cap + 1)
 
 
-def _brace_count(text: str, cap: int, memo: dict[str, int]) -> int:
-    if text in memo:
-        return memo[text]
-    result = 1
-    start = text.find("{")
+def _first_group(text: str, position: int) -> tuple[int, int, list[str] | int] | None:
+    """The first group at or after `position` that bash expands: (start, end, options or length)."""
+    start = text.find("{", position)
     while start != -1:
         end = _matching_brace(text, start)
         if end == -1:
-            break
-        inner, tail = text[start + 1 : end], text[end + 1 :]
+            return None
+        inner = text[start + 1 : end]
         options = _split_top_level_commas(inner)
         if len(options) > 1:
-            inside = sum(min(_brace_count(o, cap, memo), cap + 1) for o in options)
-        else:
-            inside = _sequence_length(inner)
-        if inside > 1:
-            result = min(inside * _brace_count(tail, cap, memo), cap + 1)
-            break
+            return start, end, options
+        length = _sequence_length(inner)
+        if length > 1:
+            return start, end, length
         start = text.find("{", start + 1)
-    memo[text] = result
-    return result
+    return None
+
+
+def brace_depth(text: str) -> int:
+    """How deeply braces nest in `text` (quotes and escapes ignored: an upper bound)."""
+    deepest = level = 0
+    for ch in text:
+        if ch == "{":
+            level += 1
+            deepest = max(deepest, level)
+        elif ch == "}":
+            level = max(0, level - 1)
+    return deepest
 
 
 def _matching_brace(text: str, start: int) -> int:

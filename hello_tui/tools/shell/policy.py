@@ -49,6 +49,7 @@ from hello_tui.tools.shell.parse import (
     Variables,
     Word,
     brace_count,
+    brace_depth,
     brace_expand,
     depth,
     parse,
@@ -154,11 +155,12 @@ HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/st
 _MAX_NESTING = 4
 MAX_COMMAND_CHARS = 100_000
 MAX_SYNTAX_DEPTH = 200
+MAX_BRACE_DEPTH = 64
 # bash builds every word of a brace expansion in memory: `{1..99}` four times is 96 million.
 MAX_BRACE_WORDS = 10_000
 # How much of a tree a link-following or recursive reader is walked to judge it.
 MAX_WALK_ENTRIES = 20_000
-_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$")
+_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,8 @@ def _pre_refusal(command: str) -> str | None:
         return "the command contains a NUL byte"
     if len(command) > MAX_COMMAND_CHARS:
         return f"the command is longer than {MAX_COMMAND_CHARS} characters"
+    if brace_depth(command) > MAX_BRACE_DEPTH:
+        return f"braces nest more than {MAX_BRACE_DEPTH} levels deep"
     return None
 
 
@@ -250,6 +254,7 @@ def classify(
 
 
 _ASSIGNMENT = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${X:=value} sets X
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -261,6 +266,7 @@ def assigned_names(command: str) -> frozenset[str]:
     unknown rather than as its environment value.
     """
     names = {m.group(1) for m in _ASSIGNMENT.finditer(command)}
+    names |= {m.group(1) for m in _DEFAULT_ASSIGNMENT.finditer(command)}
     for match in _NAME.finditer(command):
         start = match.start()
         before = command[start - 1] if start else ""
@@ -606,6 +612,11 @@ class _Judge:
         if verdict is not None:
             self.add(text, *verdict)
             return
+        # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
+        named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
+        secret = next((n for n in named if _ENV_FILE.match(Path(n).name)), None)
+        if secret:
+            self.add(text, "ask", f"shows {secret}, which may hold keys")
         for target in found.writes:
             self.write_target(target, text, "git writes")
         if found.unsafe:
@@ -643,6 +654,9 @@ class _Judge:
             return
         if target.glob or target.brace:
             self.add(text, "ask", "cd to a pattern is not checked")
+            return
+        if self.variables is not None and "CDPATH" in self.variables.assigned:
+            self.add(text, "ask", "CDPATH may be set by the command, so cd's target is unknown")
             return
         verdict = self.paths([target], write=False)
         if verdict is not None:
@@ -773,6 +787,8 @@ class _Judge:
         """Every value bash could give this word (braces, then globs); None: can't tell."""
         values = [word.value]
         if word.brace:
+            if brace_count(word.value, 256) > 256:
+                return None, f"{word.source[:60]} expands to too many words to check"
             expanded = brace_expand(word.value)
             if expanded is None:
                 return None, f"{word.source} expands to too many words to check"

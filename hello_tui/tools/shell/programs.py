@@ -499,6 +499,8 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             recursive = True
         if key in ("hidden", "u", "."):
             hidden_flags += 2 if key in ("hidden", ".") else 1
+        if name == "rg" and key in ("g", "glob", "iglob"):
+            hidden_flags += 2  # a glob overrides rg's hidden-file rule: `-g .env` reads it
         if name == "grep" and key in ("d", "directories") and value and value.value == "recurse":
             recursive = True
         if name == "file" and key in ("f", "files-from"):

@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from hello_tui.config import Settings
 from hello_tui.tools.shell import seccomp
 from hello_tui.tools.shell.child_setup import ChildSteps, SandboxSetupError
 from hello_tui.tools.shell.landlock import (
@@ -190,6 +191,15 @@ def startup_notice(setting: SandboxSetting = "auto") -> str | None:
     if setting == "off" or not support().available:
         return f"Sandbox {describe(setting)}."
     return None
+
+
+def startup_notices(settings: Settings) -> list[str]:
+    """What to tell the user when a session starts: trust notices, then the sandbox's state."""
+    notices = list(settings.notices)
+    line = startup_notice(settings.sandbox)
+    if line:
+        notices.append(line)
+    return notices
 
 
 def check_available(setting: SandboxSetting) -> None:
