@@ -240,6 +240,11 @@ ATTACKS: list[tuple[str, str]] = [
     ("command -v git", RUN),
     ("env", RUN),
     ("tail -f a.txt &", RUN),
+    ("[ -d src ] && echo dir", RUN),
+    ("[[ -f a.txt && $LANG == C* ]]", RUN),
+    ("[ -f " + OUT + "/secret.txt ] && echo there", REFUSE),
+    ("[[ a.txt -nt " + OUT + "/secret.txt ]]", REFUSE),
+    ('[ "$(id)" = x ]', ASK),
 ]
 
 

@@ -416,3 +416,19 @@ async def test_require_refuses_to_run_without_a_sandbox(repo, monkeypatch):
     result = await run(ctx, "cat a.txt")
     assert result.status == "error" and "CODE_AGENT_SANDBOX=require" in result.text
     assert result.declined  # an answer, not a broken tool
+
+
+async def test_a_command_cancelled_while_it_starts_is_stopped_once_it_has(repo):
+    """Cancel at once: the process may already be starting; it must not be left behind."""
+    (repo / "spawn.sh").write_text(SPAWN)
+    ctx = make_ctx(repo, RecordingApprover("once"))
+    for _ in range(5):
+        task = asyncio.create_task(run(ctx, "bash spawn.sh", timeout=600))
+        await asyncio.sleep(0)  # let it reach the start of the process
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    await asyncio.sleep(0.5)
+    pid_file = repo / "child.pid"
+    if pid_file.exists() and pid_file.read_text().strip():
+        assert await _wait_until_dead(int(pid_file.read_text()))

@@ -160,6 +160,12 @@ MAX_BRACE_DEPTH = 64
 MAX_BRACE_WORDS = 10_000
 # How much of a tree a link-following or recursive reader is walked to judge it.
 MAX_WALK_ENTRIES = 20_000
+FILE_TESTS = frozenset(
+    ["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u"]
+    + ["-w", "-x", "-G", "-L", "-N", "-O", "-S"]
+)
+FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
+_TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
 _ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 
@@ -344,6 +350,8 @@ class _Judge:
         elif kind == "declaration_command":
             self.declaration(node)
             self.nested(node)
+        elif kind == "test_command":
+            self.test_command(node)
         else:
             if kind != "ERROR":  # a parse error is already reported for the whole command
                 self.add(text_of(node), "ask", f"uses shell syntax ({kind}) that is not checked")
@@ -395,6 +403,32 @@ class _Judge:
         for child in node.named_children:
             if child.type == "variable_name" and is_git_variable(text_of(child)):
                 self.add(text_of(node), "refuse", f"{text_of(child)} {REPOSITORY_VARIABLE}")
+
+    def test_command(self, node: tree_sitter.Node) -> None:
+        """`[ -d src ]`, `[[ -f x && $a == b ]]`: only the files it tests are paths."""
+        self.nested(node)
+        files: list[Word] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.named_children)
+            operators = [c for c in current.children if c.type in _TEST_OPERATOR_NODES]
+            operands = [c for c in current.named_children if c.type not in _TEST_OPERATOR_NODES]
+            operator = text_of(operators[0]) if operators else ""
+            if current.type == "unary_expression" and operands and operator in FILE_TESTS:
+                files.append(self.word(operands[-1]))
+            elif current.type == "binary_expression" and operator in FILE_COMPARISONS:
+                files.extend(self.word(o) for o in operands)
+        text = text_of(node)
+        for word in files:
+            for action, reason in word.problems:
+                if not reason.startswith("runs a nested command"):
+                    self.add(text, action, reason)
+        verdict = self.paths(files, write=False)
+        if verdict is not None:
+            self.add(text, *verdict)
+        else:
+            self.add(text, "run", "a test only looks at files")
 
     def substitution(self, node: tree_sitter.Node) -> None:
         opener = "<( )" if node.type == "process_substitution" else "$( ) or backticks"

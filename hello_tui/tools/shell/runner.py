@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
@@ -38,7 +39,13 @@ from hello_tui.tools.shell import sandbox
 from hello_tui.tools.shell.child_setup import SandboxSetupError
 from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.parse import instrument
-from hello_tui.tools.shell.sandbox import Mode, SandboxSetting, SandboxSpec, SandboxUnavailable
+from hello_tui.tools.shell.sandbox import (
+    Mode,
+    SandboxSetting,
+    SandboxSpec,
+    SandboxUnavailable,
+    Support,
+)
 from hello_tui.tools.shell.spawner import SpawnerThread
 
 # What the UI keeps of each stream (head and tail) when a command floods it.
@@ -115,7 +122,7 @@ class RunConfig:
     secrets: tuple[str, ...] = ()
     environ: Mapping[str, str] | None = None  # None: os.environ at the time of the run
     # What the machine offers; None: the probe's answer (a lower ABI acts like an older kernel).
-    confinement: sandbox.Support | None = None
+    confinement: Support | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunConfig:
@@ -230,6 +237,20 @@ class CommandScope:
         self.close()
 
 
+def _stop_when_started(
+    starting: Future[subprocess.Popen[bytes]] | asyncio.Future[subprocess.Popen[bytes]],
+) -> None:
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    proc = starting.result()
+    _kill_group(proc.pid)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    threading.Thread(target=proc.wait, daemon=True).start()  # reap it
+
+
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
@@ -280,7 +301,12 @@ async def _exited(proc: subprocess.Popen[bytes]) -> int:
         # No pidfd (not Linux, or already reaped): a thread waits instead.
         return await loop.run_in_executor(None, proc.wait)
     done = loop.create_future()
-    loop.add_reader(pidfd, lambda: done.done() or done.set_result(None))
+
+    def exited() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(pidfd, exited)
     try:
         await done
     finally:
@@ -324,13 +350,21 @@ async def run_process(
         options["process_group"] = 0
     else:
         options["start_new_session"] = True  # no sandbox: leave the terminal behind too
+    starting: Future[subprocess.Popen[bytes]] | asyncio.Future[subprocess.Popen[bytes]]
+    if spawner is not None:
+        starting = spawner.popen(cmd, **options)
+    else:
+        # preexec_fn: raw syscalls only (child_setup.py)
+        start: Callable[[], subprocess.Popen[bytes]] = functools.partial(
+            subprocess.Popen, cmd, preexec_fn=preexec, **options
+        )
+        starting = loop.run_in_executor(None, start)
     try:
-        if spawner is not None:
-            proc = await asyncio.wrap_future(spawner.popen(cmd, **options))
-        else:
-            # preexec_fn: raw syscalls only (child_setup.py)
-            start = functools.partial(subprocess.Popen, cmd, preexec_fn=preexec, **options)
-            proc = await loop.run_in_executor(None, start)
+        proc = await asyncio.shield(asyncio.wrap_future(starting))
+    except asyncio.CancelledError:
+        # Cancelled while it was starting: it may start anyway, so stop it once it has.
+        starting.add_done_callback(_stop_when_started)
+        raise
     except subprocess.SubprocessError:
         reason = "the sandbox could not be set up in the child process; nothing ran"
         return ProcessOutcome(out, err, None, start_error=reason)
