@@ -8,6 +8,7 @@ checks on disk, on the wire and in /proc that it did not happen.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -429,3 +430,19 @@ def test_startup_notices_gather_trust_and_sandbox(tmp_path, monkeypatch):
     monkeypatch.setattr(sandbox, "support", lambda: Support(7, True, True))
     settings.sandbox = "auto"
     assert len(sandbox.startup_notices(settings)) == 1  # a working sandbox needs no notice
+
+
+@needs_landlock
+@needs_namespace
+async def test_an_approved_command_cannot_plant_the_state_folder_as_a_link(world):
+    repo = world["repo"]
+    shutil.rmtree(repo / ".helloagents")
+    outcome = await run(
+        world, f"ln -s {world['outside']} .helloagents; echo tried", mode="approved"
+    )
+    assert outcome.stdout.text() == "tried\n"
+    assert (repo / ".helloagents").is_dir() and not (repo / ".helloagents").is_symlink()
+    os.rmdir(repo / ".helloagents")
+    os.symlink(world["outside"], repo / ".helloagents")
+    refused = await run(world, "echo never", mode="approved")
+    assert refused.exit_code is None and "not a real folder" in refused.start_error

@@ -223,6 +223,7 @@ ATTACKS: list[tuple[str, str]] = [
     ("git remote -v", RUN),
     ("git config --get user.name", RUN),
     ("git help log", RUN),
+    ("git help -w log", ASK),
     ("git branch new-branch", ASK),
     ("git tag v1.0", ASK),
     ("git config user.name x", ASK),

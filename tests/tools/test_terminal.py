@@ -432,3 +432,10 @@ async def test_a_command_cancelled_while_it_starts_is_stopped_once_it_has(repo):
     pid_file = repo / "child.pid"
     if pid_file.exists() and pid_file.read_text().strip():
         assert await _wait_until_dead(int(pid_file.read_text()))
+
+
+async def test_headless_approvals_run_offline_unless_network_was_allowed():
+    assert await PolicyApprover(yes=True).approve_command("pip install x", "why") == "once"
+    online = PolicyApprover(yes=True, network=True)
+    assert await online.approve_command("pip install x", "why") == "network"
+    assert await PolicyApprover(yes=False, network=True).approve_command("x", "why") == "deny"

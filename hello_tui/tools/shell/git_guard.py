@@ -56,6 +56,7 @@ _GIT_UNSAFE_LONG = {
     "textconv": "git --textconv runs conversion programs",
 }
 _GIT_OUTPUT = ("output",)
+_HELP_VIEWERS = frozenset({"-w", "--web", "-i", "--info"})
 # Listing forms that change nothing: subcommand -> options that keep it a listing.
 _LISTING_OPTIONS = {
     "branch": {
@@ -184,6 +185,8 @@ def check_git(args: list[Word]) -> GitCheck:
             return GitCheck(None)
         return GitCheck(f"git {sub} is not a read-only git command", paths=paths)
     unsafe = None
+    if sub == "help" and any(w.value in _HELP_VIEWERS for w in rest):
+        unsafe = "git help opens a web browser or the info viewer"
     writes: list[Word] = []
     for index, word in enumerate(rest):
         text = word.value

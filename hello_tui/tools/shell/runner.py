@@ -409,6 +409,25 @@ async def run_process(
     return ProcessOutcome(out, err, proc.returncode, timed_out=timed_out, cancelled=cancelled)
 
 
+def _state_folder_problem(config: RunConfig) -> str | None:
+    """Make sure the state folder exists as a real folder before a command may write the repo.
+
+    A command must not be able to create it first, as a link to somewhere else:
+    the app would then write its sessions and notes through that link. An
+    existing folder is kept read-only by the sandbox.
+    """
+    state = config.state_dir
+    if state is None:
+        return None
+    if state.is_symlink() or (state.exists() and not state.is_dir()):
+        return f"the state folder {state} is not a real folder; nothing ran"
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"the state folder {state} could not be made ({exc.strerror or exc}); nothing ran"
+    return None
+
+
 def runnable_without_shell(argv: Sequence[str], cwd: Path, path_value: str | None) -> bool:
     """Can argv[0] run without a shell? (Builtins and missing programs go through bash.)"""
     name = argv[0]
@@ -441,6 +460,9 @@ async def run_command(
     Under CODE_AGENT_SANDBOX=require on a system without a sandbox nothing
     runs: the outcome's `start_error` says why.
     """
+    problem = _state_folder_problem(config) if mode == "approved" else None
+    if problem:
+        return ProcessOutcome(OutputCapture(), OutputCapture(), None, start_error=problem)
     own_scope = scope is None
     scope = scope or CommandScope(config)
     try:
