@@ -2,6 +2,12 @@
 
 Provider keys are only ever sent to their own provider's host: a stray
 OPENAI_API_KEY must never travel to whatever LLM_BASE_URL names.
+
+The repository is not trusted with the user's keys: a base URL that comes
+from `<repo>/.env` is used only with a key from that same file, never with
+one from the flags or the environment (a notice says so), and `.env` cannot
+switch the command sandbox off. The state folder must be a real folder inside
+the repo, with no symbolic link in it: otherwise nothing starts.
 """
 
 from __future__ import annotations
@@ -14,6 +20,10 @@ from typing import Literal
 from urllib.parse import urlparse
 
 Protocol = Literal["auto", "tools", "react"]
+SandboxSetting = Literal["auto", "require", "off"]
+SANDBOX_SETTINGS = ("auto", "require", "off")
+# How deep the start-up check walks the state folder looking for symbolic links.
+STATE_CHECK_MAX_ENTRIES = 200_000
 
 
 class ConfigError(Exception):
@@ -53,16 +63,20 @@ PROVIDERS: tuple[Provider, ...] = (
 )
 PROVIDER_BY_NAME = {p.name: p for p in PROVIDERS}
 
-# Hosts that identify a provider from its base URL.
+# Host names (the name itself or any subdomain of it) that identify a provider.
+# Matched against the URL's host only, so `https://evil.example/?api.openai.com`
+# is nobody's provider and gets nobody's key.
 _HOST_HINTS = {
     "api.openai.com": "openai",
     "deepseek.com": "deepseek",
-    "dashscope": "qwen",
-    "moonshot": "kimi",
+    "dashscope.aliyuncs.com": "qwen",
+    "dashscope-intl.aliyuncs.com": "qwen",
+    "moonshot.cn": "kimi",
+    "moonshot.ai": "kimi",
     "bigmodel.cn": "zhipu",
-    "modelscope": "modelscope",
-    ":11434": "ollama",
+    "modelscope.cn": "modelscope",
 }
+_OLLAMA_PORT = 11434
 
 # Keys that commands run by the agent must never see.
 SECRET_ENV_VARS = (
@@ -78,10 +92,17 @@ SECRET_ENV_VARS = (
 
 
 def provider_for_url(base_url: str) -> Provider | None:
-    low = base_url.lower()
+    parsed = urlparse(base_url if "://" in base_url else f"//{base_url}")
+    host = (parsed.hostname or "").lower().rstrip(".")
     for hint, name in _HOST_HINTS.items():
-        if hint in low:
+        if host == hint or host.endswith("." + hint):
             return PROVIDER_BY_NAME[name]
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    if port == _OLLAMA_PORT:  # ollama has no key that could leak
+        return PROVIDER_BY_NAME["ollama"]
     return None
 
 
@@ -157,8 +178,12 @@ class Settings:
     price_output: float | None = None
     max_answer_bytes: int = 1 << 20  # one model answer, in UTF-8 bytes
     request_deadline: float = 600.0  # seconds for one whole model call, retries included
+    # CODE_AGENT_SANDBOX: auto | require | off (never from the repo's .env).
+    sandbox: SandboxSetting = "auto"
     # Which source each setting came from, for `doctor`.
     sources: dict[str, str] = field(default_factory=dict)
+    # Things the user should be told at start (a key held back from a repo's URL...).
+    notices: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> StatePaths:
@@ -220,8 +245,9 @@ def load_settings(
     if not repo_path.is_dir():
         raise ConfigError(f"--repo {repo_path} is not a directory")
     process_env = dict(os.environ if environ is None else environ)
+    dotenv = _load_dotenv(repo_path)
     # .env fills in only what the environment does not already say.
-    env = {**_load_dotenv(repo_path), **process_env}
+    env = {**dotenv, **process_env}
     sources: dict[str, str] = {}
 
     def origin(name: str) -> str:
@@ -238,6 +264,20 @@ def load_settings(
     key, sources["api_key"] = pick(api_key, "LLM_API_KEY")
     url, sources["base_url"] = pick(base_url, "LLM_BASE_URL")
     mdl, sources["model"] = pick(model, "LLM_MODEL_ID", "LLM_MODEL")
+    notices: list[str] = []
+    # The repo chose the URL: only a key from the repo's own .env may go there.
+    repo_chose_url = sources["base_url"].startswith(".env")
+    key_env = dotenv if repo_chose_url else env
+    if repo_chose_url and key and not sources["api_key"].startswith(".env"):
+        notices.append(
+            f"{repo_path / '.env'} sets LLM_BASE_URL={url}; your own API key "
+            f"({sources['api_key']}) is not sent to a server the repository chose. "
+            "Set LLM_BASE_URL yourself, or put the key for that server in the same .env."
+        )
+        key, sources["api_key"] = None, "default"
+        dotenv_key = dotenv.get("LLM_API_KEY")
+        if dotenv_key:
+            key, sources["api_key"] = dotenv_key, ".env LLM_API_KEY"
 
     prov: Provider | None = None
     if url:
@@ -245,8 +285,9 @@ def load_settings(
         # A provider key may only go to that provider's own host.
         if not key and prov is not None:
             for var in prov.key_vars:
-                if env.get(var):
-                    key, sources["api_key"] = env[var], origin(var)
+                if key_env.get(var):
+                    key = key_env[var]
+                    sources["api_key"] = f".env {var}" if repo_chose_url else origin(var)
                     break
     else:
         if key:
@@ -282,7 +323,20 @@ def load_settings(
     if steps < 1:
         raise ConfigError("--max-steps / CODE_AGENT_MAX_STEPS must be at least 1")
     state_name, sources["state_dir"] = pick(None, "HELLOAGENTS_DIR", "CODE_AGENT_STATE_DIR")
-    state_name = state_name or ".helloagents"
+    state_name = check_state_dir(repo_path, state_name or ".helloagents")
+    sandbox_setting = (process_env.get("CODE_AGENT_SANDBOX") or "auto").strip().lower()
+    sources["sandbox"] = (
+        "env CODE_AGENT_SANDBOX" if process_env.get("CODE_AGENT_SANDBOX") else "default"
+    )
+    if sandbox_setting not in SANDBOX_SETTINGS:
+        raise ConfigError(
+            f"CODE_AGENT_SANDBOX must be auto, require or off, not {sandbox_setting!r}"
+        )
+    if dotenv.get("CODE_AGENT_SANDBOX") and not process_env.get("CODE_AGENT_SANDBOX"):
+        notices.append(
+            f"{repo_path / '.env'} sets CODE_AGENT_SANDBOX; the repository cannot change "
+            "the command sandbox, so it is ignored (set it in your environment)."
+        )
     timeout = _number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0)
     sources["timeout"] = origin("LLM_TIMEOUT") if env.get("LLM_TIMEOUT") else "default"
     if not timeout > 0:
@@ -323,7 +377,9 @@ def load_settings(
         price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
         max_answer_bytes=_positive(env, "LLM_MAX_ANSWER_BYTES", int, 1 << 20, sources, origin),
         request_deadline=_positive(env, "LLM_REQUEST_DEADLINE", float, 600.0, sources, origin),
+        sandbox=sandbox_setting,  # type: ignore[arg-type]
         sources=sources,
+        notices=notices,
     )
 
 
@@ -341,6 +397,48 @@ def _positive(
         raise ConfigError(f"{name} must be a positive number, not {value:g}")
     sources[name.removeprefix("LLM_").lower()] = origin(name) if env.get(name) else "default"
     return value
+
+
+def check_state_dir(repo: Path, name: str) -> str:
+    """The state folder as a path relative to the repo, or ConfigError with one clear line.
+
+    It must lie inside the repo (not the repo itself, not `.git`), and neither
+    it nor anything in it may be a symbolic link: a link would carry notes,
+    sessions and backups out of the repo, or let the agent write through them.
+    """
+    raw = Path(name).expanduser()
+    full = raw if raw.is_absolute() else repo / raw
+    lexical = Path(os.path.normpath(full))
+    if lexical == repo or not lexical.is_relative_to(repo):
+        raise ConfigError(
+            f"the state folder {full} (HELLOAGENTS_DIR) must be a folder inside the repo {repo}"
+        )
+    relative = lexical.relative_to(repo)
+    if relative.parts[0] == ".git":
+        raise ConfigError(f"the state folder {full} (HELLOAGENTS_DIR) may not be inside .git/")
+    current = repo
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink():
+            raise ConfigError(
+                f"the state folder's path {current} is a symbolic link "
+                f"(to {os.readlink(current)}); it must be a real folder inside the repo"
+            )
+    if lexical.exists() and not lexical.is_dir():
+        raise ConfigError(f"the state folder {lexical} is not a folder")
+    seen = 0
+    for folder, dirs, files in os.walk(lexical):
+        for entry in (*dirs, *files):
+            seen += 1
+            path = Path(folder) / entry
+            if path.is_symlink():
+                raise ConfigError(
+                    f"{path} in the state folder is a symbolic link (to {os.readlink(path)}); "
+                    "remove it: the state folder may hold real files and folders only"
+                )
+        if seen > STATE_CHECK_MAX_ENTRIES:
+            break
+    return relative.as_posix()
 
 
 def settings_from_args(args) -> Settings:

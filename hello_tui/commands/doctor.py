@@ -1,7 +1,9 @@
 """`hello-tui doctor`: the resolved configuration, where each value came from, and a preflight.
 
-Exit 0 when the model answered the one-token preflight, 2 when the
-configuration is wrong or the model cannot be used; never a traceback.
+It also says how commands are confined (the sandbox line) and repeats the
+start-up notices (a key held back from a URL the repo's .env chose). Exit 0
+when the model answered the one-token preflight, 2 when the configuration is
+wrong or the model cannot be used; never a traceback.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from typing import TextIO
 
 from hello_tui.config import ConfigError, Settings, settings_from_args
+from hello_tui.tools.shell.sandbox import describe as describe_sandbox
 
 
 def _describe(settings: Settings) -> list[tuple[str, str, str]]:
@@ -44,6 +47,7 @@ def _describe(settings: Settings) -> list[tuple[str, str, str]]:
         ("answer cap", f"{settings.max_answer_bytes} bytes", src.get("max_answer_bytes", "")),
         ("temperature", f"{settings.temperature:g}", src.get("temperature", "")),
         ("state folder", str(settings.state.root), src.get("state_dir", "")),
+        ("sandbox", describe_sandbox(settings.sandbox), src.get("sandbox", "")),
         ("prices", price, price_source),
     ]
 
@@ -55,6 +59,8 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
     for label, value, source in rows:
         suffix = f"   ({source})" if source else ""
         print(f"  {label.ljust(width)}  {value}{suffix}", file=out)
+    for notice in settings.notices:
+        print(f"note: {notice}", file=out)
 
 
 def _print_recovery(settings: Settings, out: TextIO) -> None:

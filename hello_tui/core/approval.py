@@ -23,7 +23,9 @@ class PatchDecision:
     reason: str = ""  # shown to the model when declined
 
 
-CommandVerdict = Literal["once", "session", "deny"]
+# once: run it this time; session: run it unasked until the app closes; network: run
+# it this time with network access (every other command runs without network).
+CommandVerdict = Literal["once", "session", "network", "deny"]
 
 
 class Approver(Protocol):
@@ -33,10 +35,15 @@ class Approver(Protocol):
 
 
 class PolicyApprover:
-    """Headless approvals: everything is allowed with --yes, declined otherwise."""
+    """Headless approvals: everything is allowed with --yes, declined otherwise.
 
-    def __init__(self, yes: bool) -> None:
+    `network=True` lets approved commands use the network too (`once` becomes
+    `network`); without it they run offline, even with --yes.
+    """
+
+    def __init__(self, yes: bool, network: bool = False) -> None:
         self.yes = yes
+        self.network = network
 
     async def review_patch(self, plan: PatchPlan) -> PatchDecision:
         if self.yes:
@@ -44,4 +51,6 @@ class PolicyApprover:
         return PatchDecision(accepted=False, reason="declined: running headless without --yes")
 
     async def approve_command(self, command: str, reason: str) -> CommandVerdict:
-        return "once" if self.yes else "deny"
+        if not self.yes:
+            return "deny"
+        return "network" if self.network else "once"

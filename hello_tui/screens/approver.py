@@ -56,7 +56,7 @@ class TuiApprover:
 
     async def approve_command(self, command: str, reason: str) -> CommandVerdict:
         verdict = await self._ask(CommandApprovalScreen(command, reason))
-        if verdict in ("once", "session"):
+        if verdict in ("once", "session", "network"):
             return verdict
         return "deny"
 

@@ -1,7 +1,8 @@
 """The approval modal for a terminal command the policy will not run unasked.
 
 Answers with a CommandVerdict: `y` once, `a` for the rest of the session,
-`n`/escape deny. Focus starts on Deny so a stray Enter runs nothing.
+`w` once with network access (commands otherwise run offline in the
+sandbox), `n`/escape deny. Focus starts on Deny so a stray Enter runs nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ class CommandApprovalScreen(ModalScreen[CommandVerdict]):
             "Allow for session",
             id="command.session",
             tooltip="Run this command without asking until the app closes",
+        ),
+        Binding(
+            "w",
+            "answer('network')",
+            "Allow with network",
+            id="command.network",
+            tooltip="Run it this time, with network access",
         ),
         Binding("n,escape", "answer('deny')", "Deny", id="command.deny", tooltip="Do not run it"),
         Binding("left", "app.focus_previous", "Previous button", show=False, id="command.left"),
@@ -61,6 +69,7 @@ class CommandApprovalScreen(ModalScreen[CommandVerdict]):
             with Horizontal(id="command-buttons"):
                 yield Button("Allow once (y)", id="command-once", variant="warning")
                 yield Button("Allow for session (a)", id="command-session", variant="warning")
+                yield Button("With network (w)", id="command-network", variant="warning")
                 yield Button("Deny (n)", id="command-deny", variant="primary")
 
     def on_mount(self) -> None:
@@ -74,6 +83,7 @@ class CommandApprovalScreen(ModalScreen[CommandVerdict]):
         verdicts: dict[str, CommandVerdict] = {
             "command-once": "once",
             "command-session": "session",
+            "command-network": "network",
             "command-deny": "deny",
         }
         if event.button.id in verdicts:

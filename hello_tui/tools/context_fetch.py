@@ -6,6 +6,9 @@ reads, and the cache. Cached answers are keyed on (query, sources, paths,
 budget, regex) and are only reused while every source's fingerprint (file
 count, newest mtime, total size; stats of notes, memory and test reports) is
 unchanged, so an edited file is never answered from a stale cache.
+
+Like the file tools it never shows `.git/` or the state folder, never follows
+a link out of the repo, and asks the user before it searches a `.env` file.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools import context_sources as src
+from hello_tui.tools.env_files import approve_env_read
 from hello_tui.tools.grep import find_rg
-from hello_tui.tools.paths import PathError, resolve_repo_path
+from hello_tui.tools.paths import PathError, hidden_area, is_env_file, resolve_repo_path
+from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell.runner import RunConfig
 
 SourceName = Literal["files", "notes", "memory", "tests"]
 ALL_SOURCES: tuple[str, ...] = ("files", "notes", "memory", "tests")
@@ -83,9 +89,11 @@ class ContextFetchTool(Tool):
         state = ctx.settings.state
         state_dir = ctx.settings.state_dir_name
         if name == "files":
-            if self.rg:
+            confined_only = ctx.settings.sandbox == "require" and not sandbox.support().available
+            if self.rg and not confined_only:
+                config = RunConfig.from_settings(ctx.settings)
                 return await src.search_files_rg(
-                    self.rg, ctx.repo, rels, args.query, args.regex, state_dir
+                    self.rg, config, rels, args.query, args.regex, state_dir
                 )
             return await asyncio.to_thread(
                 src.search_files_python, ctx.repo, rels, args.query, args.regex, state_dir
@@ -126,9 +134,16 @@ class ContextFetchTool(Tool):
             try:
                 target = resolve_repo_path(ctx.repo, raw)
             except PathError as exc:
-                return ToolResult.error(str(exc))
+                return ToolResult(status="error", text=str(exc), declined=True)
+            hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+            if hidden:
+                return ToolResult(status="error", text=f"Refused: {hidden}.", declined=True)
             if not target.path.exists():
                 return ToolResult.error(f"Path '{target.rel}' does not exist.")
+            if target.path.is_file() and is_env_file(target.rel):
+                declined = await approve_env_read(ctx, "context_fetch", target.rel)
+                if declined is not None:
+                    return declined
             rels.append(target.rel)
         rels = list(dict.fromkeys(rels))
 

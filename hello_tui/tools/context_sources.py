@@ -3,9 +3,12 @@
 Each source turns a query into scored `Snippet`s and can give a cheap
 fingerprint of what it would read, so the tool's cache notices any change.
 The files source runs rg as an argv list (never a shell; the query is passed
-after `-e`, so a leading `-` stays a pattern) with a pure-Python fallback that
-sees the same files. A source that cannot search raises `SourceFailed`, which
-is reported apart from "found nothing".
+after `-e`, so a leading `-` stays a pattern) through the terminal's runner
+(read-only sandbox, timeout, cancellation), with a pure-Python fallback that
+sees the same files and gives up after the same time. Test reports reached
+through a symbolic link, or lying outside the repo, are never read. A source
+that cannot search raises `SourceFailed`, which is reported apart from
+"found nothing".
 """
 
 from __future__ import annotations
@@ -15,15 +18,19 @@ import base64
 import json
 import os
 import re
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from hello_tui.store.memory import MemoryStore
 from hello_tui.store.notes import NoteStore
 from hello_tui.tools.paths import VisibleTree
+from hello_tui.tools.shell.runner import CommandScope, RunConfig, run_command
 
 CONTEXT_LINES = 5
 MAX_MATCHES_PER_FILE = 10
@@ -59,13 +66,27 @@ def _cut(line: str) -> str:
     return line[:MAX_LINE_CHARS] + f" … [{len(line) - MAX_LINE_CHARS} more chars]"
 
 
-def smart_case_pattern(query: str, regex: bool) -> re.Pattern[str]:
+def smart_case_pattern(query: str, is_regex: bool) -> regex.Pattern[str]:
     """rg's --smart-case in Python: case-insensitive unless the query has an upper-case letter."""
-    flags = 0 if any(c.isupper() for c in query) else re.IGNORECASE
+    flags = 0 if any(c.isupper() for c in query) else regex.IGNORECASE
     try:
-        return re.compile(query if regex else re.escape(query), flags)
-    except re.error as exc:
+        return regex.compile(query if is_regex else regex.escape(query), flags)
+    except regex.error as exc:
         raise SourceFailed(f"invalid regular expression {query!r}: {exc}") from None
+
+
+def _search_within(pattern: regex.Pattern[str], text: str, end: float) -> bool:
+    """One match test that gives up at `end` (a monotonic time) instead of hanging."""
+    left = end - time.monotonic()
+    try:
+        if left <= 0:
+            raise TimeoutError
+        return pattern.search(text, timeout=left, concurrent=True) is not None
+    except TimeoutError:
+        raise SourceFailed(
+            f"the search gave up after {RG_TIMEOUT:g} s: the pattern takes too long to match "
+            "(nested repetition such as (a+)+ backtracks); simplify it"
+        ) from None
 
 
 # --------------------------------------------------------------------------- files
@@ -121,9 +142,14 @@ def _rg_text(obj: dict | None) -> str:
 
 
 async def search_files_rg(
-    rg: str, repo: Path, rels: list[str], query: str, regex: bool, state_dir: str
+    rg: str,
+    config: RunConfig,
+    rels: list[str],
+    query: str,
+    is_regex: bool,
+    state_dir: str,
 ) -> tuple[list[Snippet], bool]:
-    """(snippets, truncated) from rg --json; the query never reaches a shell."""
+    """(snippets, truncated) from rg --json, run in the read-only sandbox; no shell."""
     argv = [
         rg,
         "--json",
@@ -134,35 +160,24 @@ async def search_files_rg(
         f"--max-count={MAX_MATCHES_PER_FILE}",
         "--max-filesize=2M",
         f"--glob=!{state_dir}",
+        "--glob=!.git",
     ]
-    if not regex:
+    if not is_regex:
         argv.append("--fixed-strings")
     argv += ["-e", query, "--", *rels]
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=repo,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=16 * 1024 * 1024,
-        )
-    except OSError as exc:
-        raise SourceFailed(f"could not start rg: {exc}") from None
     files: dict[str, _FileLines] = {}
     matches = 0
     truncated = False
+    enough = asyncio.Event()
+    pending = [""]
 
-    def stop() -> None:
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-
-    async def consume() -> None:
+    def consume(text: str, stream: str) -> None:
         nonlocal matches, truncated
-        assert proc.stdout is not None
-        async for raw in proc.stdout:
+        if stream != "stdout" or enough.is_set():
+            return
+        lines = (pending[0] + text).split("\n")
+        pending[0] = lines.pop()
+        for raw in lines:
             try:
                 event = json.loads(raw)
             except ValueError:
@@ -171,38 +186,39 @@ async def search_files_rg(
             if kind not in ("match", "context"):
                 continue
             data = event["data"]
-            path = _rg_text(data.get("path"))
-            path = path.removeprefix("./")
-            text = _rg_text(data.get("lines")).rstrip("\r\n")
+            path = _rg_text(data.get("path")).removeprefix("./")
+            line = _rg_text(data.get("lines")).rstrip("\r\n")
             fl = files.setdefault(path, _FileLines(path))
-            fl.add(int(data["line_number"]), text, kind == "match")
+            fl.add(int(data["line_number"]), line, kind == "match")
             if kind == "match":
                 matches += 1
                 if matches >= MAX_TOTAL_MATCHES:
                     truncated = True
-                    stop()
+                    enough.set()  # stops rg
                     return
 
-    async def drain_stderr() -> bytes:
-        # Read stderr alongside stdout so a chatty rg can never block on a full pipe.
-        assert proc.stderr is not None
-        return await proc.stderr.read()
-
-    stderr_task = asyncio.ensure_future(drain_stderr())
-    try:
-        await asyncio.wait_for(consume(), RG_TIMEOUT)
-    except TimeoutError:
-        truncated = True
-        stop()
-    except BaseException:
-        stop()
-        stderr_task.cancel()
-        raise
-    stderr = (await stderr_task).decode("utf-8", errors="replace")
-    code = await proc.wait()
-    if code == 2 and not files and not truncated:
-        first = stderr.strip().splitlines()
-        raise SourceFailed("rg could not search: " + (" ".join(first[:6]) or f"exit {code}"))
+    rg_dir = (Path(rg).resolve().parent,) if os.path.isabs(rg) else ()
+    with CommandScope(config, extra_read=rg_dir) as scope:
+        outcome = await run_command(
+            argv,
+            cwd=config.repo,
+            config=config,
+            mode="read-only",
+            timeout=RG_TIMEOUT,
+            on_output=consume,
+            cancel=enough,
+            output_limit=1024 * 1024,
+            stream_all=True,
+            scope=scope,
+        )
+    if outcome.start_error:
+        raise SourceFailed(f"could not start rg: {outcome.start_error}")
+    truncated = truncated or outcome.timed_out
+    if outcome.exit_code == 2 and not files and not truncated:
+        first = outcome.stderr.text().strip().splitlines()
+        raise SourceFailed(
+            "rg could not search: " + (" ".join(first[:6]) or f"exit {outcome.exit_code}")
+        )
     snippets = [s for fl in files.values() for s in _blocks(fl, query)]
     return snippets, truncated
 
@@ -228,10 +244,11 @@ def _candidate_files(repo: Path, rels: list[str], state_dir: str) -> Iterable[tu
 
 
 def search_files_python(
-    repo: Path, rels: list[str], query: str, regex: bool, state_dir: str
+    repo: Path, rels: list[str], query: str, is_regex: bool, state_dir: str
 ) -> tuple[list[Snippet], bool]:
     """The same search without rg: same files (gitignore, hidden), same context, same caps."""
-    pattern = smart_case_pattern(query, regex)
+    pattern = smart_case_pattern(query, is_regex)
+    end = time.monotonic() + RG_TIMEOUT
     snippets: list[Snippet] = []
     total = 0
     for rel, path in _candidate_files(repo, rels, state_dir):
@@ -244,7 +261,7 @@ def search_files_python(
         fl = _FileLines(rel)
         found = 0
         for index, line in enumerate(lines):
-            if not pattern.search(line):
+            if not _search_within(pattern, line, end):
                 continue
             found += 1
             first, last = max(0, index - CONTEXT_LINES), min(len(lines), index + CONTEXT_LINES + 1)
@@ -327,8 +344,28 @@ def dir_fingerprint(folder: Path) -> tuple:
 # --------------------------------------------------------------------------- tests
 
 
+def inside_without_links(repo: Path, path: Path) -> bool:
+    """Is `path` a real file inside the repo, reached through no symbolic link?"""
+    try:
+        relative = path.relative_to(repo)
+    except ValueError:
+        return False
+    current = repo
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink():
+            return False
+    return path.is_file() and Path(os.path.realpath(path)).is_relative_to(
+        Path(os.path.realpath(repo))
+    )
+
+
 def junit_files(repo: Path, state_dir: str) -> list[Path]:
-    """JUnit XML reports (junit*.xml, TEST-*.xml) near the top of the repo, build dirs included."""
+    """JUnit XML reports (junit*.xml, TEST-*.xml) near the top of the repo, build dirs included.
+
+    os.walk does not enter linked folders; linked report files are skipped too,
+    since a `junit-report.xml -> /elsewhere/secret` would be read as a report.
+    """
     found: list[Path] = []
     root_depth = len(repo.parts)
     for folder, dirs, files in os.walk(repo):
@@ -338,7 +375,10 @@ def junit_files(repo: Path, state_dir: str) -> list[Path]:
         )
         for name in sorted(files):
             if any(p.match(name) for p in JUNIT_PATTERNS):
-                found.append(Path(folder) / name)
+                path = Path(folder) / name
+                if not inside_without_links(repo, path):
+                    continue
+                found.append(path)
                 if len(found) >= JUNIT_MAX_FILES:
                     return found
     return found
@@ -371,7 +411,7 @@ def search_tests(repo: Path, query: str, state_dir: str) -> list[Snippet]:
     snippets: list[Snippet] = []
     problems: list[str] = []
     lastfailed = _lastfailed_path(repo)
-    if lastfailed.is_file():
+    if inside_without_links(repo, lastfailed):
         try:
             failed = json.loads(lastfailed.read_text(encoding="utf-8"))
             node_ids = [str(k) for k in failed] if isinstance(failed, dict) else []

@@ -3,6 +3,10 @@
 `read` also records what it saw of each file (hash, size, mtime): `edit`
 refuses files the model has not read, and the write flow refuses a patch to a
 file that changed since it was read.
+
+None of them shows `.git/` internals or the state folder, or follows a link
+out of the repo; `read` asks the user before it opens a `.env` file. A path
+refused for those reasons is an answer to the model, not a tool failure.
 """
 
 from __future__ import annotations
@@ -16,7 +20,15 @@ from pathlib import Path
 from pydantic import Field
 
 from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.paths import PathError, VisibleTree, resolve_repo_path
+from hello_tui.tools.env_files import approve_env_read
+from hello_tui.tools.paths import (
+    PathError,
+    RepoPath,
+    VisibleTree,
+    hidden_area,
+    is_env_file,
+    resolve_repo_path,
+)
 
 LS_MAX_ENTRIES = 400
 GLOB_MAX_RESULTS = 500
@@ -26,6 +38,23 @@ READ_MAX_BYTES_WITHOUT_RANGE = 10 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8192
 # Above this share of undecodable characters a file is treated as binary, not text.
 UNDECODABLE_RATIO_LIMIT = 0.10
+
+
+def refused(text: str) -> ToolResult:
+    """A path the tools will not touch: an answer, not a failure of the tool."""
+    return ToolResult(status="error", text=text, declined=True)
+
+
+def visible_target(ctx: ToolContext, raw: str | None) -> RepoPath | ToolResult:
+    """The path inside the repo, or the refusal to give the model."""
+    try:
+        target = resolve_repo_path(ctx.repo, raw)
+    except PathError as exc:
+        return refused(str(exc))
+    hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+    if hidden:
+        return refused(f"Refused: {hidden}.")
+    return target
 
 
 def file_digest(path: Path) -> ReadRecord:
@@ -58,10 +87,9 @@ class LsTool(Tool):
         return await asyncio.to_thread(self._list, args, ctx)
 
     def _list(self, args: LsArgs, ctx: ToolContext) -> ToolResult:
-        try:
-            target = resolve_repo_path(ctx.repo, args.path)
-        except PathError as exc:
-            return ToolResult.error(str(exc))
+        target = visible_target(ctx, args.path)
+        if isinstance(target, ToolResult):
+            return target
         if not target.path.exists():
             return ToolResult.error(f"Path '{target.rel}' does not exist.")
         if not target.path.is_dir():
@@ -192,10 +220,9 @@ class GlobTool(Tool):
                 f"Glob pattern {pattern!r} must be relative and stay inside the folder; "
                 "use the path argument to choose the folder."
             )
-        try:
-            base = resolve_repo_path(ctx.repo, args.path)
-        except PathError as exc:
-            return ToolResult.error(str(exc))
+        base = visible_target(ctx, args.path)
+        if isinstance(base, ToolResult):
+            return base
         if not base.path.exists():
             return ToolResult.error(f"Path '{base.rel}' does not exist.")
         if not base.path.is_dir():
@@ -300,13 +327,16 @@ class ReadTool(Tool):
     Args = ReadArgs
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._read, args, ctx)
+        target = visible_target(ctx, args.path)
+        if isinstance(target, ToolResult):
+            return target
+        if is_env_file(target.rel) and target.path.is_file():
+            declined = await approve_env_read(ctx, "read", target.rel)
+            if declined is not None:
+                return declined
+        return await asyncio.to_thread(self._read, args, ctx, target)
 
-    def _read(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
-        try:
-            target = resolve_repo_path(ctx.repo, args.path)
-        except PathError as exc:
-            return ToolResult.error(str(exc))
+    def _read(self, args: ReadArgs, ctx: ToolContext, target: RepoPath) -> ToolResult:
         path = target.path
         try:
             if not path.exists():

@@ -1,34 +1,51 @@
 """The `grep` tool: ripgrep underneath, a pure-Python fallback with the same output.
 
 Both back ends see the same files: hidden files and .gitignored ones are
-skipped (rg's defaults), `.git/` and the state folder never appear, symlinks
-are not followed. Both produce the same structure (files sorted by path, line
-numbers, context lines), which one formatter turns into the model's text, so
-the model cannot tell which back end ran. Set HELLO_TUI_GREP=python (or pass
-`force_python=True`) to use the fallback.
+skipped (rg's defaults), `.git/` and the state folder never appear (not even
+through `path` or `glob`), symlinks are not followed. Both produce the same
+structure (files sorted by path, line numbers, context lines), which one
+formatter turns into the model's text, so the model cannot tell which back
+end ran. Set HELLO_TUI_GREP=python (or pass `force_python=True`) to use the
+fallback.
+
+rg runs through the terminal's runner: in the read-only sandbox, with a
+timeout, and stopped when the turn is cancelled. The fallback is bounded by
+the same timeout (the `regex` module gives up on a pattern such as `(a+)+$`
+instead of hanging). Searching a `.env` file asks the user first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import regex
 from pathspec import GitIgnoreSpec
 from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.paths import PathError, VisibleTree, rebase_ignore_line, resolve_repo_path
+from hello_tui.tools.env_files import approve_env_read
+from hello_tui.tools.paths import (
+    PathError,
+    VisibleTree,
+    hidden_area,
+    is_env_file,
+    rebase_ignore_line,
+    resolve_repo_path,
+)
+from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell.runner import CommandScope, RunConfig, run_command
 
 GREP_DEFAULT_MAX_RESULTS = 100
 GREP_MAX_LINE_CHARS = 300
 BINARY_SNIFF_BYTES = 8192
+SEARCH_TIMEOUT = 30.0  # seconds, for rg and for the fallback alike
+RG_OUTPUT_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass
@@ -145,6 +162,31 @@ def format_results(files: list[FileHits], args: GrepArgs, searched: str) -> Tool
     return ToolResult.ok(text, data=data)
 
 
+class Deadline:
+    """One time budget for a whole fallback search; every regex call gets what is left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def search(self, pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
+        left = self.end - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            return pattern.search(text, timeout=left, concurrent=True)
+        except TimeoutError:
+            raise GrepFailed(
+                f"grep gave up after {self.seconds:g} s: the pattern takes too long to match "
+                "(nested repetition such as (a+)+ backtracks); simplify it"
+            ) from None
+
+
+def _refused(text: str) -> ToolResult:
+    """A path the tool will not search: an answer, not a failure of the tool."""
+    return ToolResult(status="error", text=text, declined=True)
+
+
 def _is_binary(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -176,15 +218,23 @@ class GrepTool(Tool):
         try:
             target = resolve_repo_path(ctx.repo, args.path)
         except PathError as exc:
-            return ToolResult.error(str(exc))
+            return _refused(str(exc))
+        hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+        if hidden:
+            return _refused(f"Refused: {hidden}.")
         if not target.path.exists():
             return ToolResult.error(f"Path '{target.rel}' does not exist.")
         if target.path.is_file() and _is_binary(target.path):
             return ToolResult.error(f"'{target.rel}' is a binary file; grep searches text files.")
+        if target.path.is_file() and is_env_file(target.rel):
+            declined = await approve_env_read(ctx, "grep", target.rel)
+            if declined is not None:
+                return declined
         searched = "the repository" if target.rel == "." else f"'{target.rel}'"
+        confined_only = ctx.settings.sandbox == "require" and not sandbox.support().available
         try:
-            if self.rg:
-                files = await asyncio.to_thread(self._search_rg, args, ctx, target.rel)
+            if self.rg and not confined_only:
+                files = await self._search_rg(args, ctx, target.rel)
             else:
                 files = await asyncio.to_thread(self._search_python, args, ctx, target.rel)
         except GrepFailed as exc:
@@ -193,7 +243,7 @@ class GrepTool(Tool):
 
     # ------------------------------------------------------------ rg
 
-    def _search_rg(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
+    async def _search_rg(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
         tree.open_explicit(rel)
         cmd = [
@@ -223,46 +273,48 @@ class GrepTool(Tool):
         state = ctx.settings.state_dir_name
         if rel == "." and not state.startswith("."):
             cmd.append(f"--glob=!/{state}/")
-        ignore_file = None
-        above = tree.ignore_files_above(rel) if rel != "." else []
-        if above:
-            # rg reads no .gitignore above the search path (so none outside the repo);
-            # the repo's own ones above it are handed over rebased to the repo root.
-            rules = []
-            for base, path in above:
-                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                    rebased = rebase_ignore_line(line, base)
-                    if rebased is not None:
-                        rules.append(rebased)
-            with tempfile.NamedTemporaryFile(
-                "w", suffix=".gitignore", delete=False, encoding="utf-8"
-            ) as handle:
-                handle.write("\n".join(rules) + "\n")
-            ignore_file = handle.name
-            cmd.append(f"--ignore-file={ignore_file}")
-        cmd += ["-e", args.pattern, "--", rel if rel != "." else "./"]
-        try:
-            proc = subprocess.run(
-                cmd, cwd=ctx.repo, capture_output=True, stdin=subprocess.DEVNULL, check=False
+        config = RunConfig.from_settings(ctx.settings)
+        rg_dir = (Path(self.rg).resolve().parent,) if self.rg and os.path.isabs(self.rg) else ()
+        with CommandScope(config, extra_read=rg_dir) as scope:
+            above = tree.ignore_files_above(rel) if rel != "." else []
+            if above:
+                # rg reads no .gitignore above the search path (so none outside the repo);
+                # the repo's own ones above it are handed over rebased to the repo root.
+                rules = []
+                for base, path in above:
+                    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                        rebased = rebase_ignore_line(line, base)
+                        if rebased is not None:
+                            rules.append(rebased)
+                ignore_file = scope.tmp / "parents.gitignore"
+                ignore_file.write_text("\n".join(rules) + "\n", encoding="utf-8")
+                cmd.append(f"--ignore-file={ignore_file}")
+            cmd += ["-e", args.pattern, "--", rel if rel != "." else "./"]
+            outcome = await run_command(
+                cmd,
+                cwd=ctx.repo.resolve(),
+                config=config,
+                mode="read-only",
+                timeout=SEARCH_TIMEOUT,
+                output_limit=RG_OUTPUT_LIMIT,
+                scope=scope,
             )
-        finally:
-            if ignore_file:
-                os.unlink(ignore_file)
-        if proc.returncode == 2 and not proc.stdout:
-            message = proc.stderr.decode("utf-8", errors="replace").strip()
-            message = message.removeprefix("rg: ")
+        if outcome.start_error:
+            raise GrepFailed(f"grep could not search: {outcome.start_error}")
+        if outcome.timed_out:
+            raise GrepFailed(
+                f"grep gave up after {SEARCH_TIMEOUT:g} s; narrow the pattern, path or glob"
+            )
+        stdout = outcome.stdout.data()
+        if outcome.exit_code == 2 and not stdout:
+            message = outcome.stderr.text().strip().removeprefix("rg: ")
             raise GrepFailed(f"grep could not search: {message}")
-        files = self._parse_rg(proc.stdout)
+        files = self._parse_rg(stdout)
         if args.glob and not (ctx.repo / rel).is_file():
-            # rg lets a --glob match override .gitignore and hidden-file rules; here a
-            # glob only narrows the search, as in the fallback.
-            files = [f for f in files if not self._glob_widened(tree, f.path)]
+            # rg lets a --glob match override .gitignore and hidden-file rules (even
+            # `**` reaches .git/); here a glob only narrows the search, as in the fallback.
+            files = [f for f in files if not tree.hidden_path(f.path)]
         return files
-
-    @staticmethod
-    def _glob_widened(tree: VisibleTree, rel: str) -> bool:
-        name = rel.rsplit("/", 1)[-1]
-        return tree.hidden_by_name(name) or tree.is_ignored(rel, is_dir=False)
 
     @staticmethod
     def _parse_rg(out: bytes) -> list[FileHits]:
@@ -294,16 +346,16 @@ class GrepTool(Tool):
 
     # ------------------------------------------------------------ python fallback
 
-    def _compile(self, args: GrepArgs) -> re.Pattern[str]:
-        source = re.escape(args.pattern) if args.fixed_strings else args.pattern
-        flags = re.MULTILINE | (re.IGNORECASE if args.ignore_case else 0)
+    def _compile(self, args: GrepArgs) -> regex.Pattern[str]:
+        source = regex.escape(args.pattern) if args.fixed_strings else args.pattern
+        flags = regex.MULTILINE | (regex.IGNORECASE if args.ignore_case else 0)
         try:
-            return re.compile(source, flags)
-        except re.error as exc:
+            return regex.compile(source, flags)
+        except regex.error as exc:
             raise GrepFailed(f"grep could not search: regex parse error: {exc}") from None
 
     def _search_python(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
-        regex = self._compile(args)
+        pattern = self._compile(args)
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
         tree.open_explicit(rel)
         include = exclude = None
@@ -331,17 +383,22 @@ class GrepTool(Tool):
                     elif entry.kind == "file" and (include is None or include.match_file(inner)):
                         candidates.append((entry.rel, entry.path))
         # rg only checks whole-text prefilters when safe; \A and \Z mean "line start/end" there.
-        prefilter = not re.search(r"\\[AZz]", args.pattern)
+        prefilter = not regex.search(r"\\[AZz]", args.pattern)
+        deadline = Deadline(SEARCH_TIMEOUT)
         results = []
         for path_rel, path in candidates:
-            hits = self._search_file(path, regex, args.context, prefilter)
+            hits = self._search_file(path, pattern, args.context, prefilter, deadline)
             if hits:
                 results.append(FileHits(path_rel, hits))
         return results
 
     @staticmethod
     def _search_file(
-        path: Path, regex: re.Pattern[str], context: int, prefilter: bool
+        path: Path,
+        pattern: regex.Pattern[str],
+        context: int,
+        prefilter: bool,
+        deadline: Deadline,
     ) -> list[Hit]:
         try:
             raw = path.read_bytes()
@@ -354,12 +411,12 @@ class GrepTool(Tool):
         text = raw.decode("utf-8", errors="replace")
         if "\r" in text:
             text = text.replace("\r\n", "\n")
-        if prefilter and not regex.search(text):
+        if prefilter and not deadline.search(pattern, text):
             return []
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        matched = [i for i, line in enumerate(lines) if regex.search(line)]
+        matched = [i for i, line in enumerate(lines) if deadline.search(pattern, line)]
         if not matched:
             return []
         wanted: set[int] = set()

@@ -2,15 +2,18 @@
 
 A model-given path is resolved inside the repository or refused with a message
 the model can read: NUL bytes, `~`, absolute paths outside the repo, `..`
-escapes and symlinks leading out are all refused. The walker decides which
-files ls / glob / grep see: `.gitignore` files (nested ones too) are honoured,
-`.git/` and the state folder are hidden, symlinks are listed but never
-followed, so a symlink loop cannot hang a walk.
+escapes and symlinks leading out are all refused, and so are `.git/` and the
+state folder (`hidden_area`): their internals are never shown. The walker
+decides which files ls / glob / grep see: `.gitignore` files (nested ones
+too) are honoured, `.git/` and the state folder are hidden, symlinks are
+listed but never followed, so a symlink loop cannot hang a walk. `.env`
+files (`is_env_file`) hold keys: the tools ask before reading one.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -61,10 +64,40 @@ def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
     return RepoPath(rel_posix, Path(lexical))
 
 
+def _under(rel: str, area: str) -> bool:
+    return rel == area or rel.startswith(area.rstrip("/") + "/")
+
+
 def is_protected(rel: str, state_dir_name: str) -> bool:
     """True for paths the agent must never write: .git/ and the state folder."""
-    first = PurePosixPath(rel).parts[0] if rel not in ("", ".") else ""
-    return first in (".git", state_dir_name)
+    if rel in ("", "."):
+        return False
+    return _under(rel, ".git") or _under(rel, PurePosixPath(state_dir_name).as_posix())
+
+
+def hidden_area(rel: str, state_dir_name: str) -> str | None:
+    """Why the tools will not show `rel`: inside .git/ or the state folder; else None."""
+    if rel in ("", "."):
+        return None
+    if _under(rel, ".git"):
+        return (
+            f"'{rel}' is inside .git/, whose internals the tools do not show; "
+            "use git commands (git log, git show, git status) in the terminal"
+        )
+    if _under(rel, PurePosixPath(state_dir_name).as_posix()):
+        return (
+            f"'{rel}' is inside hello-tui's state folder; use the note, todo and memory "
+            "tools for what is kept there"
+        )
+    return None
+
+
+_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
+
+
+def is_env_file(rel: str) -> bool:
+    """`.env`, `.env.local`, `.envrc`...: files that usually hold keys."""
+    return bool(_ENV_FILE.match(PurePosixPath(rel).name))
 
 
 @dataclass(frozen=True)
@@ -160,6 +193,16 @@ class VisibleTree:
             return True
         return not self.include_hidden and name.startswith(".")
 
+    def hidden_path(self, rel: str) -> bool:
+        """Is any folder on the way to `rel` (or `rel` itself) one the walker hides?"""
+        parts = PurePosixPath(rel).parts
+        if hidden_area(rel, self.state_dir_name) is not None:
+            return True
+        return any(self.hidden_by_name(part) for part in parts) or any(
+            self.is_ignored("/".join(parts[: i + 1]), is_dir=i < len(parts) - 1)
+            for i in range(len(parts))
+        )
+
     def children(self, dir_rel: str) -> list[Entry]:
         """Visible entries of one directory, sorted by name; unreadable folders are empty."""
         base = self.repo if dir_rel == "." else self.repo / dir_rel
@@ -170,7 +213,8 @@ class VisibleTree:
             return []
         entries = []
         for item in raw:
-            if self.hidden_by_name(item.name):
+            rel = item.name if dir_rel == "." else f"{dir_rel}/{item.name}"
+            if self.hidden_by_name(item.name) or rel == self.state_dir_name:
                 continue
             try:
                 if item.is_symlink():
@@ -183,7 +227,6 @@ class VisibleTree:
                     kind = "other"
             except OSError:
                 continue
-            rel = item.name if dir_rel == "." else f"{dir_rel}/{item.name}"
             if self.is_ignored(rel, kind == "dir"):
                 continue
             entries.append(Entry(rel, item.name, kind, Path(item.path)))

@@ -1,7 +1,10 @@
 """The tool registry: schemas for the model, argument validation, the circuit breaker.
 
 Validation errors and tool failures come back as error results the model can
-read; nothing a model sends can crash the loop.
+read; nothing a model sends can crash the loop. The circuit breaker counts
+tool failures only: a result marked `declined` is an answer (a policy
+refusal, the user's "no", a command that ran and failed) and never switches a
+tool off.
 """
 
 from __future__ import annotations

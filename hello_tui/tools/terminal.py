@@ -1,10 +1,14 @@
 """The `terminal` tool: the policy's verdict, the user's approval, the run, the report.
 
-Read-only commands run at once; anything else that stays inside the repo runs
-only after the user approves it (once or for the session); refused commands
-never run. The model cannot approve itself: the arguments admit no extra
-field such as `allow_dangerous`. The model reads at most 64 KB of output
-(head and tail); `data` keeps the full output for the UI.
+Read-only commands run at once, in the read-only sandbox; anything else that
+stays inside the repo runs only after the user approves it (once, for the
+session, or once with network access), in the approved sandbox; refused
+commands never run. The model cannot approve itself: the arguments admit no
+extra field such as `allow_dangerous`. The model reads at most 64 KB of
+output (head and tail); `data` keeps the full output for the UI.
+
+A refusal, a user's "no" and a command that ran and failed are answers, not
+failures of the tool: they do not count towards the circuit breaker.
 """
 
 from __future__ import annotations
@@ -15,8 +19,15 @@ from pydantic import Field
 
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.shell.policy import PolicyVerdict, classify
-from hello_tui.tools.shell.runner import ProcessOutcome, command_env, execute
+from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell.policy import PolicyContext, PolicyVerdict, classify
+from hello_tui.tools.shell.runner import (
+    CommandScope,
+    ProcessOutcome,
+    RunConfig,
+    run_command,
+    runnable_without_shell,
+)
 
 MODEL_OUTPUT_LIMIT = 64 * 1024
 SIGPIPE_STATUS = 141  # a stage stopped because the next one quit reading (`| head`)
@@ -38,8 +49,11 @@ class TerminalTool(Tool):
         "Run a shell command in the repository. Read-only commands (ls, cat, grep, rg, find, "
         "git status/diff/log/show, ...) run at once; anything else (tests, builds, scripts, "
         "git commits, deletions) waits for the user's approval; sudo, paths outside the repo, "
-        "writes into .git/ and interactive programs are refused. `cd DIR` persists. stdout, "
-        "stderr and the exit status of every pipeline stage are reported separately."
+        "writes into .git/ and interactive programs are refused. Commands run in a sandbox: "
+        "read-only ones write only to $TMPDIR and have no network; approved ones may also "
+        "write in the repo (not .git/) and use the network only if the user allowed it. "
+        "`cd DIR` persists. stdout, stderr and the exit status of every pipeline stage are "
+        "reported separately."
     )
     Args = TerminalArgs
     read_only = False
@@ -48,47 +62,109 @@ class TerminalTool(Tool):
         command = args.command.strip()
         repo = ctx.repo.resolve()
         cwd = session_cwd(ctx)
-        verdict = classify(command, repo, cwd)
-        if verdict.action == "refuse":
-            return ToolResult.error(
-                f"Refused: {verdict.reason}. This command cannot run here, even with the "
-                "user's approval; find another way that stays inside the repository.",
-                data=_verdict_data(command, cwd, repo, verdict),
+        setting = ctx.settings.sandbox
+        try:
+            sandbox.check_available(setting)
+        except sandbox.SandboxUnavailable as exc:
+            return _answer(ToolResult.error(str(exc), data={"command": command}))
+        config = RunConfig.from_settings(ctx.settings)
+        with CommandScope(config) as scope:
+            confined = setting != "off" and sandbox.support().available
+            context = PolicyContext(
+                environment=scope.env if confined else None,
+                private_dir=scope.private_dir,
+                state_dir=ctx.settings.state.root.resolve(),
             )
-        approval = "policy"
-        if verdict.action == "ask":
-            if command in ctx.allowed_commands:
-                approval = "session"
-            else:
-                ctx.emit(CommandApprovalNeeded(ctx.call_id, command, verdict.reason))
-                answer = await ctx.approver.approve_command(command, verdict.reason)
-                ctx.emit(CommandApprovalResolved(ctx.call_id, command, answer))
-                if answer not in ("once", "session"):
-                    return ToolResult.refused_by_user(
-                        f"The user declined to run `{command}` (it needs approval because "
-                        f"{verdict.reason}). Nothing was run. Do not retry it unchanged; "
-                        "ask the user or take another approach.",
-                        data=_verdict_data(command, cwd, repo, verdict) | {"approval": "deny"},
+            verdict = classify(command, repo, cwd, context)
+            if verdict.action == "refuse":
+                return _answer(
+                    ToolResult.error(
+                        f"Refused: {verdict.reason}. This command cannot run here, even with the "
+                        "user's approval; find another way that stays inside the repository.",
+                        data=_verdict_data(command, cwd, repo, verdict),
                     )
-                if answer == "session":
-                    ctx.allowed_commands.add(command)
-                approval = answer
-        if verdict.cd_only:
-            return _change_directory(verdict, ctx, repo)
-        timeout = args.timeout or ctx.settings.terminal_timeout
+                )
+            approval = "policy"
+            if verdict.action == "ask":
+                if command in ctx.allowed_commands:
+                    approval = "session"
+                else:
+                    ctx.emit(CommandApprovalNeeded(ctx.call_id, command, verdict.reason))
+                    answer = await ctx.approver.approve_command(command, verdict.reason)
+                    ctx.emit(CommandApprovalResolved(ctx.call_id, command, answer))
+                    if answer not in ("once", "session", "network"):
+                        return ToolResult.refused_by_user(
+                            f"The user declined to run `{command}` (it needs approval because "
+                            f"{verdict.reason}). Nothing was run. Do not retry it unchanged; "
+                            "ask the user or take another approach.",
+                            data=_verdict_data(command, cwd, repo, verdict) | {"approval": "deny"},
+                        )
+                    if answer == "session":
+                        ctx.allowed_commands.add(command)
+                    approval = answer
+            if verdict.cd_only:
+                return _change_directory(verdict, ctx, repo)
+            timeout = args.timeout or ctx.settings.terminal_timeout
 
-        def sink(text: str, stream: str) -> None:
-            ctx.emit(ToolOutputDelta(ctx.call_id, text, stream))
+            def sink(text: str, stream: str) -> None:
+                ctx.emit(ToolOutputDelta(ctx.call_id, text, stream))
 
-        outcome = await execute(
-            command, verdict.argv, cwd, command_env(ctx.settings), timeout, sink
-        )
-        moved = ""
+            argv = verdict.argv
+            target: str | list[str] = command
+            if argv and runnable_without_shell(argv, cwd, scope.env.get("PATH")):
+                target = argv
+            mode: sandbox.Mode = "read-only" if approval == "policy" else "approved"
+            outcome = await run_command(
+                target,
+                cwd=cwd,
+                config=config,
+                mode=mode,
+                network=approval == "network",
+                timeout=timeout,
+                on_output=sink,
+                scope=scope,
+            )
+        notes = []
+        if verdict.display_as:
+            notes.append(f"(no terminal to page on: shown as `{verdict.display_as}`)")
         if verdict.cd_target is not None and verdict.cd_target.is_dir():
             ctx.cwd = verdict.cd_target
-            moved = f"(working directory is now {_rel(verdict.cd_target, repo)})"
-        data = _verdict_data(command, cwd, repo, verdict) | {"approval": approval}
-        return report(command, outcome, timeout, data, moved)
+            notes.append(f"(working directory is now {_rel(verdict.cd_target, repo)})")
+        if outcome.exit_code not in (0, None) and outcome.sandbox != "none":
+            hint = _sandbox_hint(outcome, mode)
+            if hint:
+                notes.append(hint)
+        data = _verdict_data(command, cwd, repo, verdict) | {
+            "approval": approval,
+            "mode": mode,
+            "network": approval == "network",
+            "sandbox": outcome.sandbox,
+        }
+        return report(command, outcome, timeout, data, "\n".join(notes))
+
+
+_DENIALS = ("Permission denied", "Read-only file system", "Operation not permitted")
+
+
+def _sandbox_hint(outcome: ProcessOutcome, mode: sandbox.Mode) -> str:
+    """When the sandbox is the likely reason a command failed, say what it allows."""
+    stderr = outcome.stderr.text()
+    if not any(word in stderr for word in _DENIALS) and "Network is unreachable" not in stderr:
+        return ""
+    if mode == "read-only":
+        return (
+            "(sandbox: read-only commands may read the repo and system folders, write only to "
+            "$TMPDIR, and have no network; anything else needs the user's approval)"
+        )
+    return (
+        "(sandbox: approved commands may write inside the repo except .git/ and the state "
+        "folder, and in $TMPDIR; network only if the user allowed it)"
+    )
+
+
+def _answer(result: ToolResult) -> ToolResult:
+    """A verdict on the command (refused, ran and failed): an answer, not a broken tool."""
+    return result.model_copy(update={"declined": True})
 
 
 def session_cwd(ctx: ToolContext) -> Path:
@@ -206,7 +282,8 @@ def report(
         "dropped_bytes": outcome.stdout.dropped + outcome.stderr.dropped,
     }
     if failed:
-        return ToolResult.error(text, data=data)
+        # The command ran: its exit status answers the model; the tool did its job.
+        return _answer(ToolResult.error(text, data=data))
     if cut or outcome.stdout.dropped or outcome.stderr.dropped:
         return ToolResult.partial(text, data=data)
     return ToolResult.ok(text, data=data)

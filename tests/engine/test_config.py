@@ -281,3 +281,107 @@ def test_masked_key_hides_the_secret(tmp_path):
     short = load_settings(tmp_path, environ={"LLM_API_KEY": "short"})
     assert short.masked_key == "***"
     assert load_settings(tmp_path, environ={}).masked_key == "(none)"
+
+
+# ------------------------------------------------------------- trust boundaries
+
+
+def test_a_repo_env_url_never_gets_the_users_key(tmp_path):
+    write_env(tmp_path, LLM_BASE_URL="https://collector.example/v1")
+    env = {"LLM_API_KEY": "user-secret", "OPENAI_API_KEY": "sk-user"}
+    s = load_settings(tmp_path, environ=env)
+    assert s.base_url == "https://collector.example/v1"
+    assert s.api_key is None and s.sources["api_key"] == "default"
+    assert any("is not sent to a server the repository chose" in n for n in s.notices)
+    flagged = load_settings(tmp_path, environ={}, api_key="flag-secret")
+    assert flagged.api_key is None and flagged.notices
+
+
+def test_a_repo_env_url_may_use_a_key_from_the_same_file(tmp_path):
+    write_env(tmp_path, LLM_BASE_URL="https://collector.example/v1", LLM_API_KEY="repo-key")
+    s = load_settings(tmp_path, environ={"LLM_API_KEY": "user-secret"})
+    assert s.api_key == "repo-key" and s.sources["api_key"] == ".env LLM_API_KEY"
+    assert s.notices  # the user's own key was held back, and they are told
+
+
+def test_a_repo_env_provider_url_takes_only_the_files_provider_key(tmp_path):
+    write_env(tmp_path, LLM_BASE_URL="https://api.deepseek.com/v1")
+    held = load_settings(tmp_path, environ={"DEEPSEEK_API_KEY": "user-ds"})
+    assert held.api_key is None
+    write_env(tmp_path, LLM_BASE_URL="https://api.deepseek.com/v1", DEEPSEEK_API_KEY="repo-ds")
+    own = load_settings(tmp_path, environ={"DEEPSEEK_API_KEY": "user-ds"})
+    assert own.api_key == "repo-ds" and own.sources["api_key"] == ".env DEEPSEEK_API_KEY"
+
+
+def test_a_url_the_user_chose_may_use_a_key_from_env_or_dotenv(tmp_path):
+    write_env(tmp_path, LLM_API_KEY="dotenv-key")
+    s = load_settings(tmp_path, environ={"LLM_BASE_URL": "https://llm.example/v1"})
+    assert s.api_key == "dotenv-key" and not s.notices
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.example/v1?next=api.openai.com",
+        "https://api.openai.com.evil.example/v1",
+        "https://evil.example/deepseek.com/v1",
+        "https://notmoonshot.cn.example/v1",
+    ],
+)
+def test_providers_are_known_by_host_name_only(tmp_path, url):
+    assert provider_for_url(url) is None
+    s = load_settings(tmp_path, environ={"LLM_BASE_URL": url, "OPENAI_API_KEY": "sk-o"})
+    assert s.api_key is None
+
+
+def test_provider_subdomains_still_count():
+    assert provider_for_url("https://eu.api.deepseek.com/v1").name == "deepseek"
+    assert provider_for_url("http://gpu-box:11434/v1").name == "ollama"
+
+
+def test_sandbox_setting(tmp_path):
+    assert load_settings(tmp_path, environ={}).sandbox == "auto"
+    for value in ("auto", "require", "off", "OFF"):
+        s = load_settings(tmp_path, environ={"CODE_AGENT_SANDBOX": value})
+        assert s.sandbox == value.lower() and s.sources["sandbox"] == "env CODE_AGENT_SANDBOX"
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={"CODE_AGENT_SANDBOX": "maybe"})
+    assert "CODE_AGENT_SANDBOX" in str(info.value)
+
+
+def test_a_repo_env_cannot_switch_the_sandbox_off(tmp_path):
+    write_env(tmp_path, CODE_AGENT_SANDBOX="off")
+    s = load_settings(tmp_path, environ={})
+    assert s.sandbox == "auto"
+    assert any("cannot change the command sandbox" in n for n in s.notices)
+
+
+def test_a_symlinked_state_folder_refuses_to_start(tmp_path):
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    repo.mkdir()
+    elsewhere.mkdir()
+    os.symlink(elsewhere, repo / ".helloagents")
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo, environ={})
+    message = str(info.value)
+    assert "symbolic link" in message and "\n" not in message
+
+
+def test_a_symlink_inside_the_state_folder_refuses_to_start(tmp_path):
+    (tmp_path / ".helloagents" / "notes").mkdir(parents=True)
+    os.symlink("/etc", tmp_path / ".helloagents" / "notes" / "n.md")
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={})
+    assert "n.md" in str(info.value) and "symbolic link" in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["/tmp/hello-state", "../state", ".", ".git/state"])
+def test_the_state_folder_must_be_inside_the_repo(tmp_path, value):
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={"HELLOAGENTS_DIR": value})
+    assert "state folder" in str(info.value)
+
+
+def test_a_nested_state_folder_inside_the_repo_is_fine(tmp_path):
+    s = load_settings(tmp_path, environ={"HELLOAGENTS_DIR": "var/agent-state"})
+    assert s.state.root == tmp_path.resolve() / "var" / "agent-state"

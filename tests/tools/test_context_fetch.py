@@ -244,3 +244,45 @@ async def test_long_lines_and_binary_files(repo: Path):
         items = result.data["sources"]["files"]["items"]
         assert [i["path"] for i in items] == ["long.txt"]
         assert "more chars]" in result.text and len(result.text) < 5000
+
+
+# ------------------------------------------------------------- trust and bounds
+
+
+async def test_test_reports_behind_a_symbolic_link_are_never_read(repo: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.xml").write_text(
+        '<testsuite><testcase name="t"><failure message="outside-secret"/></testcase></testsuite>'
+    )
+    os.symlink(outside / "secret.xml", repo / "junit-report.xml")
+    os.symlink(outside, repo / "reports")
+    (outside / "TEST-x.xml").write_text((outside / "secret.xml").read_text())
+    write(outside / "cache" / "v" / "cache" / "lastfailed", json.dumps({"outside-secret": True}))
+    os.symlink(outside / "cache", repo / ".pytest_cache")
+    result = await fetch(make_tool("rg"), repo, query="secret", sources=["tests"])
+    assert "outside-secret" not in result.text
+    assert result.data["sources"]["tests"]["items"] == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_git_internals_state_and_dotenv_are_not_searched(repo: Path, backend: str):
+    write(repo / ".git" / "config", "[core] parse_config\n")
+    write(repo / ".env", "TOKEN=parse_config\n")
+    tool = make_tool(backend)
+    for paths in ([".git"], [".helloagents"], [".git/config"]):
+        refused = await fetch(tool, repo, query="parse_config", paths=paths)
+        assert refused.status == "error" and refused.text.startswith("Refused"), paths
+    asked = await fetch(tool, repo, query="parse_config", paths=[".env"])
+    assert asked.status == "error" and "declined" in asked.text  # headless: no
+    found = await fetch(tool, repo, query="parse_config", sources=["files"])
+    assert ".env" not in found.text and ".git" not in found.text
+
+
+async def test_the_fallback_gives_up_on_catastrophic_backtracking(repo: Path, monkeypatch):
+    import hello_tui.tools.context_sources as sources
+
+    monkeypatch.setattr(sources, "RG_TIMEOUT", 1.0)
+    write(repo / "aaa.txt", "a" * 5000 + "b\n")
+    result = await fetch(make_tool("python"), repo, query="(a+)+$", regex=True, sources=["files"])
+    assert result.status == "error" and "gave up after 1 s" in result.text

@@ -343,3 +343,68 @@ class TestRead:
         os.symlink("loop1", repo / "loop2")
         result = await call(ReadTool(), make_ctx(repo), path="loop1")
         assert result.status == "error"
+
+
+# ------------------------------------------------------------- what the tools never show
+
+
+async def test_git_internals_and_the_state_folder_are_never_shown(tmp_path):
+    from hello_tui.tools.files import GlobTool, LsTool, ReadTool
+
+    write(tmp_path / ".git" / "config", "[core]\n")
+    write(tmp_path / ".helloagents" / "notes" / "n.md", "state\n")
+    write(tmp_path / "a.txt", "a\n")
+    ctx = make_ctx(tmp_path)
+    for tool, args in (
+        (ReadTool(), {"path": ".git/config"}),
+        (ReadTool(), {"path": "./.git/../.git/config"}),
+        (LsTool(), {"path": ".git"}),
+        (LsTool(), {"path": ".helloagents/notes"}),
+        (GlobTool(), {"pattern": "*", "path": ".git"}),
+    ):
+        result = await tool.run(tool.Args.model_validate(args), ctx)
+        assert result.status == "error" and result.text.startswith("Refused"), (args, result.text)
+        assert result.declined  # an answer to the model, not a broken tool
+    listed = await GlobTool().run(GlobTool.Args.model_validate({"pattern": "**"}), ctx)
+    assert listed.data["matches"] == ["a.txt"]
+
+
+async def test_a_nested_state_folder_is_hidden_where_it_is(tmp_path):
+    from hello_tui.config import load_settings
+    from hello_tui.core.tools import ToolContext
+    from hello_tui.tools.files import GlobTool
+
+    write(tmp_path / "var" / "state" / "notes" / "n.md", "state\n")
+    write(tmp_path / "var" / "keep.txt", "k\n")
+    settings = load_settings(tmp_path, environ={"HELLOAGENTS_DIR": "var/state"})
+    listed = await GlobTool().run(
+        GlobTool.Args.model_validate({"pattern": "**"}), ToolContext(settings=settings)
+    )
+    assert listed.data["matches"] == ["var", "var/keep.txt"]
+
+
+class _Approver:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def review_patch(self, plan):
+        raise AssertionError("no patch here")
+
+    async def approve_command(self, command: str, reason: str) -> str:
+        self.asked.append(command)
+        return self.answer
+
+
+async def test_reading_a_dotenv_file_asks_first(tmp_path):
+    from hello_tui.tools.files import ReadTool
+
+    write(tmp_path / ".env", "API_KEY=sk-dotenv\n")
+    ctx = make_ctx(tmp_path)
+    ctx.approver = _Approver("deny")
+    denied = await ReadTool().run(ReadTool.Args.model_validate({"path": ".env"}), ctx)
+    assert denied.status == "error" and "sk-dotenv" not in denied.text and denied.declined
+    assert ctx.approver.asked == ["read .env"]
+    ctx.approver = _Approver("once")
+    allowed = await ReadTool().run(ReadTool.Args.model_validate({"path": ".env"}), ctx)
+    assert "sk-dotenv" in allowed.text

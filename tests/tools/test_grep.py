@@ -216,3 +216,82 @@ async def test_through_the_registry(repo: Path):
     assert result.status == "success" and "docs/guide.md" in result.text
     bad = await registry.run("grep", {"pattern": "x", "context": -1}, make_ctx(repo))
     assert bad.status == "error" and "context" in bad.text
+
+
+# ------------------------------------------------------------- trust and bounds
+
+
+@BACKENDS
+async def test_git_internals_and_state_never_show_even_through_path_or_glob(repo, backend):
+    inside_git = await grep(backend, repo, pattern="hello", path=".git")
+    assert inside_git.status == "error" and inside_git.text.startswith("Refused")
+    assert inside_git.declined
+    state = await grep(backend, repo, pattern="hello", path=".helloagents/notes")
+    assert state.status == "error" and "state folder" in state.text
+    for glob in ("**", ".git/**", "**/HEAD", ".*/**"):
+        result = await grep(backend, repo, pattern="hello", glob=glob)
+        paths = [f["path"] for f in result.data["files"]]
+        assert not any(p.startswith((".git/", ".helloagents/")) for p in paths), (glob, paths)
+
+
+@BACKENDS
+async def test_a_dotenv_file_is_searched_only_after_asking(repo, backend):
+    write(repo / ".env", "TOKEN=sk-in-dotenv\n")
+    tool = tool_for(backend)
+    ctx = make_ctx(repo)  # headless: the approver declines
+    result = await tool.run(tool.Args.model_validate({"pattern": "TOKEN", "path": ".env"}), ctx)
+    assert result.status == "error" and "sk-in-dotenv" not in result.text and result.declined
+    everywhere = await grep(backend, repo, pattern="sk-in-dotenv")
+    assert everywhere.data["files"] == []  # hidden files are skipped, .env among them
+
+
+async def test_the_fallback_gives_up_on_catastrophic_backtracking(repo, monkeypatch):
+    import hello_tui.tools.grep as grep_module
+
+    monkeypatch.setattr(grep_module, "SEARCH_TIMEOUT", 1.0)
+    write(repo / "aaa.txt", "a" * 5000 + "b\n")
+    result = await grep("python", repo, pattern="(a+)+$", path="aaa.txt")
+    assert result.status == "error" and "gave up after 1 s" in result.text
+
+
+async def test_rg_is_stopped_by_its_timeout_and_by_cancellation(repo, monkeypatch):
+    import asyncio
+
+    import hello_tui.tools.grep as grep_module
+
+    os.mkfifo(repo / "pipe")  # rg blocks reading a FIFO nobody writes to
+    monkeypatch.setattr(grep_module, "SEARCH_TIMEOUT", 1.0)
+    timed = await grep("rg", repo, pattern="x", path="pipe")
+    assert timed.status == "error" and "gave up after 1 s" in timed.text
+    monkeypatch.setattr(grep_module, "SEARCH_TIMEOUT", 600.0)
+    task = asyncio.ensure_future(grep("rg", repo, pattern="x", path="pipe"))
+    for _ in range(200):
+        if _rg_on(repo / "pipe"):
+            break
+        await asyncio.sleep(0.05)
+    assert _rg_on(repo / "pipe")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):
+        if not _rg_on(repo / "pipe"):
+            break
+        await asyncio.sleep(0.05)
+    assert not _rg_on(repo / "pipe")
+
+
+def _rg_on(path: Path) -> bool:
+    """Is an rg process reading `path` (started in its folder)? Read from /proc."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cwd = (entry / "cwd").resolve()
+        except (OSError, IndexError):
+            continue
+        is_rg = bool(cmdline) and cmdline[0].endswith(b"rg") and path.name.encode() in cmdline
+        if is_rg and state != "Z" and cwd == path.parent.resolve():
+            return True
+    return False

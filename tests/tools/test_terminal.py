@@ -14,6 +14,7 @@ from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
 from hello_tui.core.tools import ToolContext
 from hello_tui.tools.registry import ToolRegistry
+from hello_tui.tools.shell.sandbox import support as sandbox_found
 from hello_tui.tools.terminal import MODEL_OUTPUT_LIMIT, TerminalArgs, TerminalTool
 
 
@@ -149,15 +150,26 @@ async def test_model_sees_at_most_64_kb_and_the_ui_keeps_everything(repo):
     assert result.data["omitted_bytes"] > 0
 
 
-async def test_secrets_are_not_in_the_environment(repo, monkeypatch):
+async def test_commands_get_an_allow_listed_environment(repo, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value")
-    monkeypatch.setenv("DEEPSEEK_API_KEY", "ds-test-secret-value")
-    monkeypatch.setenv("HELLO_TUI_VISIBLE", "visible-value")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-test-secret-value")
+    monkeypatch.setenv("GITHUB_TOKEN", "gh-test-secret-value")
+    monkeypatch.setenv("SOME_OTHER_SETTING", "not-passed-on")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_TIME", "C")
     ctx = make_ctx(repo, RecordingApprover("once"))
     result = await run(ctx, "printenv")
-    assert "visible-value" in result.data["stdout"]
+    env = dict(line.split("=", 1) for line in result.data["stdout"].splitlines())
     assert "secret-value" not in result.data["stdout"]
-    assert "OPENAI_API_KEY" not in result.data["stdout"]
+    assert "SOME_OTHER_SETTING" not in env
+    assert env["LANG"] == "C.UTF-8" and env["LC_TIME"] == "C"
+    assert env["PATH"] == os.environ["PATH"]
+    # A private HOME and TMPDIR of its own, emptied once the command is over.
+    assert env["HOME"] != os.environ.get("HOME") and env["TMPDIR"].startswith(
+        str(Path(env["HOME"]).parent)
+    )
+    assert list(Path(env["HOME"]).iterdir()) == []
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_CONFIG_GLOBAL"] == "/dev/null"
 
 
 async def test_command_without_a_shell_cannot_be_tricked_by_quotes(repo):
@@ -360,3 +372,70 @@ async def test_default_timeout_comes_from_settings(repo):
     ctx.settings.terminal_timeout = 1
     result = await run(ctx, "sleep 30")
     assert result.data["timed_out"] and "timed out after 1 s" in result.text
+
+
+@pytest.mark.parametrize("command", ["sleep 300 &", "tail -f a.txt &"])
+async def test_a_background_job_does_not_hold_the_tool_until_its_timeout(repo, command):
+    ctx = make_ctx(repo, RecordingApprover("once"))
+    # The guard only catches a hang; the tool itself must come back long before it.
+    result = await asyncio.wait_for(run(ctx, command, timeout=600), 120)
+    assert not result.data["timed_out"], result.text
+    assert result.data["exit_code"] == 0
+
+
+async def test_policy_refusals_and_failed_commands_do_not_trip_the_circuit_breaker(repo):
+    registry = ToolRegistry([TerminalTool()])
+    ctx = make_ctx(repo, RecordingApprover("deny"))
+    for command in ("cat ../outside/keep.txt", "sudo ls", "cat leak.txt", "rm a.txt"):
+        refused = await registry.run("terminal", {"command": command}, ctx)
+        assert refused.status == "error" and "circuit breaker" not in refused.text
+    for _ in range(4):
+        failed = await registry.run("terminal", {"command": "cat missing.txt"}, ctx)
+        assert "exit code: 1" in failed.text
+    works = await registry.run("terminal", {"command": "cat a.txt"}, ctx)
+    assert works.status == "success" and "hello" in works.data["stdout"]
+
+
+async def test_read_only_commands_run_in_the_read_only_sandbox(repo):
+    ctx = make_ctx(repo)
+    result = await run(ctx, "cat a.txt")
+    assert result.data["mode"] == "read-only" and result.data["network"] is False
+    if sandbox_found().available:
+        assert result.data["sandbox"].startswith("landlock v")
+    approved = await run(make_ctx(repo, RecordingApprover("network")), "touch made.txt")
+    assert approved.data["mode"] == "approved" and approved.data["network"] is True
+    assert (repo / "made.txt").exists()
+
+
+async def test_require_refuses_to_run_without_a_sandbox(repo, monkeypatch):
+    from hello_tui.tools.shell import sandbox
+
+    monkeypatch.setattr(sandbox, "support", lambda: sandbox.Support(0, False, False))
+    ctx = make_ctx(repo)
+    ctx.settings.sandbox = "require"
+    result = await run(ctx, "cat a.txt")
+    assert result.status == "error" and "CODE_AGENT_SANDBOX=require" in result.text
+    assert result.declined  # an answer, not a broken tool
+
+
+async def test_a_command_cancelled_while_it_starts_is_stopped_once_it_has(repo):
+    """Cancel at once: the process may already be starting; it must not be left behind."""
+    (repo / "spawn.sh").write_text(SPAWN)
+    ctx = make_ctx(repo, RecordingApprover("once"))
+    for _ in range(5):
+        task = asyncio.create_task(run(ctx, "bash spawn.sh", timeout=600))
+        await asyncio.sleep(0)  # let it reach the start of the process
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    await asyncio.sleep(0.5)
+    pid_file = repo / "child.pid"
+    if pid_file.exists() and pid_file.read_text().strip():
+        assert await _wait_until_dead(int(pid_file.read_text()))
+
+
+async def test_headless_approvals_run_offline_unless_network_was_allowed():
+    assert await PolicyApprover(yes=True).approve_command("pip install x", "why") == "once"
+    online = PolicyApprover(yes=True, network=True)
+    assert await online.approve_command("pip install x", "why") == "network"
+    assert await PolicyApprover(yes=False, network=True).approve_command("x", "why") == "deny"

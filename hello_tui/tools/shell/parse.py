@@ -2,14 +2,19 @@
 
 Owns turning a command line into syntax nodes and each argument node into a
 `Word` (its literal value as bash would see it, plus what makes that value
-unknowable: variables, nested commands, globs, `~`). It also rewrites a
-checked command so that every pipeline reports the exit status of each of
-its stages (`instrument`). No policy decisions live here.
+unknowable: variables, nested commands, globs, `~`). Variables expand to
+the values the command's allow-listed environment gives them when the caller
+knows that environment (`Variables`); otherwise a variable is a refusal. It
+also counts brace expansions without making them (`brace_count`), measures
+nesting (`depth`), and rewrites a checked command so that every pipeline
+reports the exit status of each of its stages (`instrument`). No policy
+decisions live here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -27,6 +32,54 @@ REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_red
 SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _MAX_BRACE_RESULTS = 256
+# bash's own variables: their values are not in the environment, but harmless to print.
+BASH_DYNAMIC = frozenset(
+    [
+        "BASH",
+        "BASHOPTS",
+        "BASHPID",
+        "BASH_ARGC",
+        "BASH_ARGV",
+        "BASH_COMMAND",
+        "BASH_LINENO",
+        "BASH_SOURCE",
+        "BASH_SUBSHELL",
+        "BASH_VERSINFO",
+        "BASH_VERSION",
+        "COLUMNS",
+        "DIRSTACK",
+        "EPOCHREALTIME",
+        "EPOCHSECONDS",
+        "EUID",
+        "FUNCNAME",
+        "GROUPS",
+        "HISTCMD",
+        "HOSTNAME",
+        "HOSTTYPE",
+        "IFS",
+        "LINENO",
+        "LINES",
+        "MACHTYPE",
+        "OLDPWD",
+        "OPTARG",
+        "OPTIND",
+        "OSTYPE",
+        "PIPESTATUS",
+        "PPID",
+        "PS4",
+        "PWD",
+        "RANDOM",
+        "REPLY",
+        "SECONDS",
+        "SHELLOPTS",
+        "SHLVL",
+        "SRANDOM",
+        "UID",
+    ]
+)
+_SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]")
+# $? $$ $! $# $- and ${#name}: numbers and flags, never a path.
+_NUMERIC_SPECIALS = frozenset("?$!#-")
 
 
 @lru_cache(maxsize=1)
@@ -53,10 +106,37 @@ class Word:
     brace: bool = False  # unquoted {a,b} or {1..3}
     # Why the value cannot be known before running, and how strict that is.
     problems: list[tuple[Action, str]] = field(default_factory=list)
+    # A value that is unknown but harmless while it is only printed (`echo ${X:-y}`).
+    uncertain: list[tuple[Action, str]] = field(default_factory=list)
 
     @property
     def static(self) -> bool:
-        return not (self.glob or self.tilde or self.brace or self.problems)
+        return not (self.glob or self.tilde or self.brace or self.problems or self.uncertain)
+
+
+@dataclass(frozen=True)
+class Variables:
+    """What variables expand to: the command's environment, minus names it sets itself."""
+
+    values: Mapping[str, str]
+    assigned: frozenset[str] = frozenset()
+    cwd: str = ""
+
+    def lookup(self, name: str) -> str | None:
+        """The value bash will use, or None when it cannot be known here."""
+        if name in self.assigned:
+            return None
+        if name == "PWD":
+            return self.cwd or None
+        if name in BASH_DYNAMIC:
+            return None
+        if name == "0":
+            return "bash"
+        if name.isdigit() or name in ("@", "*"):
+            return ""  # `bash -c` gets no positional parameters
+        if name in _NUMERIC_SPECIALS:
+            return "0"
+        return self.values.get(name, "")  # not in the environment: unset, so empty
 
 
 def _unescape_unquoted(raw: str) -> str:
@@ -82,7 +162,43 @@ def _variable_problem(node: tree_sitter.Node) -> tuple[Action, str]:
     )
 
 
-def word_of(node: tree_sitter.Node) -> Word:
+def _expansion_name(node: tree_sitter.Node) -> str | None:
+    """`$NAME`, `${NAME}` (and `$?`, `$1`): the name; None for `${X:-y}` and the like."""
+    names = [c for c in node.named_children if c.type in ("variable_name", "special_variable_name")]
+    if len(names) != 1:
+        return None
+    if node.type == "expansion":
+        inner = [c.type for c in node.children if c.type not in ("${", "}")]
+        if inner == ["#", "variable_name"]:
+            return "#"  # ${#X}: a length
+        if len(inner) != 1:
+            return None
+    return text_of(names[0])
+
+
+def _expand_variable(
+    node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
+) -> Word:
+    source = text_of(node)
+    if variables is None:
+        return Word(value=source, source=source, problems=[_variable_problem(node)])
+    name = _expansion_name(node)
+    value = variables.lookup(name) if name is not None else None
+    if value is None:
+        why = (
+            f"expands {source}, which the command sets itself"
+            if name in variables.assigned
+            else f"expands {source}, whose value can't be known before running"
+        )
+        return Word(value=source, source=source, uncertain=[("ask", why)])
+    if not quoted and (_SPLIT_OR_GLOB.search(value) or value.startswith("~")):
+        # Unquoted, bash would split the value into several words and glob each.
+        why = f"expands {source} unquoted to {value[:60]!r}, which bash splits or globs"
+        return Word(value=value, source=source, uncertain=[("ask", why)])
+    return Word(value=value, source=source)
+
+
+def word_of(node: tree_sitter.Node, variables: Variables | None = None) -> Word:
     """The value bash would give this argument node, as far as it can be known."""
     kind = node.type
     source = text_of(node)
@@ -99,17 +215,9 @@ def word_of(node: tree_sitter.Node) -> Word:
     if kind == "raw_string":
         return Word(value=source[1:-1], source=source)
     if kind == "string":
-        word = Word(value=_unescape_double_quoted(source[1:-1]), source=source)
-        for child in node.named_children:
-            if child.type in ("simple_expansion", "expansion"):
-                word.problems.append(_variable_problem(child))
-            elif child.type in SUBSTITUTION_NODES:
-                word.problems.append(("ask", f"runs a nested command {text_of(child)}"))
-            elif child.type != "string_content":
-                word.problems.append(("ask", f"uses {text_of(child)}, which is not checked"))
-        return word
+        return _double_quoted(node, variables)
     if kind == "concatenation":
-        parts = [word_of(child) for child in node.named_children]
+        parts = [word_of(child, variables) for child in node.named_children]
         return Word(
             value="".join(p.value for p in parts),
             source=source,
@@ -117,11 +225,12 @@ def word_of(node: tree_sitter.Node) -> Word:
             tilde=bool(parts) and parts[0].tilde,
             brace=any(p.brace for p in parts),
             problems=[problem for p in parts for problem in p.problems],
+            uncertain=[problem for p in parts for problem in p.uncertain],
         )
     if kind == "brace_expression":
         return Word(value=source, source=source, brace=True)
     if kind in ("simple_expansion", "expansion"):
-        return Word(value=source, source=source, problems=[_variable_problem(node)])
+        return _expand_variable(node, variables)
     if kind in SUBSTITUTION_NODES:
         return Word(
             value=source, source=source, problems=[("ask", f"runs a nested command {source}")]
@@ -129,6 +238,125 @@ def word_of(node: tree_sitter.Node) -> Word:
     return Word(
         value=source, source=source, problems=[("ask", f"uses {source!r}, which is not checked")]
     )
+
+
+def _double_quoted(node: tree_sitter.Node, variables: Variables | None) -> Word:
+    """A "..." string: its text with variables expanded (no globbing, no splitting)."""
+    source = text_of(node)
+    raw = node.text or b""
+    word = Word(value="", source=source)
+    pieces: list[str] = []
+    position = node.start_byte + 1
+    for child in node.named_children:
+        between = raw[position - node.start_byte : child.start_byte - node.start_byte]
+        pieces.append(_unescape_double_quoted(between.decode("utf-8", errors="replace")))
+        if child.type == "string_content":
+            pieces.append(_unescape_double_quoted(text_of(child)))
+        elif child.type in ("simple_expansion", "expansion"):
+            part = _expand_variable(child, variables, quoted=True)
+            pieces.append(part.value)
+            word.problems += part.problems
+            word.uncertain += part.uncertain
+        elif child.type in SUBSTITUTION_NODES:
+            pieces.append(text_of(child))
+            word.problems.append(("ask", f"runs a nested command {text_of(child)}"))
+        else:
+            pieces.append(text_of(child))
+            word.problems.append(("ask", f"uses {text_of(child)}, which is not checked"))
+        position = child.end_byte
+    tail = raw[position - node.start_byte : len(raw) - 1]
+    pieces.append(_unescape_double_quoted(tail.decode("utf-8", errors="replace")))
+    word.value = "".join(pieces)
+    return word
+
+
+def depth(root: tree_sitter.Node) -> int:
+    """How deeply the syntax tree nests (counted without recursion)."""
+    deepest = 0
+    stack = [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in node.children)
+    return deepest
+
+
+def brace_count(text: str, cap: int = 1 << 20) -> int:
+    """How many words brace expansion makes of `text` (at most `cap` + 1), without making them.
+
+    Groups one after the other multiply (`{a,b}{c,d}` is 4); the options of a
+    group add up (`{a,{b,c}}` is 3). Iterative along the word, recursive only
+    into a group's options, so a long word cannot exhaust the stack.
+    """
+    total, position = 1, 0
+    while total <= cap:
+        group = _first_group(text, position)
+        if group is None:
+            break
+        _, end, options = group
+        if isinstance(options, int):
+            inside = options
+        else:
+            inside = 0
+            for option in options:
+                inside = min(inside + brace_count(option, cap), cap + 1)
+        total = min(total * inside, cap + 1)
+        position = end + 1
+    return min(total, cap + 1)
+
+
+def _first_group(text: str, position: int) -> tuple[int, int, list[str] | int] | None:
+    """The first group at or after `position` that bash expands: (start, end, options or length)."""
+    start = text.find("{", position)
+    while start != -1:
+        end = _matching_brace(text, start)
+        if end == -1:
+            return None
+        inner = text[start + 1 : end]
+        options = _split_top_level_commas(inner)
+        if len(options) > 1:
+            return start, end, options
+        length = _sequence_length(inner)
+        if length > 1:
+            return start, end, length
+        start = text.find("{", start + 1)
+    return None
+
+
+def brace_depth(text: str) -> int:
+    """How deeply braces nest in `text` (quotes and escapes ignored: an upper bound)."""
+    deepest = level = 0
+    for ch in text:
+        if ch == "{":
+            level += 1
+            deepest = max(deepest, level)
+        elif ch == "}":
+            level = max(0, level - 1)
+    return deepest
+
+
+def _matching_brace(text: str, start: int) -> int:
+    depth_ = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth_ += 1
+        elif text[i] == "}":
+            depth_ -= 1
+            if depth_ == 0:
+                return i
+    return -1
+
+
+def _sequence_length(inner: str) -> int:
+    match = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", inner)
+    if match:
+        a, b = int(match.group(1)), int(match.group(2))
+        step = abs(int(match.group(3) or 1)) or 1
+        return abs(b - a) // step + 1
+    match = re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])", inner)
+    if match:
+        return abs(ord(match.group(1)) - ord(match.group(2))) + 1
+    return 1
 
 
 def brace_expand(text: str) -> list[str] | None:

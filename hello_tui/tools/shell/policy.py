@@ -1,22 +1,31 @@
 """The terminal policy: may a command run at once, must the user approve it, or is it refused?
 
-`classify(command, repo, cwd)` parses the command with tree-sitter-bash and
-judges every command of every pipeline and list on its own (and every command
-nested in `$( )`, backticks, `<( )` or `sh -c`); the strictest verdict wins:
+`classify(command, repo, cwd, context)` parses the command with
+tree-sitter-bash and judges every command of every pipeline and list on its
+own (and every command nested in `$( )`, backticks, `<( )` or `sh -c`); the
+strictest verdict wins:
 
 - run: every part is a known read-only program used read-only, every path
-  inside the repo;
-- ask: anything else that stays inside the repo (the user decides);
+  inside the repo (globs expanded by bash's rules, symbolic links judged by
+  where they lead, also those a program follows while walking a tree);
+- ask: anything else that stays inside the repo (the user decides), and
+  reading `.env` files, which hold keys;
 - refuse: privilege escalation, any path outside the repo (reads too, also
-  through `~`, variables or symlinks), writes into `.git/`, programs that
-  need an interactive terminal. Nobody can approve these.
+  through `~`, variables or symlinks), writes into `.git/` or the state
+  folder, git pointed at another repository, programs that need an
+  interactive terminal, brace expansions that explode, NUL bytes and absurd
+  nesting. Nobody can approve these.
+
+The policy is the first line of defence; the OS sandbox (`sandbox.py`) is
+the second. With the sandbox holding, variables expand to the values of the
+command's allow-listed environment (`context.variables`); without it a
+variable is a refusal, as its value could lead anywhere.
 
 Pure classification: the only I/O is resolving paths (symlinks, globs).
 """
 
 from __future__ import annotations
 
-import glob as globlib
 import os
 import re
 from dataclasses import dataclass
@@ -24,19 +33,30 @@ from pathlib import Path
 
 import tree_sitter
 
+from hello_tui.tools.shell import globbing
+from hello_tui.tools.shell.git_guard import (
+    REPOSITORY_VARIABLE,
+    check_git,
+    is_git_variable,
+    nested_repository,
+)
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
     STRUCTURE_NODES,
     SUBSTITUTION_NODES,
     Action,
+    Variables,
     Word,
+    brace_count,
+    brace_depth,
     brace_expand,
+    depth,
     parse,
     text_of,
     word_of,
 )
-from hello_tui.tools.shell.programs import check_read_only
+from hello_tui.tools.shell.programs import ProgramCheck, check_read_only
 
 PRIVILEGED = frozenset({"sudo", "su", "doas", "pkexec", "runas"})
 INTERACTIVE = frozenset(
@@ -51,9 +71,6 @@ INTERACTIVE = frozenset(
         "pico",
         "micro",
         "joe",
-        "less",
-        "more",
-        "most",
         "top",
         "htop",
         "btop",
@@ -70,6 +87,33 @@ INTERACTIVE = frozenset(
     ]
 )
 PAGERS = frozenset({"less", "more", "most"})
+# Builtins that set variables, options, aliases or how names and folders resolve.
+SHELL_STATE_BUILTINS = {
+    "read": "read sets shell variables",
+    "declare": "declare sets shell variables",
+    "typeset": "typeset sets shell variables",
+    "export": "export sets environment variables",
+    "local": "local sets shell variables",
+    "readonly": "readonly sets shell variables",
+    "let": "let sets shell variables",
+    "mapfile": "mapfile sets shell variables",
+    "readarray": "readarray sets shell variables",
+    "getopts": "getopts sets shell variables",
+    "unset": "unset removes shell variables",
+    "set": "set changes shell options or parameters",
+    "shopt": "shopt changes how bash expands words",
+    "alias": "alias changes what a command name runs",
+    "unalias": "unalias changes what a command name runs",
+    "hash": "hash changes which program a name runs",
+    "enable": "enable loads or switches builtins",
+    "trap": "trap runs code on signals",
+    "source": "source runs a script",
+    ".": ". runs a script",
+    "pushd": "pushd changes directory",
+    "popd": "popd changes directory",
+    "ulimit": "ulimit changes resource limits",
+    "umask": "umask changes file permissions",
+}
 # Wrappers run their argument as a command; value: short options that take a value.
 WRAPPERS: dict[str, str] = {
     "xargs": "adEILnPs",
@@ -98,8 +142,31 @@ INTERPRETER = re.compile(
     r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|lua|deno|bun|Rscript|pwsh|"
     r"osascript|tclsh|java|jshell|irb)$"
 )
+# Programs whose options make them follow symbolic links while copying or walking.
+_LINK_FOLLOWING = {
+    "cp": {"-L", "--dereference", "-H"},
+    "tar": {"-h", "--dereference"},
+    "rsync": {"-L", "--copy-links", "-k", "--copy-dirlinks"},
+    "chmod": {"-L"},
+    "chown": {"-L"},
+    "chgrp": {"-L"},
+}
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 _MAX_NESTING = 4
+MAX_COMMAND_CHARS = 100_000
+MAX_SYNTAX_DEPTH = 200
+MAX_BRACE_DEPTH = 64
+# bash builds every word of a brace expansion in memory: `{1..99}` four times is 96 million.
+MAX_BRACE_WORDS = 10_000
+# How much of a tree a link-following or recursive reader is walked to judge it.
+MAX_WALK_ENTRIES = 20_000
+FILE_TESTS = frozenset(
+    ["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u"]
+    + ["-w", "-x", "-G", "-L", "-N", "-O", "-S"]
+)
+FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
+_TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
+_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 
 @dataclass(frozen=True)
@@ -121,47 +188,122 @@ class PolicyVerdict:
     # `cd DIR` as the first part (or the whole command): the session's next cwd.
     cd_target: Path | None = None
     cd_only: bool = False
+    # `less FILE` alone: what runs instead (there is no terminal to page on).
+    display_as: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """What the policy knows besides the command: the environment and the protected places."""
+
+    # The command's environment when the OS sandbox holds; None: variables are refused.
+    environment: dict[str, str] | None = None
+    private_dir: Path | None = None  # the command's own HOME and TMPDIR: free to use
+    state_dir: Path | None = None  # hello-tui's state folder: never written by commands
 
 
 def strictest(actions: list[Action]) -> Action:
     return max(actions, key=lambda a: RANK[a], default="run")
 
 
-def classify(command: str, repo: Path, cwd: Path) -> PolicyVerdict:
+def _pre_refusal(command: str) -> str | None:
+    if not command.strip():
+        return "the command is empty"
+    if "\x00" in command:
+        return "the command contains a NUL byte"
+    if len(command) > MAX_COMMAND_CHARS:
+        return f"the command is longer than {MAX_COMMAND_CHARS} characters"
+    if brace_depth(command) > MAX_BRACE_DEPTH:
+        return f"braces nest more than {MAX_BRACE_DEPTH} levels deep"
+    return None
+
+
+def classify(
+    command: str, repo: Path, cwd: Path, context: PolicyContext | None = None
+) -> PolicyVerdict:
     """Judge `command` as run from `cwd` inside `repo`."""
     repo = repo.resolve()
     cwd = cwd.resolve()
-    if not command.strip():
-        return PolicyVerdict("refuse", "the command is empty", [])
-    judge = _Judge(repo, [cwd], depth=0)
+    context = context or PolicyContext()
+    refusal = _pre_refusal(command)
+    if refusal:
+        return PolicyVerdict("refuse", refusal, [PartVerdict(command[:200], "refuse", refusal)])
     root = parse(command)
+    if depth(root) > MAX_SYNTAX_DEPTH:
+        reason = f"the command nests more than {MAX_SYNTAX_DEPTH} levels deep"
+        return PolicyVerdict("refuse", reason, [PartVerdict(command[:200], "refuse", reason)])
+    variables = None
+    if context.environment is not None:
+        assigned = assigned_names(command)
+        moves = assigned & {"cd", "pushd", "popd"}  # then $PWD is not the starting folder
+        variables = Variables(
+            values=context.environment, assigned=assigned, cwd="" if moves else str(cwd)
+        )
+    judge = _Judge(repo, [cwd], depth=0, context=context, variables=variables)
     judge.program(root)
     parts = judge.parts or [PartVerdict(command, "run", "nothing to run")]
     action = strictest([p.action for p in parts])
     reasons = list(dict.fromkeys(p.reason for p in parts if p.action == action))
-    if action == "run":
-        reason = "read-only, inside the repo"
-    else:
-        reason = "; ".join(reasons)
+    reason = "read-only, inside the repo" if action == "run" else "; ".join(reasons)
     verdict = PolicyVerdict(action, reason, parts)
     if not root.has_error:
-        verdict.argv = _simple_argv(root)
+        verdict.argv = _simple_argv(root, variables)
+        if verdict.argv and verdict.argv[0] in PAGERS and action == "run":
+            files = [a for a in verdict.argv[1:] if not a.startswith(("-", "+"))]
+            verdict.argv = ["cat", "--", *files]
+            verdict.display_as = "cat " + " ".join(files)
         cd_node, cd_only = _leading_cd(root)
         if cd_node is not None and action != "refuse":
-            verdict.cd_target = _cd_destination(cd_node, cwd)
+            verdict.cd_target = _cd_destination(cd_node, cwd, variables)
             verdict.cd_only = cd_only
     return verdict
 
 
+_ASSIGNMENT = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${X:=value} sets X
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def assigned_names(command: str) -> frozenset[str]:
+    """Names the command may set itself: `X=`, and every name it mentions as a plain word.
+
+    Over-approximated on purpose: `read X`, `printf -v X`, `for X in`,
+    `declare X` all mention X outside a `$X`, so any such name is treated as
+    unknown rather than as its environment value.
+    """
+    names = {m.group(1) for m in _ASSIGNMENT.finditer(command)}
+    names |= {m.group(1) for m in _DEFAULT_ASSIGNMENT.finditer(command)}
+    for match in _NAME.finditer(command):
+        start = match.start()
+        before = command[start - 1] if start else ""
+        before2 = command[max(0, start - 2) : start]
+        if before == "$" or before2 == "${" or before2 == "{#":
+            continue
+        names.add(match.group(0))
+    return frozenset(names)
+
+
 class _Judge:
-    def __init__(self, repo: Path, cwds: list[Path], depth: int) -> None:
+    def __init__(
+        self,
+        repo: Path,
+        cwds: list[Path],
+        depth: int,
+        context: PolicyContext,
+        variables: Variables | None,
+    ) -> None:
         self.repo = repo
         self.cwds = cwds
         self.depth = depth
+        self.context = context
+        self.variables = variables
         self.parts: list[PartVerdict] = []
 
     def add(self, text: str, action: Action, reason: str) -> None:
         self.parts.append(PartVerdict(text.strip(), action, reason))
+
+    def word(self, node: tree_sitter.Node) -> Word:
+        return word_of(node, self.variables)
 
     # ------------------------------------------------------------ structure
 
@@ -172,12 +314,12 @@ class _Judge:
         self.node(root, piped_input=False)
 
     def scan_unparsed(self, text: str) -> None:
-        """What could not be parsed may still name paths (`{cat,/etc/passwd}`): any that
-        leave the repo are refused, whatever their role would have been."""
+        """What could not be parsed may still name paths (`{cat,/etc/passwd}`, `1<> .git/x`):
+        any that leave the repo or reach `.git/` are refused, whatever their role would be."""
         tokens = re.split(r"[\s{},;|&<>()'\"=`$]+", text)
         words = [Word(value=t, source=t, tilde=t.startswith("~")) for t in tokens if t]
-        verdict = self.paths([w for w in words if _path_like(w.value)], write=True)
-        if verdict is not None:
+        verdict = self.paths(words, write=True)
+        if verdict is not None and verdict[0] == "refuse":
             self.add(text, *verdict)
 
     def node(self, node: tree_sitter.Node, piped_input: bool, extra: list | None = None) -> None:
@@ -203,8 +345,13 @@ class _Judge:
         elif kind in SUBSTITUTION_NODES:
             self.substitution(node)
         elif kind == "variable_assignment":
-            self.add(text_of(node), "ask", "sets a shell variable")
+            self.assignment(node)
             self.nested(node)
+        elif kind == "declaration_command":
+            self.declaration(node)
+            self.nested(node)
+        elif kind == "test_command":
+            self.test_command(node)
         else:
             if kind != "ERROR":  # a parse error is already reported for the whole command
                 self.add(text_of(node), "ask", f"uses shell syntax ({kind}) that is not checked")
@@ -217,8 +364,71 @@ class _Judge:
                 self.node(child, piped_input=False)
             elif child.type in REDIRECT_NODES:
                 self.redirect(child)
+            elif child.type == "variable_assignment":
+                self.assignment(child)
+                self.nested(child)
             else:
                 self.nested(child)
+            self.words_in(child)
+
+    def words_in(self, node: tree_sitter.Node) -> None:
+        """Brace expansions anywhere make bash build every word first: cap them."""
+        if node.type in ("word", "concatenation", "brace_expression"):
+            word = self.word(node)
+            if word.brace:
+                self.brace_limit(word, text_of(node))
+
+    def brace_limit(self, word: Word, text: str) -> bool:
+        count = brace_count(word.value, MAX_BRACE_WORDS)
+        if count > MAX_BRACE_WORDS:
+            self.add(
+                text,
+                "refuse",
+                f"{word.source[:60]} expands to more than {MAX_BRACE_WORDS} words",
+            )
+            return False
+        return True
+
+    def assignment(self, node: tree_sitter.Node) -> None:
+        name_node = node.child_by_field_name("name")
+        name = text_of(name_node) if name_node is not None else text_of(node).split("=", 1)[0]
+        if is_git_variable(name):
+            self.add(text_of(node), "refuse", f"{name}= {REPOSITORY_VARIABLE}")
+        else:
+            self.add(text_of(node), "ask", "sets a shell variable")
+
+    def declaration(self, node: tree_sitter.Node) -> None:
+        keyword = node.children[0].type if node.children else "declare"
+        self.add(text_of(node), "ask", SHELL_STATE_BUILTINS.get(keyword, "sets shell variables"))
+        for child in node.named_children:
+            if child.type == "variable_name" and is_git_variable(text_of(child)):
+                self.add(text_of(node), "refuse", f"{text_of(child)} {REPOSITORY_VARIABLE}")
+
+    def test_command(self, node: tree_sitter.Node) -> None:
+        """`[ -d src ]`, `[[ -f x && $a == b ]]`: only the files it tests are paths."""
+        self.nested(node)
+        files: list[Word] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.named_children)
+            operators = [c for c in current.children if c.type in _TEST_OPERATOR_NODES]
+            operands = [c for c in current.named_children if c.type not in _TEST_OPERATOR_NODES]
+            operator = text_of(operators[0]) if operators else ""
+            if current.type == "unary_expression" and operands and operator in FILE_TESTS:
+                files.append(self.word(operands[-1]))
+            elif current.type == "binary_expression" and operator in FILE_COMPARISONS:
+                files.extend(self.word(o) for o in operands)
+        text = text_of(node)
+        for word in files:
+            for action, reason in word.problems:
+                if not reason.startswith("runs a nested command"):
+                    self.add(text, action, reason)
+        verdict = self.paths(files, write=False)
+        if verdict is not None:
+            self.add(text, *verdict)
+        else:
+            self.add(text, "run", "a test only looks at files")
 
     def substitution(self, node: tree_sitter.Node) -> None:
         opener = "<( )" if node.type == "process_substitution" else "$( ) or backticks"
@@ -243,12 +453,12 @@ class _Judge:
             self.add(text, "ask", "the redirection is not checked")
             return []
         target, extra = targets[0], targets[1:]
-        word = word_of(target)
+        word = self.word(target)
         if operator in (">&", "<&") and (target.type == "number" or word.value == "-"):
             return extra  # duplicating or closing a descriptor touches no file
         writes = operator not in ("<",)
-        if word.problems:
-            for action, reason in word.problems:
+        if word.problems or word.uncertain:
+            for action, reason in word.problems + word.uncertain:
                 self.add(text, action, reason)
             return extra
         if writes and word.value in HARMLESS_DEVICES:
@@ -256,10 +466,16 @@ class _Judge:
         verdict = self.paths([word], write=writes)
         if verdict is not None:
             self.add(text, *verdict)
+        elif writes and self._private(word.value):
+            self.add(text, "run", "writes into the command's private folder")
         elif writes:
             self.add(text, "ask", f"writes to {word.value}")
         else:
-            self.add(text, "run", "reads a file inside the repo")
+            secret = self.env_files([word])
+            if secret:
+                self.add(text, "ask", secret)
+            else:
+                self.add(text, "run", "reads a file inside the repo")
         return extra
 
     # ------------------------------------------------------------ commands
@@ -267,12 +483,12 @@ class _Judge:
     def command(self, node: tree_sitter.Node, piped_input: bool, extra: list) -> None:
         text = text_of(node)
         word_nodes: list[tree_sitter.Node] = []
-        assignments = False
+        assignments: list[tree_sitter.Node] = []
         for child in node.named_children:
             if child.type == "command_name":
                 word_nodes.append(child.named_children[0] if child.named_children else child)
             elif child.type == "variable_assignment":
-                assignments = True
+                assignments.append(child)
                 self.nested(child)
             elif child.type in REDIRECT_NODES:
                 extra = extra + self.redirect(child)
@@ -284,10 +500,16 @@ class _Judge:
                 self.substitution(child)
             else:
                 self.nested(child)
+            self.words_in(child)
+        for assignment in assignments:
+            name_node = assignment.child_by_field_name("name")
+            name = text_of(name_node) if name_node is not None else ""
+            if is_git_variable(name):
+                self.add(text, "refuse", f"{name}= {REPOSITORY_VARIABLE}")
         if assignments:
             self.add(text, "ask", "sets environment variables for the command")
         if word_nodes:
-            self.argv([word_of(n) for n in word_nodes], text, piped_input)
+            self.argv([self.word(n) for n in word_nodes], text, piped_input)
 
     def argv(self, words: list[Word], text: str, piped_input: bool) -> None:
         for word in words:
@@ -295,7 +517,7 @@ class _Judge:
                 if not reason.startswith("runs a nested command"):  # judged on its own
                     self.add(text, action, reason)
         name_word, args = words[0], words[1:]
-        if name_word.problems or name_word.glob or name_word.brace:
+        if name_word.problems or name_word.uncertain or name_word.glob or name_word.brace:
             self.add(text, "ask", "the program name is not a plain word")
             self.generic_paths(words, text)  # `{cat,/etc/passwd}` expands to a path
             return
@@ -317,11 +539,25 @@ class _Judge:
         if name == "cd":
             self.cd(args, text)
             return
+        if name == "command" and args and args[0].value in ("-v", "-V"):
+            self.add(text, "run", "command -v only looks a name up")
+            return
+        if name == "env" and not args:
+            self.add(text, "run", "env without a command prints the environment")
+            return
         if name in WRAPPERS:
             self.wrapper(name, args, text, piped_input)
             return
         if name in SHELLS or name == "eval":
             self.shell(name, args, text)
+            return
+        if name in SHELL_STATE_BUILTINS:
+            self.add(text, "ask", SHELL_STATE_BUILTINS[name])
+            self.git_variables(args, text)
+            self.generic_paths(args, text)
+            return
+        if name == "git":
+            self.git(args, text)
             return
         check = check_read_only(name, args)
         if check is None:
@@ -332,20 +568,95 @@ class _Judge:
             )
             self.add(text, "ask", reason)
             self.generic_paths(args, text)
+            self.link_following(name, args, text)
             return
+        if name == "printf":
+            self.git_variables(args, text)
+        self.judge_check(name, args, check, text)
+
+    def git_variables(self, args: list[Word], text: str) -> None:
+        """`read GIT_DIR`, `printf -v GIT_WORK_TREE ...`, `export GIT_DIR=x`: refused."""
+        for word in args:
+            name = word.value.split("=", 1)[0].lstrip("-")
+            if is_git_variable(name):
+                self.add(text, "refuse", f"{name} {REPOSITORY_VARIABLE}")
+
+    def judge_check(self, name: str, args: list[Word], check: ProgramCheck, text: str) -> None:
+        if not check.prints_only:
+            for word in args:
+                for action, reason in word.uncertain:
+                    self.add(text, action, reason)
         # Unquoted globs anywhere become file names (`grep /etc/* x`): check those too.
-        candidates = check.paths + [
-            w for w in args if (w.glob or w.brace or w.tilde) and w not in check.paths
-        ]
-        if name in ("echo", "printf", "pwd", "which", "tr"):
-            candidates = []
+        candidates = list(check.paths)
+        if not check.prints_only:
+            candidates += [
+                w for w in args if (w.glob or w.brace or w.tilde) and w not in check.paths
+            ]
+        # An unsafe use may change the files it names (`sed -i`): `.git/` counts as written.
         verdict = self.paths(candidates, write=check.unsafe is not None)
         if verdict is not None:
             self.add(text, *verdict)
+            return
+        for target in check.writes:
+            self.write_target(target, text, f"{name} writes")
+        if check.follow != "args" or (check.recursive_read and check.hidden):
+            walked = self.walk(candidates, check)
+            if walked is not None:
+                self.add(text, *walked)
+        secret = self.env_files(candidates) if check.shows_contents else None
+        if secret:
+            self.add(text, "ask", secret)
         if check.unsafe:
             self.add(text, "ask", check.unsafe)
-        elif verdict is None:
+        elif not check.writes:
             self.add(text, "run", f"{name} is read-only")
+
+    def write_target(self, target: Word, text: str, what: str) -> None:
+        if target.problems or target.uncertain:
+            for action, reason in target.problems + target.uncertain:
+                self.add(text, action, reason)
+            return
+        if target.value in HARMLESS_DEVICES:
+            return
+        verdict = self.paths([target], write=True)
+        if verdict is not None:
+            self.add(text, *verdict)
+        elif self._private(target.value):
+            self.add(text, "run", f"{what} into the command's private folder")
+        else:
+            self.add(text, "ask", f"{what} {target.value}")
+
+    def git(self, args: list[Word], text: str) -> None:
+        for cwd in self.cwds:
+            nested = nested_repository(cwd, self.repo)
+            if nested is not None:
+                where = _display(nested, self.repo)
+                self.add(
+                    text,
+                    "refuse",
+                    f"git would use the repository in {where}, not the repo's own .git; "
+                    "its config could run programs",
+                )
+                return
+        found = check_git(args)
+        if found.refusal:
+            self.add(text, "refuse", found.refusal)
+            return
+        verdict = self.paths(found.paths, write=False)
+        if verdict is not None:
+            self.add(text, *verdict)
+            return
+        # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
+        named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
+        secret = next((n for n in named if _ENV_FILE.match(Path(n).name)), None)
+        if secret:
+            self.add(text, "ask", f"shows {secret}, which may hold keys")
+        for target in found.writes:
+            self.write_target(target, text, "git writes")
+        if found.unsafe:
+            self.add(text, "ask", found.unsafe)
+        elif not found.writes:
+            self.add(text, "run", "git is read-only here")
 
     def program_path(self, name_word: Word, args: list[Word], text: str) -> None:
         verdict = self.paths([name_word], write=False)
@@ -371,8 +682,15 @@ class _Judge:
             return
         if target.problems:
             return  # already reported
+        if target.uncertain:
+            for action, reason in target.uncertain:
+                self.add(text, action, reason)
+            return
         if target.glob or target.brace:
             self.add(text, "ask", "cd to a pattern is not checked")
+            return
+        if self.variables is not None and "CDPATH" in self.variables.assigned:
+            self.add(text, "ask", "CDPATH may be set by the command, so cd's target is unknown")
             return
         verdict = self.paths([target], write=False)
         if verdict is not None:
@@ -397,6 +715,9 @@ class _Judge:
                 i += 2 if (len(value) == 2 and value[1] in value_options) else 1
                 continue
             if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
+                variable = value.split("=", 1)[0]
+                if is_git_variable(variable):
+                    self.add(text, "refuse", f"{variable}= {REPOSITORY_VARIABLE}")
                 i += 1
                 continue
             if skip_positionals:
@@ -416,6 +737,7 @@ class _Judge:
                 " ".join(w.value for w in args),
                 text,
                 problems=[p for w in args for p in w.problems],
+                uncertain=[p for w in args for p in w.uncertain],
             )
         else:
             for index, word in enumerate(args):
@@ -432,11 +754,21 @@ class _Judge:
             self.generic_paths(args, text)
             return
         self.add(text, "ask", f"{name} runs a shell script")
-        if script.problems or self.depth >= _MAX_NESTING:
+        if script.problems or script.uncertain or self.depth >= _MAX_NESTING:
             self.add(text, "ask", "the script can't be checked")
             return
-        inner = _Judge(self.repo, list(self.cwds), self.depth + 1)
-        inner.program(parse(script.value))
+        inner_root = parse(script.value)
+        if depth(inner_root) > MAX_SYNTAX_DEPTH or "\x00" in script.value:
+            self.add(text, "refuse", "the nested script is too deeply nested to check")
+            return
+        inner = _Judge(self.repo, list(self.cwds), self.depth + 1, self.context, self.variables)
+        if self.variables is not None:
+            inner.variables = Variables(
+                self.variables.values,
+                self.variables.assigned | assigned_names(script.value),
+                self.variables.cwd,
+            )
+        inner.program(inner_root)
         self.parts.extend(inner.parts)
 
     # ------------------------------------------------------------ paths
@@ -460,49 +792,75 @@ class _Judge:
         if verdict is not None:
             self.add(text, *verdict)
 
+    def link_following(self, name: str, args: list[Word], text: str) -> None:
+        """`cp -L`, `tar -h`, `chmod -R -L`: judge where the links they will follow lead."""
+        options = _LINK_FOLLOWING.get(name)
+        if not options:
+            return
+        given = {w.value for w in args if w.value.startswith("-")}
+        clustered = {"-" + ch for w in given if not w.startswith("--") for ch in w[1:]}
+        if not (given | clustered) & options:
+            return
+        check = ProgramCheck(None, [w for w in args if not w.value.startswith("-")], follow="tree")
+        walked = self.walk(check.paths, check)
+        if walked is not None:
+            self.add(text, *walked)
+
     def paths(self, words: list[Word], write: bool) -> tuple[Action, str] | None:
         """The strictest objection to these path arguments, or None when all are fine."""
         worst: tuple[Action, str] | None = None
         for word in words:
-            if word.problems:
+            if word.problems or word.uncertain:
                 continue  # reported with the word's own reason
             objection = self.path(word, write)
             if objection and (worst is None or RANK[objection[0]] > RANK[worst[0]]):
                 worst = objection
         return worst
 
+    def expansions(self, word: Word) -> tuple[list[str] | None, str]:
+        """Every value bash could give this word (braces, then globs); None: can't tell."""
+        values = [word.value]
+        if word.brace:
+            if brace_count(word.value, 256) > 256:
+                return None, f"{word.source[:60]} expands to too many words to check"
+            expanded = brace_expand(word.value)
+            if expanded is None:
+                return None, f"{word.source} expands to too many words to check"
+            values = expanded
+        if not word.glob:
+            return values, ""
+        results: list[str] = []
+        for value in values:
+            for cwd in self.cwds:
+                # The literal text too: quoted glob characters stay as they are.
+                results.append(value)
+                if not globbing.has_glob(value):
+                    continue
+                try:
+                    results.extend(globbing.expand(value, cwd))
+                except globbing.GlobTooComplex as exc:
+                    return None, f"{word.source}: {exc}"
+                results.append(_glob_base(value))
+        return list(dict.fromkeys(results)), ""
+
     def path(self, word: Word, write: bool) -> tuple[Action, str] | None:
         if word.tilde or (word.value.startswith("~") and "=~" in word.source):
             return "refuse", f"{word.value} is in the home directory, outside the repo"
-        values = [word.value]
-        if word.brace:
-            expanded = brace_expand(word.value)
-            if expanded is None:
-                return "ask", f"{word.source} expands to too many words to check"
-            values = expanded
+        values, problem = self.expansions(word)
+        if values is None:
+            return "ask", problem
         for value in values:
             for cwd in self.cwds:
-                for target in self._expand_glob(value, cwd, word.glob):
-                    objection = self._locate(target, cwd, write)
-                    if objection:
-                        return objection
+                objection = self._locate(value, cwd, write)
+                if objection:
+                    return objection
         return None
 
-    def _expand_glob(self, value: str, cwd: Path, is_glob: bool) -> list[str]:
-        if not is_glob or not re.search(r"[*?\[]", value):
-            return [value]
-        # Whatever the pattern matches, plus the fixed directory it starts from.
-        parts = Path(value).parts
-        fixed = []
-        for part in parts:
-            if re.search(r"[*?\[]", part):
-                break
-            fixed.append(part)
-        matches = globlib.glob(value, root_dir=cwd, include_hidden=True)
-        base = str(Path(*fixed)) if fixed else "."
-        # Older bash lets `.*` match `..`; Python's glob never does, so add it by hand.
-        parent = [str(Path(base, ".."))] if re.search(r"(^|/)\.[^/]*[*?\[]", value) else []
-        return [base, *parent, *matches]
+    def _private(self, value: str) -> bool:
+        private = self.context.private_dir
+        if private is None or not os.path.isabs(value):
+            return False
+        return Path(os.path.realpath(value)).is_relative_to(private)
 
     def _locate(self, value: str, cwd: Path, write: bool) -> tuple[Action, str] | None:
         if value in HARMLESS_DEVICES:
@@ -512,6 +870,9 @@ class _Judge:
             resolved = full.resolve()
         except (OSError, RuntimeError):
             return "ask", f"{value} can't be resolved (a symbolic link loop?)"
+        private = self.context.private_dir
+        if private is not None and resolved.is_relative_to(private):
+            return None
         if not resolved.is_relative_to(self.repo):
             lexical = Path(os.path.normpath(full))
             if lexical.is_relative_to(self.repo):
@@ -521,7 +882,108 @@ class _Judge:
             relative = resolved.relative_to(self.repo)
             if relative.parts[:1] == (".git",):
                 return "refuse", f"{value} is in .git/, which commands may not change"
+            state = self.context.state_dir
+            if state is not None and resolved.is_relative_to(state):
+                return (
+                    "refuse",
+                    f"{value} is in hello-tui's state folder, which commands may not change",
+                )
         return None
+
+    def env_files(self, words: list[Word]) -> str | None:
+        """Reading `.env` files needs the user: they hold keys."""
+        for word in words:
+            values, _ = self.expansions(word)
+            for value in values or [word.value]:
+                if _ENV_FILE.match(Path(value).name):
+                    for cwd in self.cwds:
+                        if (cwd / value).is_file():
+                            return f"reads {value}, which may hold keys"
+        return None
+
+    def walk(self, words: list[Word], check: ProgramCheck) -> tuple[Action, str] | None:
+        """Judge the links a program follows below its folders, and the .env files it reads."""
+        budget = [MAX_WALK_ENTRIES]
+        for word in words:
+            values, problem = self.expansions(word)
+            if values is None:
+                return "ask", problem
+            for value in values:
+                for cwd in self.cwds:
+                    start = Path(value) if os.path.isabs(value) else cwd / value
+                    found = self._walk_one(start, check, budget)
+                    if found:
+                        return found
+        return None
+
+    def _walk_one(
+        self, start: Path, check: ProgramCheck, budget: list[int]
+    ) -> tuple[Action, str] | None:
+        if not start.is_dir():
+            return None
+        follow_all = check.follow == "tree"
+        recursive = follow_all or check.recursive_read
+        secret: tuple[Action, str] | None = None  # a .env: asked about unless a refusal comes
+        seen: set[Path] = set()
+        stack = [(start, 0)]
+        while stack:
+            folder, level = stack.pop()
+            real = folder.resolve()
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            budget[0] -= len(entries)
+            if budget[0] < 0:
+                if check.follow == "args":
+                    return secret  # only looking for .env files: the sandbox holds the rest
+                return "ask", f"{_display(start, self.repo)} holds too many files to check"
+            for entry in entries:
+                path = Path(entry.path)
+                if entry.name == ".git" and not follow_all:
+                    continue
+                if entry.is_symlink():
+                    if check.follow == "args":
+                        continue
+                    objection = self._locate(str(path), self.repo, write=False)
+                    if objection:
+                        return "refuse", (
+                            f"{_display(path, self.repo)} is a symbolic link leading outside "
+                            "the repo, and the command follows links"
+                        )
+                    if not follow_all:
+                        continue
+                reads_it = check.recursive_read and check.hidden and entry.is_file()
+                if reads_it and secret is None and _ENV_FILE.match(entry.name):
+                    secret = ("ask", f"reads {_display(path, self.repo)}, which may hold keys")
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=follow_all)
+                except OSError:
+                    continue
+                descend = is_dir and recursive and (level == 0 or check.follow != "entries")
+                if descend and (check.hidden or not entry.name.startswith(".")):
+                    stack.append((path, level + 1))
+        return secret
+
+
+def _display(path: Path, repo: Path) -> str:
+    try:
+        return path.relative_to(repo).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def _glob_base(value: str) -> str:
+    """The fixed folder a pattern starts from (`/etc` for `/etc/*`): bash reads it."""
+    fixed = []
+    for part in Path(value).parts:
+        if globbing.has_glob(part):
+            break
+        fixed.append(part)
+    return str(Path(*fixed)) if fixed else "."
 
 
 def _positionals(args: list[Word]) -> list[Word]:
@@ -540,6 +1002,7 @@ def _derived(word: Word, value: str) -> Word:
         tilde=False,
         brace=word.brace,
         problems=list(word.problems),
+        uncertain=list(word.uncertain),
     )
 
 
@@ -547,7 +1010,7 @@ def _statements(root: tree_sitter.Node) -> list[tree_sitter.Node]:
     return [c for c in root.named_children if c.type != "comment"]
 
 
-def _simple_argv(root: tree_sitter.Node) -> list[str] | None:
+def _simple_argv(root: tree_sitter.Node, variables: Variables | None) -> list[str] | None:
     statements = _statements(root)
     if len(statements) != 1 or statements[0].type != "command":
         return None
@@ -597,8 +1060,8 @@ def _command_name(node: tree_sitter.Node) -> str | None:
     return word_of(name.named_children[0] if name.named_children else name).value
 
 
-def _cd_destination(node: tree_sitter.Node, cwd: Path) -> Path | None:
-    args = [word_of(c) for c in node.named_children if c.type != "command_name"]
+def _cd_destination(node: tree_sitter.Node, cwd: Path, variables: Variables | None) -> Path | None:
+    args = [word_of(c, variables) for c in node.named_children if c.type != "command_name"]
     targets = _positionals(args)
     if not targets or not targets[0].static:
         return None

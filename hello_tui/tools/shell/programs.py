@@ -1,25 +1,51 @@
 """What the read-only programs of the terminal policy may do, program by program.
 
 `check_read_only(name, args)` says whether a known read-only program is used
-in a read-only way (`unsafe` names the first thing that is not) and which of
-its arguments name files it reads (`paths`), so the policy can keep them
-inside the repo. Options are parsed the way GNU getopt does, including
-clustered short options (`-ni`) and abbreviated long ones (`--out=`), because
-those are the usual ways around a naive check.
+in a read-only way (`unsafe` names the first thing that is not), which of its
+arguments name files it reads (`paths`) or writes (`writes`: `sort -o`,
+`tree -o`, `find -fprint`, sed's `w`, awk's `print >`), and how it treats
+symbolic links (`follow`): only those named on its command line, the entries
+of the folders it lists (`ls -L`), or every link of a whole tree (`find -L`,
+`grep -R`, `rg -L`, `du -L`, `diff -r`, `tree -l`), so the policy can judge
+where the links really lead. Programs that take the names of the files they
+read from a file or stdin (`--files0-from`, `file -f`) are never read-only:
+those names cannot be checked. Options are parsed the way GNU getopt does,
+including clustered short options (`-ni`) and abbreviated long ones
+(`--out=`), because those are the usual ways around a naive check.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from typing import Literal
 
+from hello_tui.tools.shell.awk import AWK_NAMES, check_awk
 from hello_tui.tools.shell.parse import Word
+
+Follow = Literal["args", "entries", "tree"]
+_FOLLOW_RANK = {"args": 0, "entries": 1, "tree": 2}
 
 
 @dataclass
 class ProgramCheck:
     unsafe: str | None  # why this use is not read-only (the policy then asks)
     paths: list[Word] = field(default_factory=list)  # arguments naming files it reads
+    writes: list[Word] = field(default_factory=list)  # arguments naming files it writes
+    follow: Follow = "args"  # which symbolic links it resolves
+    # Reads the contents of every file below the folders in `paths` (grep -r).
+    recursive_read: bool = False
+    # Only prints its arguments: a value that can't be known is harmless.
+    prints_only: bool = False
+    # `less file`: runs as `cat file` (no terminal to page on).
+    pager: bool = False
+    # A recursive read sees dotfiles (.env): not rg, unless --hidden or -uu.
+    hidden: bool = True
+    # It shows what is in the files it reads (cat, grep), not only names or sizes (ls, du).
+    shows_contents: bool = True
+
+
+def _more_follow(a: Follow, b: Follow) -> Follow:
+    return a if _FOLLOW_RANK[a] >= _FOLLOW_RANK[b] else b
 
 
 @dataclass
@@ -102,12 +128,25 @@ class Spec:
     unsafe_short: dict[str, str] = field(default_factory=dict)
     unsafe_long: dict[str, str] = field(default_factory=dict)
     file_options: frozenset[str] = frozenset()  # options whose value is a file it reads
+    write_options: frozenset[str] = frozenset()  # options whose value is a file it writes
     paths: str = "all"  # all | none | after_pattern
     pattern_options: frozenset[str] = frozenset()  # options that supply the pattern
     no_pattern_flags: frozenset[str] = frozenset()  # flags under which there is no pattern
+    # Options (short letters or long names) after which it follows symbolic links.
+    follow_entries: frozenset[str] = frozenset()  # links among the entries it lists
+    follow_tree: frozenset[str] = frozenset()  # links anywhere in the trees it walks
+    recursive: frozenset[str] = frozenset()  # options that make it walk whole trees
+    reads_contents: bool = False  # it reads the files it walks (not only their names)
+    always_recursive: bool = False  # rg: folders are always searched through
+    prints_only: bool = False
+    pager: bool = False
+    shows_contents: bool = True
 
 
 _FOLLOWS = "follows symbolic links, which may lead out of the repo"
+_NAMES_FROM_FILE = (
+    "takes the names of the files to read from {value}, and those names can't be checked"
+)
 _GREP = Spec(
     short_values="efmABCdD",
     long_values=frozenset(
@@ -128,11 +167,39 @@ _GREP = Spec(
             "binary-files",
         ]
     ),
-    unsafe_short={"R": "grep -R " + _FOLLOWS},
-    unsafe_long={"dereference-recursive": "grep --dereference-recursive " + _FOLLOWS},
     file_options=frozenset({"-f", "file", "exclude-from"}),
     paths="after_pattern",
     pattern_options=frozenset({"-e", "regexp", "-f", "file"}),
+    follow_tree=frozenset({"R", "dereference-recursive"}),
+    recursive=frozenset({"r", "R", "recursive", "dereference-recursive"}),
+    reads_contents=True,
+)
+_PAGER = Spec(
+    short_values="bhjkoOpPtTxyz#",
+    long_values=frozenset(
+        [
+            "log-file",
+            "LOG-FILE",
+            "lesskey-file",
+            "pattern",
+            "tag",
+            "tag-file",
+            "tabs",
+            "window",
+            "shift",
+            "max-back-scroll",
+            "max-forw-scroll",
+            "buffers",
+            "prompt",
+        ]
+    ),
+    unsafe_short={"o": "less -o writes a log file", "O": "less -O writes a log file"},
+    unsafe_long={
+        "log-file": "less --log-file writes a log file",
+        "LOG-FILE": "less --LOG-FILE writes a log file",
+    },
+    file_options=frozenset({"-k", "lesskey-file"}),
+    pager=True,
 )
 
 SPECS: dict[str, Spec] = {
@@ -152,15 +219,18 @@ SPECS: dict[str, Spec] = {
                 "indicator-style",
             ]
         ),
+        follow_entries=frozenset({"L", "dereference"}),
+        recursive=frozenset({"R", "recursive"}),
+        shows_contents=False,
     ),
     "tree": Spec(
         short_values="LPIoHT",
-        long_values=frozenset(["charset", "filelimit", "timefmt", "sort"]),
-        unsafe_short={
-            "o": "tree -o writes its listing to a file",
-            "R": "tree -R writes an HTML listing into every directory",
-            "l": "tree -l " + _FOLLOWS,
-        },
+        long_values=frozenset(["charset", "filelimit", "timefmt", "sort", "fromfile"]),
+        unsafe_short={"R": "tree -R writes an HTML listing into every directory"},
+        write_options=frozenset({"-o"}),
+        follow_tree=frozenset({"l"}),
+        recursive=frozenset({"l"}),
+        shows_contents=False,
     ),
     "cat": Spec(),
     "head": Spec(short_values="nc", long_values=frozenset({"lines", "bytes"})),
@@ -168,7 +238,7 @@ SPECS: dict[str, Spec] = {
         short_values="nc",
         long_values=frozenset(["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"]),
     ),
-    "wc": Spec(file_options=frozenset({"files0-from"})),
+    "wc": Spec(long_values=frozenset({"files0-from"}), shows_contents=False),
     "sort": Spec(
         short_values="ktoST",
         long_values=frozenset(
@@ -186,16 +256,9 @@ SPECS: dict[str, Spec] = {
                 "random-source",
             ]
         ),
-        unsafe_short={
-            "o": "sort -o writes its output to a file",
-            "T": "sort -T writes temporary files into another directory",
-        },
-        unsafe_long={
-            "output": "sort --output writes its output to a file",
-            "compress-program": "sort --compress-program runs another program",
-            "temporary-directory": "sort --temporary-directory writes temporary files elsewhere",
-        },
-        file_options=frozenset({"files0-from", "random-source"}),
+        unsafe_long={"compress-program": "sort --compress-program runs another program"},
+        file_options=frozenset({"random-source"}),
+        write_options=frozenset({"-o", "output", "-T", "temporary-directory"}),
     ),
     "uniq": Spec(
         short_values="fsw", long_values=frozenset({"skip-fields", "skip-chars", "check-chars"})
@@ -204,7 +267,7 @@ SPECS: dict[str, Spec] = {
         short_values="bcdf",
         long_values=frozenset(["bytes", "characters", "delimiter", "fields", "output-delimiter"]),
     ),
-    "tr": Spec(paths="none"),
+    "tr": Spec(paths="none", prints_only=True),
     "grep": _GREP,
     "egrep": _GREP,
     "fgrep": _GREP,
@@ -249,13 +312,9 @@ SPECS: dict[str, Spec] = {
                 "generate",
             ]
         ),
-        unsafe_short={
-            "L": "rg -L " + _FOLLOWS,
-            "z": "rg -z runs decompression programs",
-        },
+        unsafe_short={"z": "rg -z runs decompression programs"},
         unsafe_long={
             "pre": "rg --pre runs a preprocessor command on every file",
-            "follow": "rg --follow " + _FOLLOWS,
             "search-zip": "rg --search-zip runs decompression programs",
             "hostname-bin": "rg --hostname-bin runs another program",
         },
@@ -263,15 +322,20 @@ SPECS: dict[str, Spec] = {
         paths="after_pattern",
         pattern_options=frozenset({"-e", "regexp", "-f", "file"}),
         no_pattern_flags=frozenset({"files", "type-list"}),
+        follow_tree=frozenset({"L", "follow"}),
+        reads_contents=True,
+        always_recursive=True,
     ),
     "file": Spec(
         short_values="mfFeP",
         long_values=frozenset(["magic-file", "files-from", "separator", "exclude", "parameter"]),
         unsafe_short={"C": "file -C writes a compiled magic file"},
         unsafe_long={"compile": "file --compile writes a compiled magic file"},
-        file_options=frozenset({"-m", "magic-file", "-f", "files-from"}),
+        file_options=frozenset({"-m", "magic-file"}),
     ),
-    "stat": Spec(short_values="c", long_values=frozenset({"format", "printf"})),
+    "stat": Spec(
+        short_values="c", long_values=frozenset({"format", "printf"}), shows_contents=False
+    ),
     "du": Spec(
         short_values="BdXt",
         long_values=frozenset(
@@ -285,14 +349,11 @@ SPECS: dict[str, Spec] = {
                 "files0-from",
             ]
         ),
-        unsafe_short={"L": "du -L " + _FOLLOWS},
-        unsafe_long={"dereference": "du --dereference " + _FOLLOWS},
-        file_options=frozenset({"-X", "exclude-from", "files0-from"}),
+        file_options=frozenset({"-X", "exclude-from"}),
+        follow_tree=frozenset({"L", "dereference"}),
+        recursive=frozenset({"L", "dereference"}),
+        shows_contents=False,
     ),
-    "pwd": Spec(paths="none"),
-    "echo": Spec(paths="none"),
-    "printf": Spec(paths="none"),
-    "which": Spec(paths="none"),
     "diff": Spec(
         short_values="CUDIFSWxX",
         long_values=frozenset(
@@ -320,48 +381,137 @@ SPECS: dict[str, Spec] = {
                 "palette",
             ]
         ),
-        # GNU diff dereferences the symlinks it meets while recursing.
-        unsafe_short={"r": "diff -r " + _FOLLOWS},
-        unsafe_long={"recursive": "diff --recursive " + _FOLLOWS},
         file_options=frozenset({"-X", "exclude-from", "from-file", "to-file"}),
+        # GNU diff dereferences the symlinks it meets while recursing.
+        follow_tree=frozenset({"r", "recursive"}),
+        recursive=frozenset({"r", "recursive"}),
+        reads_contents=True,
     ),
+    "less": _PAGER,
+    "more": _PAGER,
+    "most": _PAGER,
+    "pwd": Spec(paths="none", prints_only=True),
+    "echo": Spec(paths="none", prints_only=True),
+    "printf": Spec(short_values="v", paths="none", prints_only=True),
+    "which": Spec(paths="none", prints_only=True),
+    "type": Spec(paths="none", prints_only=True),
+    "printenv": Spec(paths="none", prints_only=True),
+    "true": Spec(paths="none", prints_only=True),
+    "false": Spec(paths="none", prints_only=True),
+    "basename": Spec(
+        short_values="s", long_values=frozenset({"suffix"}), paths="none", prints_only=True
+    ),
+    "dirname": Spec(paths="none", prints_only=True),
+    "seq": Spec(
+        short_values="fs",
+        long_values=frozenset({"format", "separator"}),
+        paths="none",
+        prints_only=True,
+    ),
+    "whoami": Spec(paths="none", prints_only=True),
+    "id": Spec(paths="none", prints_only=True),
+    "uname": Spec(paths="none", prints_only=True),
+    "nproc": Spec(paths="none", prints_only=True),
+    "date": Spec(
+        short_values="dfrsI",
+        long_values=frozenset({"date", "file", "reference", "set", "iso-8601", "rfc-3339"}),
+        unsafe_short={"s": "date -s sets the system clock"},
+        unsafe_long={"set": "date --set sets the system clock"},
+        file_options=frozenset({"-f", "file", "-r", "reference"}),
+        paths="none",
+    ),
+    "realpath": Spec(long_values=frozenset({"relative-to", "relative-base"}), shows_contents=False),
+    "readlink": Spec(shows_contents=False),
+    "test": Spec(shows_contents=False),
+    "[": Spec(shows_contents=False),
 }
 
-READ_ONLY_PROGRAMS = frozenset(SPECS) | {"sed", "awk", "find", "git"}
+READ_ONLY_PROGRAMS = frozenset(SPECS) | {"sed", "find", "git"} | AWK_NAMES
+# Options that name a list of the files to read, whatever the program (GNU spellings).
+_NAMES_FROM = ("files0-from", "files-from")
 
 
 def check_read_only(name: str, args: list[Word]) -> ProgramCheck | None:
-    """None when `name` is not a known read-only program."""
+    """None when `name` is not a known read-only program (git is judged in git_guard)."""
     if name == "sed":
         return _check_sed(args)
-    if name == "awk":
-        return _check_awk(args)
+    if name in AWK_NAMES:
+        found = check_awk(args)
+        writes = [_literal(w) for w in found.write_targets]
+        reads = [_literal(r) for r in found.read_targets if r != "-"]
+        return ProgramCheck(found.unsafe, found.paths + reads, writes)
     if name == "find":
         return _check_find(args)
-    if name == "git":
-        return _check_git(args)
     spec = SPECS.get(name)
     if spec is None:
         return None
     return _check_spec(name, spec, args)
 
 
+def _literal(value: str) -> Word:
+    return Word(value=value, source=value)
+
+
+def _option_key(opt: str) -> str:
+    """ "-o" -> "o" (a short letter); long names stay as they are."""
+    return opt.removeprefix("-")
+
+
 def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     parsed = parse_options(args, spec.short_values, spec.long_values)
     unsafe = None
     paths: list[Word] = []
+    writes: list[Word] = []
+    follow: Follow = "args"
+    recursive = spec.always_recursive
+    hidden_flags = 0
     for opt, value in parsed.options:
         if opt.startswith("-"):
             reason = spec.unsafe_short.get(opt[1:])
+            long_name = opt
         else:
             matched = _long_matches(opt, frozenset(spec.unsafe_long))
             reason = spec.unsafe_long.get(matched) if matched else None
+            known = spec.long_values | spec.follow_tree | spec.follow_entries | spec.recursive
+            long_name = _long_matches(opt, known | spec.file_options | spec.write_options) or opt
+            # The option's full name: itself when the program knows it, else what it abbreviates.
+            known_names = spec.long_values | spec.no_pattern_flags
+            full = opt if opt in known_names else _long_matches(opt, known_names | set(_NAMES_FROM))
+            if full in _NAMES_FROM:
+                where = value.value if value is not None else "stdin"
+                reason = reason or f"{name} --{opt} " + _NAMES_FROM_FILE.format(value=where)
+                if value is not None and value.value != "-":
+                    paths.append(value)  # the list itself is read: it must be inside too
         unsafe = unsafe or reason
-        long_name = opt if opt.startswith("-") else _long_matches(opt, spec.file_options) or opt
         if value is not None and long_name in spec.file_options:
             paths.append(value)
+        if long_name in spec.write_options:
+            if value is not None:
+                writes.append(value)
+            else:
+                unsafe = unsafe or f"{name} {opt} writes a file"
+        key = _option_key(long_name)
+        if key in spec.follow_tree:
+            follow = "tree"
+        elif key in spec.follow_entries:
+            follow = _more_follow(follow, "entries")
+        if key in spec.recursive:
+            recursive = True
+        if key in ("hidden", "u", "."):
+            hidden_flags += 2 if key in ("hidden", ".") else 1
+        if name == "rg" and key in ("g", "glob", "iglob"):
+            hidden_flags += 2  # a glob overrides rg's hidden-file rule: `-g .env` reads it
+        if name == "grep" and key in ("d", "directories") and value and value.value == "recurse":
+            recursive = True
+        if name == "file" and key in ("f", "files-from"):
+            where = value.value if value is not None else "stdin"
+            unsafe = unsafe or "file -f " + _NAMES_FROM_FILE.format(value=where)
+        if name == "printf" and key == "v":
+            unsafe = unsafe or "printf -v sets a shell variable"
+    if follow == "entries" and recursive:
+        follow = "tree"
     if spec.paths == "none":
-        return ProgramCheck(unsafe, [])
+        return ProgramCheck(unsafe, paths, writes, prints_only=spec.prints_only and not paths)
     positionals = parsed.positionals
     if spec.paths == "after_pattern":
         given = {
@@ -374,9 +524,23 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         )
         if not (given & spec.pattern_options) and not no_pattern:
             positionals = positionals[1:]
+    if spec.pager:
+        positionals = [w for w in positionals if not w.value.startswith("+")]
     if name == "uniq" and len(parsed.positionals) > 1:
-        unsafe = unsafe or "uniq with two files writes its output to the second"
-    return ProgramCheck(unsafe, paths + positionals)
+        writes.append(parsed.positionals[1])
+        positionals = parsed.positionals[:1]
+    if (recursive or follow != "args") and not positionals and spec.paths != "none":
+        positionals = [_literal(".")]  # grep -r, rg and ls -L work on the working folder
+    return ProgramCheck(
+        unsafe,
+        paths + positionals,
+        writes,
+        follow=follow,
+        recursive_read=recursive and spec.reads_contents,
+        hidden=hidden_flags >= 2 or name != "rg",
+        pager=spec.pager,
+        shows_contents=spec.shows_contents,
+    )
 
 
 # ------------------------------------------------------------------------ sed
@@ -452,15 +616,50 @@ def _skip_address(script: str, i: int, second: bool) -> int:
     return i
 
 
-def sed_script_problem(script: str) -> str | None:
-    """Why this sed script is not read-only, or None when every command only prints."""
+@dataclass
+class SedScript:
+    """What a sed script does besides printing: the files it writes and reads."""
+
+    problem: str | None = None
+    writes: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+
+
+def analyse_sed(script: str) -> SedScript:
+    found = SedScript()
     try:
-        return _sed_problem(script)
+        _sed_walk(script, found)
     except (_Unsure, IndexError):
-        return "the sed script could not be checked"
+        found.problem = found.problem or "the sed script could not be checked"
+    return found
 
 
-def _sed_problem(script: str) -> str | None:
+def sed_script_problem(script: str) -> str | None:
+    """Why this sed script is not read-only (file targets aside), or None."""
+    found = analyse_sed(script)
+    if found.problem:
+        return found.problem
+    if found.writes:
+        return "sed's w command writes a file"
+    return None
+
+
+def _file_argument(script: str, i: int) -> tuple[str, int]:
+    """GNU sed: a file name runs to the end of the line (`;` and `}` included)."""
+    while i < len(script) and script[i] in " \t":
+        i += 1
+    end = script.find("\n", i)
+    end = len(script) if end == -1 else end
+    name = script[i:end]
+    if not name:
+        raise _Unsure
+    return name, end
+
+
+_SED_HARMLESS_OUTPUTS = frozenset({"/dev/stdout", "/dev/stderr"})
+
+
+def _sed_walk(script: str, found: SedScript) -> None:
     i, n = 0, len(script)
     while i < n:
         ch = script[i]
@@ -504,10 +703,13 @@ def _sed_problem(script: str) -> str | None:
             while i < n and script[i] not in ";\n} \t":
                 flag = script[i]
                 if flag in "wW":
-                    return "sed's s///w flag writes a file"
+                    name, i = _file_argument(script, i + 1)
+                    if name not in _SED_HARMLESS_OUTPUTS:
+                        found.writes.append(name)
+                    break
                 if flag == "e":
-                    return "sed's s///e flag runs a shell command"
-                if flag not in "gpiImM0123456789":
+                    found.problem = found.problem or "sed's s///e flag runs a shell command"
+                elif flag not in "gpiImM0123456789":
                     raise _Unsure
                 i += 1
             continue
@@ -517,13 +719,21 @@ def _sed_problem(script: str) -> str | None:
             i = _skip_text(script, i, delim)
             continue
         if cmd in "wW":
-            return "sed's w command writes a file"
-        if cmd == "e":
-            return "sed's e command runs a shell command"
+            name, i = _file_argument(script, i)
+            if name not in _SED_HARMLESS_OUTPUTS:
+                found.writes.append(name)
+            continue
         if cmd in "rR":
-            return "sed's r command reads another file"
+            name, i = _file_argument(script, i)
+            if name != "/dev/stdin":
+                found.reads.append(name)
+            continue
+        if cmd == "e":
+            found.problem = found.problem or "sed's e command runs a shell command"
+            end = script.find("\n", i)
+            i = n if end == -1 else end
+            continue
         raise _Unsure
-    return None
 
 
 def _check_sed(args: list[Word]) -> ProgramCheck:
@@ -545,99 +755,17 @@ def _check_sed(args: list[Word]) -> ProgramCheck:
         if not positionals:
             return ProgramCheck("sed without a script is not checked")
         scripts.append(positionals[0].value)
-        if positionals[0].problems:
+        if positionals[0].problems or positionals[0].uncertain:
             unsafe = unsafe or "the sed script could not be checked"
         positionals = positionals[1:]
+    writes: list[Word] = []
+    reads: list[Word] = []
     for script in scripts:
-        unsafe = unsafe or sed_script_problem(script)
-    return ProgramCheck(unsafe, positionals)
-
-
-# ------------------------------------------------------------------------ awk
-
-
-def _strip_awk_strings(program: str) -> str | None:
-    out, i, n = [], 0, len(program)
-    while i < n:
-        ch = program[i]
-        if ch == '"':
-            i += 1
-            while i < n and program[i] != '"':
-                i += 2 if program[i] == "\\" else 1
-            if i >= n:
-                return None
-            out.append('""')
-            i += 1
-            continue
-        if ch == "#":
-            end = program.find("\n", i)
-            i = n if end == -1 else end
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def awk_program_problem(program: str) -> str | None:
-    """Why this awk program is not read-only, or None."""
-    stripped = _strip_awk_strings(program)
-    if stripped is None:
-        return "the awk program could not be checked"
-    if re.search(r"\bsystem\s*\(", stripped):
-        return "awk's system() runs a shell command"
-    if "getline" in stripped:
-        return "awk's getline reads from a command or another file"
-    if "|" in stripped.replace("||", ""):
-        return "awk pipes output to or from a command"
-    if "@" in stripped:
-        return "awk @-directives load extensions"
-    for statement in re.split(r"[;{}\n]", stripped):
-        match = re.search(r"\bprintf?\b", statement)
-        if not match:
-            continue
-        depth = 0
-        for ch in statement[match.end() :]:
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-            elif ch == ">" and depth <= 0:
-                return "awk's print > file writes a file"
-    return None
-
-
-def _check_awk(args: list[Word]) -> ProgramCheck:
-    i, unsafe = 0, None
-    while i < len(args):
-        text = args[i].value
-        if text == "--":
-            i += 1
-            break
-        if not text.startswith("-") or text == "-":
-            break
-        if text in ("-F", "-v"):
-            i += 2
-            continue
-        if text.startswith(("-F", "-v")):
-            i += 1
-            continue
-        if text.startswith("-f"):
-            unsafe = unsafe or "awk -f reads its program from a file, which is not checked"
-            i += 1 if len(text) > 2 else 2
-            continue
-        unsafe = unsafe or f"awk option {text} is not checked"
-        i += 1
-    rest = args[i:]
-    reads_program_file = any(w.value.startswith("-f") for w in args[:i])
-    if not reads_program_file:
-        if not rest:
-            return ProgramCheck("awk without a program is not checked")
-        if rest[0].problems:
-            unsafe = unsafe or "the awk program could not be checked"
-        unsafe = unsafe or awk_program_problem(rest[0].value)
-        rest = rest[1:]
-    paths = [w for w in rest if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w.value)]
-    return ProgramCheck(unsafe, paths)
+        found = analyse_sed(script)
+        unsafe = unsafe or found.problem
+        writes += [_literal(w) for w in found.writes]
+        reads += [_literal(r) for r in found.reads]
+    return ProgramCheck(unsafe, positionals + reads, writes)
 
 
 # ----------------------------------------------------------------------- find
@@ -716,30 +844,28 @@ _FIND_VALUES = frozenset(
         "-context",
     ]
 )
-_FIND_FILE_VALUES = frozenset({"-newer", "-anewer", "-cnewer", "-samefile", "-files0-from"})
+_FIND_FILE_VALUES = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
+_FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 _FIND_UNSAFE = {
     "-exec": "find -exec runs a command",
     "-execdir": "find -execdir runs a command",
     "-ok": "find -ok runs a command",
     "-okdir": "find -okdir runs a command",
     "-delete": "find -delete deletes files",
-    "-fprint": "find -fprint writes a file",
-    "-fprint0": "find -fprint0 writes a file",
-    "-fprintf": "find -fprintf writes a file",
-    "-fls": "find -fls writes a file",
-    "-follow": "find -follow " + _FOLLOWS,
 }
 
 
 def _check_find(args: list[Word]) -> ProgramCheck:
     paths: list[Word] = []
+    writes: list[Word] = []
     unsafe = None
+    follow: Follow = "args"
     i = 0
     while i < len(args) and (
         args[i].value in ("-H", "-L", "-P", "-D") or args[i].value.startswith("-O")
     ):
-        if args[i].value in ("-H", "-L"):
-            unsafe = unsafe or f"find {args[i].value} " + _FOLLOWS
+        if args[i].value == "-L":
+            follow = "tree"
         i += 2 if args[i].value == "-D" else 1
     while i < len(args) and not (
         args[i].value.startswith("-") or args[i].value in ("(", ")", "!", ",")
@@ -755,10 +881,19 @@ def _check_find(args: list[Word]) -> ProgramCheck:
                 while i < len(args) and args[i].value not in (";", "+"):
                     i += 1
                 i += 1
-            elif token in ("-fprint", "-fprint0", "-fls"):
-                i += 1
-            elif token == "-fprintf":
-                i += 2
+            continue
+        if token in _FIND_WRITES:
+            if i < len(args):
+                writes.append(args[i])
+            i += 2 if token == "-fprintf" else 1
+            continue
+        if token == "-files0-from":
+            where = args[i].value if i < len(args) else "stdin"
+            unsafe = unsafe or "find -files0-from " + _NAMES_FROM_FILE.format(value=where)
+            i += 1
+            continue
+        if token == "-follow":
+            follow = "tree"
             continue
         if token in _FIND_FLAGS:
             continue
@@ -771,80 +906,6 @@ def _check_find(args: list[Word]) -> ProgramCheck:
             i += 1
             continue
         unsafe = unsafe or f"find {token} is not checked"
-    return ProgramCheck(unsafe, paths)
-
-
-# ------------------------------------------------------------------------ git
-
-GIT_READ_ONLY = frozenset(
-    {"status", "diff", "log", "show", "blame", "ls-files", "grep", "rev-parse"}
-)
-_GIT_HARMLESS_GLOBAL = frozenset(
-    [
-        "--no-pager",
-        "-P",
-        "--no-replace-objects",
-        "--literal-pathspecs",
-        "--glob-pathspecs",
-        "--noglob-pathspecs",
-        "--icase-pathspecs",
-        "--no-optional-locks",
-        "--bare",
-    ]
-)
-_GIT_UNSAFE_GLOBAL = {
-    "-c": "git -c changes configuration (pagers, external diff tools, hooks)",
-    "--config-env": "git --config-env changes configuration",
-    "--exec-path": "git --exec-path runs programs from another directory",
-    "-p": "git -p starts a pager",
-    "--paginate": "git --paginate starts a pager",
-}
-_GIT_UNSAFE_LONG = {
-    "output": "git --output writes a file",
-    "ext-diff": "git --ext-diff runs an external diff program",
-    "open-files-in-pager": "git grep --open-files-in-pager starts a pager",
-}
-
-
-def _check_git(args: list[Word]) -> ProgramCheck:
-    paths: list[Word] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        text = word.value
-        if not text.startswith("-"):
-            break
-        i += 1
-        name = text.split("=", 1)[0]
-        if name in _GIT_UNSAFE_GLOBAL:
-            return ProgramCheck(_GIT_UNSAFE_GLOBAL[name])
-        if name == "-C" or name in ("--git-dir", "--work-tree", "--namespace"):
-            if "=" in text:
-                paths.append(_value_word(word, text.split("=", 1)[1]))
-            elif i < len(args):
-                paths.append(args[i])
-                i += 1
-            continue
-        if text not in _GIT_HARMLESS_GLOBAL:
-            return ProgramCheck(f"git option {text} is not checked")
-    if i >= len(args):
-        return ProgramCheck(None, paths)
-    sub = args[i].value
-    if sub not in GIT_READ_ONLY:
-        return ProgramCheck(f"git {sub} is not a read-only git command", paths)
-    unsafe = None
-    for word in args[i + 1 :]:
-        text = word.value
-        if text.startswith("--"):
-            name, eq, value = text[2:].partition("=")
-            matched = _long_matches(name, frozenset(_GIT_UNSAFE_LONG))
-            if matched:
-                unsafe = unsafe or _GIT_UNSAFE_LONG[matched]
-            if eq:
-                paths.append(_value_word(word, value))
-        elif text.startswith("-"):
-            if sub == "grep" and "O" in text[1:]:
-                unsafe = unsafe or "git grep -O starts a pager"
-        else:
-            paths.append(word)
-    return ProgramCheck(unsafe, paths)
+    if not paths:
+        paths.append(_literal("."))
+    return ProgramCheck(unsafe, paths, writes, follow=follow, shows_contents=False)

@@ -1,48 +1,58 @@
-"""Running one already-approved command: process group, timeout, live output, stage statuses.
+"""Running one command: sandbox, allow-listed environment, process group, timeout, live output.
 
-The command runs in its own session (process group) with stdin closed and
-the model keys removed from its environment. A timeout, a cancellation or the
-end of the command stops the whole group, so nothing it started lives on.
-stdout and stderr are captured apart; a pipeline reports every stage's exit
-status, so `pytest | tail` cannot hide a failing pytest.
+`run_command` is the one entry point for every command hello-tui starts on
+the model's behalf (the terminal tool, grep's and context_fetch's rg) and
+for the user's own commands: it takes the command (a string for bash, or an
+argv list run without a shell), the working folder, the mode (read-only or
+approved), whether the network is allowed, a timeout, a cancel event and an
+output callback.
+
+The command runs in its own process group (a session of its own when there
+is no sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
+private folder for HOME and TMPDIR that is removed afterwards. A timeout, a
+cancellation or the end of the command stops the whole group, so nothing it
+started lives on. stdout and stderr are captured apart; a pipeline reports
+every stage's exit status, so `pytest | tail` cannot hide a failing pytest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
+import functools
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any, Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
+from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell.child_setup import SandboxSetupError
+from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.parse import instrument
+from hello_tui.tools.shell.sandbox import (
+    Mode,
+    SandboxSetting,
+    SandboxSpec,
+    SandboxUnavailable,
+    Support,
+)
+from hello_tui.tools.shell.spawner import SpawnerThread
 
 # What the UI keeps of each stream (head and tail) when a command floods it.
 FULL_OUTPUT_LIMIT = 8 * 1024 * 1024
 # How long pipes may stay open after the command itself exited (background jobs).
 BACKGROUND_GRACE = 2.0
 _READ_CHUNK = 65536
-
-
-def command_env(settings: Settings) -> dict[str, str]:
-    """os.environ without model keys, with pagers and prompts that can't block."""
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
-    if settings.api_key:
-        env = {k: v for k, v in env.items() if v != settings.api_key}
-    env.update(
-        PAGER="cat",
-        GIT_PAGER="cat",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_EDITOR="true",  # a commit without -m aborts instead of waiting for an editor
-        TERM="dumb",
-    )
-    return env
 
 
 class OutputCapture:
@@ -69,10 +79,14 @@ class OutputCapture:
     def dropped(self) -> int:
         return self.total - len(self.head) - len(self.tail)
 
+    def data(self) -> bytes:
+        """Every byte kept (all of them when nothing was dropped)."""
+        return bytes(self.head) + bytes(self.tail)
+
     def text(self) -> str:
         head = bytes(self.head).decode("utf-8", errors="replace")
         if not self.dropped:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+            return self.data().decode("utf-8", errors="replace")
         tail = bytes(self.tail).decode("utf-8", errors="replace")
         return f"{head}\n[… {self.dropped} bytes not kept …]\n{tail}"
 
@@ -90,10 +104,151 @@ class ProcessOutcome:
     exit_code: int | None  # None when it never started
     pipelines: list[list[StageStatus]] = field(default_factory=list)
     timed_out: bool = False
+    cancelled: bool = False
     start_error: str = ""
+    sandbox: str = ""  # how it was confined, e.g. "landlock v7, read-only, no network"
 
 
 OutputSink = Callable[[str, str], None]  # (text, stream)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What every command of one session shares."""
+
+    repo: Path
+    state_dir: Path | None = None
+    sandbox: SandboxSetting = "auto"
+    secrets: tuple[str, ...] = ()
+    environ: Mapping[str, str] | None = None  # None: os.environ at the time of the run
+    # What the machine offers; None: the probe's answer (a lower ABI acts like an older kernel).
+    confinement: Support | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RunConfig:
+        values = tuple(os.environ.get(name, "") for name in SECRET_ENV_VARS)
+        secrets = tuple(v for v in (*values, settings.api_key or "") if v)
+        return cls(
+            repo=settings.repo.resolve(),
+            state_dir=settings.state.root,
+            sandbox=settings.sandbox,
+            secrets=secrets,
+        )
+
+
+class PrivateFolder:
+    """The HOME and TMPDIR commands of one repo get: made once, emptied after each command.
+
+    Making and removing folders costs milliseconds on some file systems, and a
+    stable folder lets read-only commands reuse one confined spawner thread.
+    What a command leaves there is removed when no other command of the repo
+    is still running; the folder itself goes when the process ends.
+    """
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="hello-tui-cmd-")).resolve()
+        self.home, self.tmp = private_dirs(self.root)
+        self._users = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self._lock:
+            if not self.home.is_dir() or not self.tmp.is_dir():
+                self.home, self.tmp = private_dirs(self.root)
+            self._users += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users:
+                return
+            for folder in (self.home, self.tmp):
+                _empty(folder)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _empty(folder: Path) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+_PRIVATE: dict[Path, PrivateFolder] = {}
+_PRIVATE_LOCK = threading.Lock()
+
+
+def private_folder(repo: Path) -> PrivateFolder:
+    with _PRIVATE_LOCK:
+        found = _PRIVATE.get(repo)
+        if found is None or not found.root.is_dir():
+            found = _PRIVATE[repo] = PrivateFolder()
+        return found
+
+
+@atexit.register
+def _remove_private_folders() -> None:
+    for folder in _PRIVATE.values():
+        folder.remove()
+
+
+class CommandScope:
+    """A command's private folder (HOME, TMPDIR) and environment; emptied on close."""
+
+    def __init__(self, config: RunConfig, extra_read: tuple[Path, ...] = ()) -> None:
+        self.config = config
+        self._folder = private_folder(config.repo)
+        self._folder.enter()
+        self.private_dir = self._folder.root
+        source = os.environ if config.environ is None else config.environ
+        self.extra_read = extra_read
+        readable = tuple(sandbox.program_dirs(source.get("PATH", ""))) + extra_read
+        self.env = command_environment(
+            source,
+            config.repo,
+            self.private_dir,
+            secrets=config.secrets,
+            readable=readable + (config.repo,),
+            folders=(self._folder.home, self._folder.tmp),
+        )
+        self._open = True
+
+    @property
+    def tmp(self) -> Path:
+        return Path(self.env["TMPDIR"])
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._folder.leave()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _stop_when_started(
+    starting: Future[subprocess.Popen[bytes]] | asyncio.Future[subprocess.Popen[bytes]],
+) -> None:
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    proc = starting.result()
+    _kill_group(proc.pid)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    threading.Thread(target=proc.wait, daemon=True).start()  # reap it
 
 
 def _kill_group(pgid: int) -> None:
@@ -102,103 +257,274 @@ def _kill_group(pgid: int) -> None:
 
 
 async def _pump(
-    stream: asyncio.StreamReader, capture: OutputCapture, name: str, sink: OutputSink
+    stream: asyncio.StreamReader,
+    capture: OutputCapture,
+    name: str,
+    sink: OutputSink | None,
+    stream_all: bool,
 ) -> None:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while True:
         chunk = await stream.read(_READ_CHUNK)
         if not chunk:
             break
-        live = capture.total < capture.limit  # past the limit the UI gets no more either
+        # Past the limit the UI gets no more either, unless the caller reads it all live.
+        live = stream_all or capture.total < capture.limit
         capture.add(chunk)
-        if live:
+        if live and sink is not None:
             text = decoder.decode(chunk)
             if text:
                 sink(text, name)
 
 
-async def run_process(
-    cmd: list[str], cwd: Path, env: dict[str, str], timeout: float, sink: OutputSink
-) -> tuple[ProcessOutcome, int]:
-    """Run `cmd`; returns the outcome and the process id (its process group id)."""
-    out, err = OutputCapture(), OutputCapture()
+def _describe(
+    prepared: sandbox.PreparedSandbox, found: sandbox.Support, mode: Mode, network: bool
+) -> str:
+    if not prepared.active:
+        return "none"
+    net = "network" if network else "no network"
+    return f"landlock v{found.landlock_abi}, {mode}, {net}"
+
+
+async def _reader(pipe: IO[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
+    reader = asyncio.StreamReader(limit=2 * _READ_CHUNK, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    return reader
+
+
+async def _exited(proc: subprocess.Popen[bytes]) -> int:
+    """The exit status as soon as the command itself ends (its pipes may live on)."""
+    loop = asyncio.get_running_loop()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *cmd,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}"), 0
-    assert proc.stdout is not None and proc.stderr is not None
-    readers = [
-        asyncio.create_task(_pump(proc.stdout, out, "stdout", sink)),
-        asyncio.create_task(_pump(proc.stderr, err, "stderr", sink)),
-    ]
-    timed_out = False
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        # No pidfd (not Linux, or already reaped): a thread waits instead.
+        return await loop.run_in_executor(None, proc.wait)
+    done = loop.create_future()
+
+    def exited() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(pidfd, exited)
     try:
-        try:
-            await asyncio.wait_for(proc.wait(), timeout)
-        except TimeoutError:
-            timed_out = True
-            _kill_group(proc.pid)
-            await proc.wait()
-        # Background jobs may still hold the pipes open; give them a moment, then stop them.
-        _, pending = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
-        _kill_group(proc.pid)
-        if pending:
-            await asyncio.wait(pending, timeout=BACKGROUND_GRACE)
+        await done
     finally:
-        # Also on cancellation: nothing the command started outlives it.
-        _kill_group(proc.pid)
-        for reader in readers:
-            reader.cancel()
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-    outcome = ProcessOutcome(out, err, proc.returncode, timed_out=timed_out)
-    return outcome, proc.pid
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    return proc.wait()
 
 
-async def execute(
-    command: str,
-    argv: list[str] | None,
+async def run_process(
+    cmd: list[str],
     cwd: Path,
     env: dict[str, str],
     timeout: float,
-    sink: OutputSink,
+    sink: OutputSink | None,
+    *,
+    preexec: Callable[[], None] | None = None,
+    spawner: SpawnerThread | None = None,
+    cancel: asyncio.Event | None = None,
+    output_limit: int = FULL_OUTPUT_LIMIT,
+    stream_all: bool = False,
 ) -> ProcessOutcome:
-    """Run a checked command: as argv without a shell when possible, else through bash."""
-    if argv and _executable(argv[0], cwd, env):
-        outcome, _ = await run_process(argv, cwd, env, timeout, sink)
-        if outcome.exit_code is not None:
-            outcome.pipelines = [[StageStatus(argv[0], outcome.exit_code)]]
-        return outcome
-    bash = shutil.which("bash", path=env.get("PATH")) or "/bin/bash"
-    fd, status_path = tempfile.mkstemp(prefix="hello-tui-status-")
-    os.close(fd)
+    """Start `cmd` in its own process group and see it (and all it started) end.
+
+    A confined `spawner` thread starts it (read-only commands), or a forked
+    child runs `preexec` before exec (approved commands), or neither (no sandbox).
+    """
+    out, err = OutputCapture(output_limit), OutputCapture(output_limit)
+    loop = asyncio.get_running_loop()
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "env": env,
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+    }
+    if spawner is not None or preexec is not None:
+        # A process group of its own is enough to stop it all: the sandbox denies
+        # /dev/tty, and a background group gets no signals from the terminal. A new
+        # session would also move it to a scheduler autogroup of its own, where it
+        # competes with every other session for the CPU.
+        options["process_group"] = 0
+    else:
+        options["start_new_session"] = True  # no sandbox: leave the terminal behind too
+    starting: Future[subprocess.Popen[bytes]] | asyncio.Future[subprocess.Popen[bytes]]
+    if spawner is not None:
+        starting = spawner.popen(cmd, **options)
+    else:
+        # preexec_fn: raw syscalls only (child_setup.py)
+        start: Callable[[], subprocess.Popen[bytes]] = functools.partial(
+            subprocess.Popen, cmd, preexec_fn=preexec, **options
+        )
+        starting = loop.run_in_executor(None, start)
     try:
-        instrumented = instrument(command, status_path)
-        script = instrumented.script if instrumented else command
-        outcome, _ = await run_process([bash, "-c", script], cwd, env, timeout, sink)
-        if instrumented:
-            outcome.pipelines = _read_statuses(Path(status_path), instrumented.pipelines)
-        return outcome
+        proc = await asyncio.shield(asyncio.wrap_future(starting))
+    except asyncio.CancelledError:
+        # Cancelled while it was starting: it may start anyway, so stop it once it has.
+        starting.add_done_callback(_stop_when_started)
+        raise
+    except subprocess.SubprocessError:
+        reason = "the sandbox could not be set up in the child process; nothing ran"
+        return ProcessOutcome(out, err, None, start_error=reason)
+    except OSError as exc:
+        return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
+    assert proc.stdout is not None and proc.stderr is not None
+    timed_out = cancelled = False
+    readers: list[asyncio.Task[None]] = []
+    waiter = stopper = None
+    try:
+        streams = [await _reader(proc.stdout, loop), await _reader(proc.stderr, loop)]
+        readers = [
+            asyncio.create_task(_pump(streams[0], out, "stdout", sink, stream_all)),
+            asyncio.create_task(_pump(streams[1], err, "stderr", sink, stream_all)),
+        ]
+        waiter = asyncio.ensure_future(_exited(proc))
+        stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+        pending = {waiter} | ({stopper} if stopper else set())
+        done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            timed_out = stopper is None or stopper not in done
+            cancelled = not timed_out
+            _kill_group(proc.pid)
+            await waiter
+        # Background jobs may still hold the pipes open; give them a moment, then stop them.
+        _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
+        _kill_group(proc.pid)
+        if still_reading:
+            await asyncio.wait(still_reading, timeout=BACKGROUND_GRACE)
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(status_path)
+        # Also on cancellation: nothing the command started outlives it.
+        _kill_group(proc.pid)
+        for task in (*readers, *(t for t in (waiter, stopper) if t is not None)):
+            task.cancel()
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await loop.run_in_executor(None, proc.wait)
+        for pipe in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
+    return ProcessOutcome(out, err, proc.returncode, timed_out=timed_out, cancelled=cancelled)
 
 
-def _executable(name: str, cwd: Path, env: dict[str, str]) -> bool:
-    """Can `name` run without a shell? (Builtins and missing programs go through bash.)"""
+def _state_folder_problem(config: RunConfig) -> str | None:
+    """Make sure the state folder exists as a real folder before a command may write the repo.
+
+    A command must not be able to create it first, as a link to somewhere else:
+    the app would then write its sessions and notes through that link. An
+    existing folder is kept read-only by the sandbox.
+    """
+    state = config.state_dir
+    if state is None:
+        return None
+    if state.is_symlink() or (state.exists() and not state.is_dir()):
+        return f"the state folder {state} is not a real folder; nothing ran"
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"the state folder {state} could not be made ({exc.strerror or exc}); nothing ran"
+    return None
+
+
+def runnable_without_shell(argv: Sequence[str], cwd: Path, path_value: str | None) -> bool:
+    """Can argv[0] run without a shell? (Builtins and missing programs go through bash.)"""
+    name = argv[0]
     if "/" in name:
         target = cwd / name
         return target.is_file() and os.access(target, os.X_OK)
-    return shutil.which(name, path=env.get("PATH")) is not None
+    return shutil.which(name, path=path_value) is not None
+
+
+async def run_command(
+    command: str | Sequence[str],
+    *,
+    cwd: Path,
+    config: RunConfig,
+    mode: Mode = "read-only",
+    network: bool = False,
+    timeout: float,
+    on_output: OutputSink | None = None,
+    cancel: asyncio.Event | None = None,
+    output_limit: int = FULL_OUTPUT_LIMIT,
+    stream_all: bool = False,
+    scope: CommandScope | None = None,
+) -> ProcessOutcome:
+    """Run `command` (bash for a string, exec for an argv list) confined as `mode` says.
+
+    `on_output` gets the text as it comes, up to `output_limit` bytes per
+    stream (all of it with `stream_all`, for callers that parse it live);
+    setting `cancel` stops the command and everything it started.
+
+    Under CODE_AGENT_SANDBOX=require on a system without a sandbox nothing
+    runs: the outcome's `start_error` says why.
+    """
+    problem = _state_folder_problem(config) if mode == "approved" else None
+    if problem:
+        return ProcessOutcome(OutputCapture(), OutputCapture(), None, start_error=problem)
+    own_scope = scope is None
+    scope = scope or CommandScope(config)
+    try:
+        spec = SandboxSpec(
+            repo=config.repo,
+            mode=mode,
+            network=network,
+            private_dir=scope.private_dir,
+            cwd=cwd,
+            state_dir=config.state_dir,
+            extra_read=scope.extra_read,
+        )
+        try:
+            prepared = sandbox.prepare(
+                spec, config.sandbox, scope.env["PATH"], found=config.confinement
+            )
+        except (SandboxUnavailable, SandboxSetupError) as exc:
+            empty = OutputCapture()
+            return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
+        try:
+            options = {
+                "preexec": prepared.preexec,
+                "spawner": prepared.spawner,
+                "cancel": cancel,
+                "output_limit": output_limit,
+                "stream_all": stream_all,
+            }
+            outcome = await _run_prepared(command, cwd, scope, timeout, on_output, options)
+        finally:
+            prepared.close()
+        outcome.sandbox = _describe(
+            prepared, config.confinement or sandbox.support(), mode, network
+        )
+        return outcome
+    finally:
+        if own_scope:
+            scope.close()
+
+
+async def _run_prepared(
+    command: str | Sequence[str],
+    cwd: Path,
+    scope: CommandScope,
+    timeout: float,
+    sink: OutputSink | None,
+    options: dict[str, Any],
+) -> ProcessOutcome:
+    if not isinstance(command, str):
+        argv = list(command)
+        outcome = await run_process(argv, cwd, scope.env, timeout, sink, **options)
+        if outcome.exit_code is not None:
+            outcome.pipelines = [[StageStatus(argv[0], outcome.exit_code)]]
+        return outcome
+    bash = shutil.which("bash", path=scope.env.get("PATH")) or "/bin/bash"
+    fd, status_path = tempfile.mkstemp(prefix="status-", dir=scope.tmp)
+    os.close(fd)
+    instrumented = instrument(command, status_path)
+    script = instrumented.script if instrumented else command
+    outcome = await run_process([bash, "-c", script], cwd, scope.env, timeout, sink, **options)
+    if instrumented:
+        outcome.pipelines = _read_statuses(Path(status_path), instrumented.pipelines)
+    return outcome
 
 
 def _read_statuses(path: Path, pipelines: list[list[str]]) -> list[list[StageStatus]]:

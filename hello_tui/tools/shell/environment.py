@@ -1,0 +1,91 @@
+"""The environment a command gets: an allow-list, never the user's whole environment.
+
+The user's environment holds API keys, tokens, agent sockets and proxy
+passwords; a deny-list always misses one. A command gets only:
+
+- PATH (to find programs), LANG / LANGUAGE / LC_* and TZ (how text and time
+  are shown), USER / LOGNAME (git and ssh look the user up by name);
+- a private HOME and TMPDIR (TMP, TEMP) in a folder of its own, so no dotfile
+  of the user's (.gitconfig, .netrc, .npmrc) is read and nothing is left behind;
+- TERM=dumb, pagers that print (PAGER, GIT_PAGER = cat) and an editor that
+  gives up (GIT_EDITOR=true), since no one can answer a prompt;
+- LESSSECURE=1: `less` without shell escapes, log files or input filters;
+- VIRTUAL_ENV when the active virtual environment's folder is readable;
+- git's confinement: no system or global config, no system attributes, no
+  fsmonitor, no hooks, no optional index locks, and no discovery of a
+  repository above the repo (GIT_CEILING_DIRECTORIES).
+
+Any allowed value that still contains the model key is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+PASSED_THROUGH = ("PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME")
+# git reads these as `git -c` settings, which override the repository's own config.
+GIT_FORCED_CONFIG = (("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"))
+
+
+def git_environment(repo: Path) -> dict[str, str]:
+    env = {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_PAGER": "cat",
+        "GIT_EDITOR": "true",  # a commit without -m aborts instead of waiting for an editor
+        "GIT_CEILING_DIRECTORIES": str(repo.parent),
+        "GIT_CONFIG_COUNT": str(len(GIT_FORCED_CONFIG)),
+    }
+    for index, (key, value) in enumerate(GIT_FORCED_CONFIG):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+def private_dirs(private_dir: Path) -> tuple[Path, Path]:
+    """(HOME, TMPDIR) inside a command's private folder, created if missing."""
+    home, tmp = private_dir / "home", private_dir / "tmp"
+    home.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    return home, tmp
+
+
+def command_environment(
+    source: Mapping[str, str],
+    repo: Path,
+    private_dir: Path,
+    *,
+    secrets: tuple[str, ...] = (),
+    readable: tuple[Path, ...] = (),
+    folders: tuple[Path, Path] | None = None,
+) -> dict[str, str]:
+    """The whole environment of one command, built from `source` (usually os.environ).
+
+    `readable` lists the folders the sandbox lets the command read; an active
+    virtual environment is passed on only when it is among them. `folders`
+    are HOME and TMPDIR when the caller made them already.
+    """
+    home, tmp = folders or private_dirs(private_dir)
+    env = {name: source[name] for name in PASSED_THROUGH if source.get(name)}
+    env.update({name: value for name, value in source.items() if name.startswith("LC_")})
+    env.setdefault("PATH", DEFAULT_PATH)
+    venv = source.get("VIRTUAL_ENV")
+    if venv and any(Path(os.path.realpath(venv)).is_relative_to(r) for r in readable):
+        env["VIRTUAL_ENV"] = venv
+    env.update(
+        HOME=str(home),
+        TMPDIR=str(tmp),
+        TMP=str(tmp),
+        TEMP=str(tmp),
+        TERM="dumb",
+        PAGER="cat",
+        LESSSECURE="1",
+    )
+    env.update(git_environment(repo))
+    return {k: v for k, v in env.items() if not any(s and s in v for s in secrets)}

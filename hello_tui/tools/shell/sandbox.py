@@ -1,0 +1,479 @@
+"""The OS sandbox every command runs in, and what the user is told about it.
+
+Linux: Landlock limits what the command may read, write and execute;
+seccomp (without network) stops every new socket; in approved mode a private
+mount namespace makes `.git/` and the state folder read-only, because
+Landlock can grant "write beneath the repo" but not "except .git/".
+
+- read-only commands read the repo and what programs need (system folders,
+  the folders on PATH, the Python install running us, a few /etc files);
+  they write nowhere but /dev/null and a private folder (HOME and TMPDIR);
+  no network, no signals or abstract unix sockets to outside processes.
+- approved commands may also write and execute inside the repo (except
+  `.git/` and the state folder) and in their private folder; network only
+  when the approval said so.
+
+`CODE_AGENT_SANDBOX`: auto (default: use it when the kernel has it), require
+(refuse to run commands without it), off (no sandbox: dangerous).
+`sandbox_status()` is the short line for the status bar, `describe()` the
+one for `doctor` and the start-up notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from hello_tui.config import Settings
+from hello_tui.tools.shell import seccomp
+from hello_tui.tools.shell.child_setup import ChildSteps, SandboxSetupError
+from hello_tui.tools.shell.landlock import (
+    FS_EXECUTE,
+    FS_IOCTL_DEV,
+    FS_READ_FILE,
+    FS_TRUNCATE,
+    FS_WRITE_FILE,
+    READ,
+    READ_EXECUTE,
+    WRITE,
+    LandlockError,
+    Ruleset,
+    abi_version,
+)
+from hello_tui.tools.shell.spawner import SpawnerThread, spawner_for
+
+Mode = Literal["read-only", "approved"]
+SandboxSetting = Literal["auto", "require", "off"]
+
+# Programs, their libraries and data: read and execute.
+SYSTEM_PROGRAM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# What the loader, locale, terminfo, time zone and user lookups read in /etc,
+# and nothing else there (no /etc/hostname, no /etc/shadow).
+SYSTEM_READ_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ld.so.preload",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/terminfo",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/magic.mime",
+    "/etc/os-release",
+    "/etc/python3",
+    f"/etc/python{sys.version_info.major}.{sys.version_info.minor}",
+    "/sys/devices/system/cpu",  # how many CPUs (rg, make -j, Python)
+    "/sys/fs/cgroup",  # CPU quotas
+)
+# Name resolution and certificates, for commands allowed on the network.
+NETWORK_READ_FILES = (
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/pki",
+    "/etc/crypto-policies",
+)
+READABLE_DEVICES = ("/dev/zero", "/dev/random", "/dev/urandom")
+DEVICE_RW = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+
+
+class SandboxUnavailable(Exception):
+    """CODE_AGENT_SANDBOX=require and this system has no sandbox; the message says why."""
+
+
+@dataclass(frozen=True)
+class Support:
+    """What this machine offers, probed once."""
+
+    landlock_abi: int
+    seccomp: bool
+    mount_namespace: bool
+
+    @property
+    def available(self) -> bool:
+        return self.landlock_abi > 0
+
+
+@lru_cache(maxsize=1)
+def support() -> Support:
+    abi = abi_version()
+    return Support(
+        landlock_abi=abi,
+        seccomp=abi > 0 and seccomp.supported(),
+        mount_namespace=abi > 0 and _probe_mount_namespace(),
+    )
+
+
+def _probe_mount_namespace() -> bool:
+    """Can a child make the mount namespace approved commands run in (as root or not)?"""
+    true = "/bin/true" if os.path.exists("/bin/true") else "/usr/bin/true"
+    with tempfile.TemporaryDirectory(prefix="hello-tui-probe-") as scratch:
+        writable, protected = Path(scratch) / "repo", Path(scratch) / "repo" / ".git"
+        protected.mkdir(parents=True)
+        steps = ChildSteps()
+        try:
+            steps.confined_mounts([writable], [protected], writable)
+        except (OSError, AttributeError):
+            return False
+        try:
+            done = subprocess.run(
+                [true],
+                cwd=writable,
+                preexec_fn=steps.preexec,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return done.returncode == 0
+
+
+def sandbox_status(setting: SandboxSetting = "auto") -> str:
+    """The status bar's words: "sandbox: landlock v7", "sandbox: none" or "sandbox: off"."""
+    if setting == "off":
+        return "sandbox: off"
+    found = support()
+    if not found.available:
+        return "sandbox: none"
+    return f"sandbox: landlock v{found.landlock_abi}"
+
+
+def describe(setting: SandboxSetting = "auto") -> str:
+    """One line for `doctor` and the start-up notice."""
+    found = support()
+    if setting == "off":
+        return "off (CODE_AGENT_SANDBOX=off): commands run with the policy alone — dangerous"
+    if not found.available:
+        system = platform.system()
+        why = "macOS has no Landlock" if system == "Darwin" else f"no Landlock on {system}"
+        if system == "Linux":
+            why = f"this kernel ({platform.release()}) has no Landlock"
+        if setting == "require":
+            return f"none: {why}; CODE_AGENT_SANDBOX=require, so commands are refused"
+        return f"none: {why}; commands run with the policy alone"
+    extras = ["seccomp network filter" if found.seccomp else "no seccomp (TCP rules only)"]
+    extras.append(
+        "mount namespace: read-only outside the repo and for .git/"
+        if found.mount_namespace
+        else "no mount namespace: approved commands cannot create files at the repo's top"
+        " level, and may change file modes outside it"
+    )
+    return f"landlock v{found.landlock_abi} ({', '.join(extras)})"
+
+
+def startup_notice(setting: SandboxSetting = "auto") -> str | None:
+    """What to tell the user at start when commands are not fully confined, else None."""
+    if setting == "off" or not support().available:
+        return f"Sandbox {describe(setting)}."
+    return None
+
+
+def startup_notices(settings: Settings) -> list[str]:
+    """What to tell the user when a session starts: trust notices, then the sandbox's state."""
+    notices = list(settings.notices)
+    line = startup_notice(settings.sandbox)
+    if line:
+        notices.append(line)
+    return notices
+
+
+def check_available(setting: SandboxSetting) -> None:
+    """Raise SandboxUnavailable when the setting demands a sandbox this system lacks."""
+    if setting == "require" and not support().available:
+        raise SandboxUnavailable(
+            f"Refused: CODE_AGENT_SANDBOX=require, but there is no OS sandbox here "
+            f"({describe(setting)})."
+        )
+
+
+# ---------------------------------------------------------------- what a command may touch
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """One command's confinement."""
+
+    repo: Path
+    mode: Mode
+    network: bool
+    private_dir: Path  # HOME and TMPDIR live here; removed after the command
+    cwd: Path
+    state_dir: Path | None = None
+    extra_read: tuple[Path, ...] = ()  # program folders a caller needs (rg's)
+
+
+@dataclass
+class Grants:
+    """Path -> rights, as the ruleset will hold them (tests and doctor read it)."""
+
+    rights: dict[str, int] = field(default_factory=dict)
+
+    def add(self, path: str | os.PathLike[str], rights: int) -> None:
+        key = os.fspath(path)
+        self.rights[key] = self.rights.get(key, 0) | rights
+
+
+def home_directory() -> Path | None:
+    home = os.environ.get("HOME")
+    if home:
+        return Path(os.path.realpath(home))
+    with contextlib.suppress(KeyError, ImportError):
+        import pwd
+
+        return Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+    return None
+
+
+def _safe_program_dir(path: Path, home: Path | None) -> bool:
+    """A folder of programs may be read, unless it holds the home folder (and its keys)."""
+    if not path.is_absolute() or path == Path("/") or not path.is_dir():
+        return False
+    return home is None or not home.is_relative_to(path)
+
+
+def program_dirs(path_value: str) -> list[Path]:
+    """The folders commands find programs in: PATH, this Python's install, venvs on PATH."""
+    return list(_program_dirs(path_value, os.environ.get("HOME", "")))
+
+
+@lru_cache(maxsize=16)
+def _program_dirs(path_value: str, home_value: str) -> tuple[Path, ...]:
+    home = home_directory()
+    candidates: list[Path] = []
+    for entry in path_value.split(os.pathsep):
+        if not entry:
+            continue
+        real = Path(os.path.realpath(entry))
+        candidates.append(real)
+        venv_config = real.parent / "pyvenv.cfg"
+        if venv_config.is_file():
+            candidates.append(real.parent)
+            candidates.extend(_venv_home(venv_config))
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        candidates.append(Path(os.path.realpath(prefix)))
+    return tuple(p for p in dict.fromkeys(candidates) if _safe_program_dir(p, home))
+
+
+def _venv_home(config: Path) -> list[Path]:
+    """The base Python a venv was made from (its `home = .../bin`): the install prefix."""
+    try:
+        lines = config.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip():
+            return [Path(os.path.realpath(value.strip())).parent]
+    return []
+
+
+def git_metadata_dirs(repo: Path) -> list[Path]:
+    """Where the repo's own git data lives when `.git` is a file (a worktree, a submodule)."""
+    dot_git = repo / ".git"
+    if not dot_git.is_file() or dot_git.is_symlink():
+        return []
+    try:
+        first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return []
+    if not first.startswith("gitdir:"):
+        return []
+    gitdir = Path(os.path.realpath(repo / first.removeprefix("gitdir:").strip()))
+    found = [gitdir]
+    with contextlib.suppress(OSError, IndexError):
+        common = (gitdir / "commondir").read_text(encoding="utf-8").splitlines()[0].strip()
+        found.append(Path(os.path.realpath(gitdir / common)))
+    return found
+
+
+def protected_paths(spec: SandboxSpec) -> list[Path]:
+    """What approved commands may not change inside the repo: `.git` and the state folder."""
+    found = []
+    dot_git = spec.repo / ".git"
+    if dot_git.exists() and not dot_git.is_symlink():
+        found.append(dot_git)
+    if spec.state_dir is not None and spec.state_dir.is_dir() and not spec.state_dir.is_symlink():
+        found.append(spec.state_dir)
+    return found
+
+
+def grants_for(spec: SandboxSpec, path_value: str, *, mount_namespace: bool) -> Grants:
+    """Every path rule of the command's ruleset."""
+    grants = Grants()
+    for system in SYSTEM_PROGRAM_DIRS:
+        grants.add(system, READ_EXECUTE)
+    for folder in (*program_dirs(path_value), *spec.extra_read):
+        grants.add(folder, READ_EXECUTE)
+    for name in SYSTEM_READ_FILES:
+        grants.add(name, READ)
+    if spec.network:
+        for name in NETWORK_READ_FILES:
+            grants.add(name, READ)
+    # /proc: programs read their own entries; Landlock's ptrace scoping keeps
+    # other processes' environ, memory and file descriptors out of reach.
+    grants.add("/proc", READ)
+    grants.add("/dev/null", DEVICE_RW)
+    for device in READABLE_DEVICES:
+        grants.add(device, FS_READ_FILE)
+    for gitdir in git_metadata_dirs(spec.repo):
+        grants.add(gitdir, READ)
+    private = WRITE | (FS_EXECUTE if spec.mode == "approved" else 0)
+    grants.add(spec.private_dir, private)
+    if spec.mode == "read-only":
+        grants.add(spec.repo, READ)
+        return grants
+    if mount_namespace:
+        grants.add(spec.repo, WRITE | FS_EXECUTE)
+        return grants
+    # Without a mount namespace `.git/` can only be kept out by granting every
+    # other top-level entry on its own; the top level itself stays read-only.
+    grants.add(spec.repo, READ_EXECUTE)
+    protected = {p.name for p in protected_paths(spec)} | {".git"}
+    if spec.state_dir is not None:
+        protected.add(spec.state_dir.name)
+    try:
+        entries = list(os.scandir(spec.repo))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.name in protected or entry.is_symlink():
+            continue
+        grants.add(entry.path, WRITE | FS_EXECUTE)
+    return grants
+
+
+# ---------------------------------------------------------------- preparing one command
+
+
+class PreparedSandbox:
+    """How one command is confined: a confined thread to start it from, or steps for its child.
+
+    Close it once the child has started.
+    """
+
+    def __init__(
+        self,
+        preexec: Callable[[], None] | None,
+        ruleset: Ruleset | None,
+        spawner: SpawnerThread | None = None,
+    ) -> None:
+        self.preexec = preexec
+        self.spawner = spawner
+        self._ruleset = ruleset
+
+    @property
+    def active(self) -> bool:
+        return self.preexec is not None or self.spawner is not None
+
+    def close(self) -> None:
+        if self._ruleset is not None:
+            self._ruleset.close()
+            self._ruleset = None
+
+
+def prepare(
+    spec: SandboxSpec,
+    setting: SandboxSetting,
+    path_value: str,
+    *,
+    found: Support | None = None,
+) -> PreparedSandbox:
+    """Build the sandbox for one command in the parent.
+
+    `found` is what the machine offers (default: the probe); a lower ABI or
+    no mount namespace gives the confinement an older kernel would. Raises
+    SandboxUnavailable under `require` without a sandbox, and
+    SandboxSetupError when the kernel refuses a rule.
+    """
+    if setting == "off":
+        return PreparedSandbox(None, None)
+    found = found or support()
+    if not found.available:
+        if setting == "require":
+            raise SandboxUnavailable(
+                "Refused: CODE_AGENT_SANDBOX=require, but there is no OS sandbox here."
+            )
+        return PreparedSandbox(None, None)
+    if spec.mode == "read-only":
+        key = (
+            spec.repo,
+            spec.private_dir,
+            spec.state_dir,
+            spec.network,
+            spec.extra_read,
+            path_value,
+            found,
+        )
+        try:
+            spawner = spawner_for(key, lambda: _confined_thread(spec, path_value, found))
+        except Exception as exc:  # noqa: BLE001 - any failure to confine means: do not run
+            raise SandboxSetupError(
+                f"sandbox: the confined thread could not start ({exc})"
+            ) from None
+        return PreparedSandbox(None, None, spawner)
+    return _child_steps(spec, path_value, found)
+
+
+def _confined_thread(spec: SandboxSpec, path_value: str, found: Support) -> SpawnerThread:
+    """A spawner thread confined as `spec` says (read-only commands: no namespace needed)."""
+    prepared = _child_steps(spec, path_value, found)
+    try:
+        assert prepared.preexec is not None
+        return SpawnerThread(prepared.preexec, "read-only")
+    finally:
+        prepared.close()
+
+
+def _child_steps(spec: SandboxSpec, path_value: str, found: Support) -> PreparedSandbox:
+    """The ruleset and the steps a forked child runs before exec."""
+    use_namespace = spec.mode == "approved" and found.mount_namespace
+    try:
+        ruleset = Ruleset(found.landlock_abi, restrict_network=not spec.network)
+    except LandlockError as exc:
+        raise SandboxSetupError(f"sandbox: {exc}") from None
+    try:
+        for path, rights in grants_for(
+            spec, path_value, mount_namespace=use_namespace
+        ).rights.items():
+            ruleset.allow(path, rights)
+        steps = ChildSteps()
+        if use_namespace:
+            steps.confined_mounts([spec.repo, spec.private_dir], protected_paths(spec), spec.cwd)
+        steps.no_new_privileges()
+        steps.drop_capabilities()
+        steps.landlock(ruleset.fd)
+        if found.seccomp:
+            prepared = seccomp.prepare(
+                deny_sockets=not spec.network, deny_metadata=spec.mode == "read-only"
+            )
+            if prepared is not None:
+                steps.seccomp(prepared.address, prepared)
+    except (OSError, LandlockError) as exc:
+        ruleset.close()
+        raise SandboxSetupError(f"sandbox: {exc}") from None
+    return PreparedSandbox(steps.preexec, ruleset)

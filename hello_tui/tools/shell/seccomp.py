@@ -1,0 +1,151 @@
+"""A seccomp filter for what Landlock cannot express: new sockets and metadata changes.
+
+Landlock's network rights cover TCP bind and connect only; UDP, raw and
+netlink sockets, and connecting to a unix socket by path (a container
+daemon's, an ssh agent's) pass it by. Without network this filter makes
+`socket()` fail with EACCES for every address family, and refuses io_uring,
+which could open sockets without the socket syscall. `socketpair()` stays
+allowed: a pair of connected local sockets reaches no one.
+
+Landlock does not cover metadata either: chmod, chown, utimes, extended
+attributes and `chattr` flags work on any file the process can name. For
+read-only commands the filter refuses those syscalls (EPERM) everywhere;
+approved commands get a read-only view of everything outside the repo from
+their mount namespace instead (`child_setup.py`).
+
+Syscalls of a foreign ABI (32-bit x86 on a 64-bit kernel, x32) are refused
+outright, since their numbers differ and would slip past the lists. The
+filter is a classic BPF program built here as bytes, before fork; the child
+only hands its address to prctl.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import platform
+import struct
+from dataclasses import dataclass
+
+# BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_RET_K = 0x06
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+_OFFSET_NR = 0
+_OFFSET_ARCH = 4
+_OFFSET_ARG1_LOW = 24  # seccomp_data.args[1], low 32 bits on little-endian machines
+# ioctl requests that change inode flags or project attributes (chattr).
+FS_IOC_SETFLAGS = (0x40086602, 0x40046602)  # 64-bit and 32-bit encodings
+FS_IOC_FSSETXATTR = 0x401C5820
+
+
+@dataclass(frozen=True)
+class _Arch:
+    audit_arch: int
+    sockets: tuple[int, ...]  # socket, io_uring_setup, io_uring_enter, io_uring_register
+    metadata: tuple[int, ...]  # chmod, chown, utimes and xattr families
+    ioctl: int
+    foreign_from: int | None  # syscall numbers at or above this belong to another ABI
+
+
+_ARCHES = {
+    "x86_64": _Arch(
+        audit_arch=0xC000003E,
+        sockets=(41, 425, 426, 427),
+        # chmod fchmod chown fchown lchown utime utimes fchownat futimesat fchmodat
+        # utimensat setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
+        # fchmodat2 setxattrat removexattrat
+        metadata=(90, 91, 92, 93, 94, 132, 235, 260, 261, 268, 280)
+        + (188, 189, 190, 197, 198, 199, 452, 463, 466),
+        ioctl=16,
+        foreign_from=0x40000000,
+    ),
+    "aarch64": _Arch(
+        audit_arch=0xC00000B7,
+        sockets=(198, 425, 426, 427),
+        # fchmod fchmodat fchownat fchown utimensat setxattr lsetxattr fsetxattr
+        # removexattr lremovexattr fremovexattr fchmodat2 setxattrat removexattrat
+        metadata=(52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452, 463, 466),
+        ioctl=29,
+        foreign_from=None,
+    ),
+}
+
+
+def supported() -> bool:
+    return platform.machine() in _ARCHES
+
+
+class _Program:
+    """A tiny assembler: instructions with forward jumps to named labels."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, str | int, str | int, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def emit(self, code: int, k: int, jt: str | int = 0, jf: str | int = 0) -> None:
+        self.code.append((code, jt, jf, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def assemble(self) -> bytes:
+        out = []
+        for index, (code, jt, jf, k) in enumerate(self.code):
+            jumps = [t if isinstance(t, int) else self.labels[t] - index - 1 for t in (jt, jf)]
+            out.append(struct.pack("=HBBI", code, jumps[0], jumps[1], k))
+        return b"".join(out)
+
+
+def build_program(*, deny_sockets: bool, deny_metadata: bool) -> bytes | None:
+    """The filter's instructions, or None on an architecture it does not know."""
+    arch = _ARCHES.get(platform.machine())
+    if arch is None or not (deny_sockets or deny_metadata):
+        return None
+    p = _Program()
+    p.emit(_LD_W_ABS, _OFFSET_ARCH)
+    p.emit(_JEQ_K, arch.audit_arch, jt=0, jf="foreign")
+    p.emit(_LD_W_ABS, _OFFSET_NR)
+    if arch.foreign_from is not None:
+        p.emit(_JGE_K, arch.foreign_from, jt="foreign", jf=0)
+    if deny_sockets:
+        for number in arch.sockets:
+            p.emit(_JEQ_K, number, jt="no_socket", jf=0)
+    if deny_metadata:
+        for number in arch.metadata:
+            p.emit(_JEQ_K, number, jt="no_metadata", jf=0)
+        p.emit(_JEQ_K, arch.ioctl, jt="ioctl", jf="allow")
+        p.label("ioctl")
+        p.emit(_LD_W_ABS, _OFFSET_ARG1_LOW)
+        for request in (*FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR):
+            p.emit(_JEQ_K, request, jt="no_metadata", jf=0)
+    p.label("allow")
+    p.emit(_RET_K, RET_ALLOW)
+    p.label("no_socket")
+    p.emit(_RET_K, RET_ERRNO | errno.EACCES)
+    p.label("no_metadata")
+    p.emit(_RET_K, RET_ERRNO | errno.EPERM)
+    p.label("foreign")
+    p.emit(_RET_K, RET_ERRNO | errno.EPERM)
+    return p.assemble()
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class PreparedFilter:
+    """The program and the `sock_fprog` pointing at it, kept alive until the child has forked."""
+
+    def __init__(self, program: bytes) -> None:
+        self._buffer = ctypes.create_string_buffer(program, len(program))
+        self.fprog = _SockFprog(len(program) // 8, ctypes.addressof(self._buffer))
+        self.address = ctypes.addressof(self.fprog)
+
+
+def prepare(*, deny_sockets: bool, deny_metadata: bool) -> PreparedFilter | None:
+    program = build_program(deny_sockets=deny_sockets, deny_metadata=deny_metadata)
+    return PreparedFilter(program) if program is not None else None
