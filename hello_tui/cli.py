@@ -84,10 +84,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _start_logging(args: argparse.Namespace, command: str) -> None:
+    """Log into the repository's `.helloagents/logs/` at LOG_LEVEL (DEBUG with --debug).
+
+    The demo logs in its own sample repository; a configuration error is left for
+    the command to report.
+    """
+    if command == "demo":
+        return
+    from hello_tui.config import ConfigError, settings_from_args
+    from hello_tui.core import logs
+
+    try:
+        logs.configure(settings_from_args(args))
+    except ConfigError:
+        return
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command or "tui"
     try:
+        _start_logging(args, command)
         if command == "exec":
             from hello_tui.commands.exec import run_exec
 
@@ -114,6 +132,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: logged, said in one line
+        return _internal_error(command, exc)
+
+
+def _internal_error(command: str, exc: Exception) -> int:
+    """No traceback on the terminal: one line naming the log, where the traceback goes."""
+    from hello_tui.core import logs
+
+    where = logs.log_uncaught(f"hello-tui {command}", exc)
+    print(
+        f"hello-tui: internal error ({type(exc).__name__}: {exc}); details are in {where}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":
