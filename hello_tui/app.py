@@ -53,8 +53,6 @@ log = logging.getLogger(__name__)
 
 # Answer deltas are flushed to the UI at most this often (seconds).
 DELTA_FLUSH_INTERVAL = 0.05
-# The worker yields to the event loop at least this often so keys stay responsive.
-YIELD_INTERVAL = 0.01
 CTRL_C_WINDOW = 2.0
 # A resumed session's trace shows its newest tool steps (the chat shows everything).
 TRACE_REPLAY_STEPS = 40
@@ -431,7 +429,6 @@ class HelloApp(App[int]):
         loop = asyncio.get_running_loop()
         pending: list[str] = []
         timer: asyncio.TimerHandle | None = None
-        last_yield = time.monotonic()
         finished = False
 
         def flush() -> None:
@@ -456,10 +453,6 @@ class HelloApp(App[int]):
                         flush()
                         finished = finished or isinstance(event, ev.TURN_ENDINGS)
                         self.post_message(EngineEvent(event))
-                    now = time.monotonic()
-                    if now - last_yield >= YIELD_INTERVAL:
-                        last_yield = now
-                        await asyncio.sleep(0)
         except asyncio.CancelledError:
             flush()
             if not finished:

@@ -8,6 +8,8 @@ call through here too, so their tokens are charged to the running turn.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -19,6 +21,7 @@ from hello_tui.prompts_loader import load_prompt
 from hello_tui.store.sessions import Session
 
 SUMMARY_MAX_TOKENS = 400
+YIELD_INTERVAL = 0.01  # seconds of streaming between two turns of the event loop
 
 TextAs = Literal["answer", "thought"]
 
@@ -62,7 +65,14 @@ class ModelCalls:
     ) -> Completion:
         """One streamed model call; its text goes out as answer or thought deltas."""
         completion = None
+        last_yield = time.monotonic()
         async for item in self.llm.stream_chat(messages, tools=tools):
+            # A fast stream can arrive faster than the loop turns over (buffered chunks do
+            # not suspend): step aside now and then, so a UI on this loop keeps handling keys.
+            now = time.monotonic()
+            if now - last_yield >= YIELD_INTERVAL:
+                last_yield = now
+                await asyncio.sleep(0)
             if isinstance(item, TextDelta):
                 if text_as == "answer":
                     self.emit(AssistantDelta(text=item.text))
