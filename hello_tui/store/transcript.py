@@ -1,7 +1,7 @@
 """The JSONL transcript: every event of a session, one JSON object per line.
 
 Lives in `.helloagents/logs/<session id>.jsonl`. Events are buffered in memory
-and written in one append per flush (the engine flushes after every step and
+and serialised and written in one append per flush (the engine flushes after every step and
 at exit, off the event loop), not one open/close per token. A log that cannot
 be written (disk full, read-only) must not stop the agent, so a write error
 switches the log off and is reported once through `error`.
@@ -25,16 +25,16 @@ class TranscriptLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.error: str | None = None
-        self._pending: list[str] = []
+        # Events wait here as they are (frozen, so safe to serialise on the writing thread).
+        self._pending: list[Event] = []
         # A flush on a worker thread and one at exit must not interleave their lines.
         self._write_lock = threading.Lock()
         self._order: asyncio.Lock | None = None
 
     def write(self, event: Event) -> None:
-        """Buffer one event (no disk access)."""
-        if self.error is not None:
-            return
-        self._pending.append(json.dumps(event.to_dict(), ensure_ascii=False, default=str))
+        """Buffer one event (no disk access, no serialising)."""
+        if self.error is None:
+            self._pending.append(event)
 
     @property
     def pending(self) -> int:
@@ -53,14 +53,15 @@ class TranscriptLog:
             if lines:
                 await asyncio.to_thread(self._append, lines)
 
-    def _take(self) -> list[str]:
+    def _take(self) -> list[Event]:
         # Taken on the thread that buffers, so no event slips between read and reset.
         lines, self._pending = self._pending, []
         return lines
 
-    def _append(self, lines: list[str]) -> None:
-        if not lines or self.error is not None:
+    def _append(self, events: list[Event]) -> None:
+        if not events or self.error is not None:
             return
+        lines = [json.dumps(e.to_dict(), ensure_ascii=False, default=str) for e in events]
         with self._write_lock:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
