@@ -1,7 +1,7 @@
 """Agent overhead: the engine's own time per step, and context building at an 8,000-token budget.
 
-A 50-step scripted session runs against the local scripted model server.
-The peer is a plain `openai` client sending the very same 51 requests to the
+A 50-step scripted session runs through the engine facade against the local
+scripted model server. The peer is a plain `openai` client sending the very same 51 requests to the
 same server and reading every chunk: whatever the agent spends beyond that
 (context building, parsing, tool dispatch, events, session saves) is the
 engine's own time. Medians of several runs; run with `python bench/agent_overhead.py`.
@@ -19,13 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hello_tui.agent.context import ContextParts, build_context
-from hello_tui.agent.loop import Agent
 from hello_tui.agent.tokens import TokenCounter, _load_offline_encoder
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.llm import LLMClient
-from hello_tui.store.sessions import SessionStore
-from hello_tui.store.transcript import TranscriptLog
+from hello_tui.engine.facade import Engine
 from hello_tui.testing.scripted_model import (
     ScriptedModelServer,
     call,
@@ -64,25 +61,18 @@ def script() -> list:
 async def agent_run(repo: Path) -> tuple[float, list[dict], int]:
     with ScriptedModelServer(script()) as server:
         settings = settings_for_server(server, repo, max_steps=STEPS + 5)
-        llm = LLMClient(settings)
-        session = SessionStore(settings.state).new()
-        agent = Agent(
-            settings,
-            llm,
-            ToolRegistry([LookTool()]),
-            PolicyApprover(yes=False),
-            session,
-            log=TranscriptLog(settings.state.logs / f"{session.id}.jsonl"),
+        engine = await Engine.open(
+            settings, PolicyApprover(yes=False), registry=ToolRegistry([LookTool()])
         )
         started = time.perf_counter()
         steps = 0
-        async for event in agent.run_turn("look at every module"):
+        async for event in engine.run_turn("look at every module"):
             if event.kind == "StepStarted":
                 steps += 1
             if event.kind in ("TurnFailed",):
                 raise SystemExit(f"bench turn failed: {event.error}")
         elapsed = time.perf_counter() - started
-        await llm.aclose()
+        await engine.aclose()
         return elapsed, list(server.chat_requests), steps
 
 

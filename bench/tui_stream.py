@@ -28,9 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hello_tui.agent.loop import Agent
 from hello_tui.core.approval import PolicyApprover
-from hello_tui.llm import LLMClient
+from hello_tui.core.display import ChatMessage
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server, text
 from hello_tui.tools.registry import ToolRegistry
@@ -79,11 +78,10 @@ async def _peer_stream(server: ScriptedModelServer) -> float:
     return elapsed
 
 
-def _text_only_agent(settings) -> Agent:
-    store = SessionStore(settings.state)
-    return Agent(
-        settings, LLMClient(settings), ToolRegistry([]), PolicyApprover(yes=True), store.new()
-    )
+async def _text_only_engine(settings, approver):
+    from hello_tui.engine.facade import Engine
+
+    return await Engine.open(settings, PolicyApprover(yes=True), registry=ToolRegistry([]))
 
 
 async def _app_stream(server: ScriptedModelServer, repo: Path) -> tuple[float, list[float]]:
@@ -92,10 +90,10 @@ async def _app_stream(server: ScriptedModelServer, repo: Path) -> tuple[float, l
     from hello_tui.app import HelloApp
 
     settings = settings_for_server(server, repo)
-    app = HelloApp(settings, agent_factory=lambda s, a: _text_only_agent(s), preflight=False)
+    app = HelloApp(settings, engine_factory=_text_only_engine, preflight=False)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.agent is None:
+        while app.engine is None:
             await pilot.pause(0.01)
         handled: list[float] = []
         original = app.prompt._replace_via_keyboard
@@ -163,12 +161,13 @@ def _write_session(repo: Path, turns: int) -> str:
         "a list of points that goes on for a while. "
     ) * 6
     for t in range(1, turns + 1):
-        session.display.append({"role": "user", "content": f"Question {t}: please change x{t}."})
+        session.display.append(ChatMessage("user", f"Question {t}: please change x{t}.", t))
         session.display.append(
-            {
-                "role": "assistant",
-                "content": f"{paragraph}\n\n- point one\n- point two\n\n```python\nx{t} = {t}\n```",
-            }
+            ChatMessage(
+                "assistant",
+                f"{paragraph}\n\n- point one\n- point two\n\n```python\nx{t} = {t}\n```",
+                t,
+            )
         )
         session.history.append({"role": "user", "content": f"Question {t}"})
         session.history.append({"role": "assistant", "content": paragraph})
@@ -182,7 +181,6 @@ import asyncio, sys, time, json
 started = time.perf_counter()
 from hello_tui.app import HelloApp
 from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server
-from hello_tui.agent.factory import build_agent
 
 def rss():
     for line in open('/proc/self/status'):
@@ -192,10 +190,9 @@ def rss():
 async def main(repo, resume):
     server = ScriptedModelServer([]).start()
     settings = settings_for_server(server, repo)
-    app = HelloApp(settings, resume=resume or None, preflight=False,
-                   agent_factory=lambda s, a: build_agent(s, a, resume=resume or None))
+    app = HelloApp(settings, resume=resume or None, preflight=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.agent is None or not app.chat.idle:
+        while app.engine is None or not app.chat.idle:
             await pilot.pause(0.005)
         await pilot.pause()
         ready = time.perf_counter() - started

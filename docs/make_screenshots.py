@@ -34,7 +34,7 @@ async def review_screenshot(target: Path) -> None:
         repo = copy_demo_repo(Path(tmp))
         app = build_demo_app(repo, server)
         async with app.run_test(size=(120, 36)) as pilot:
-            await _until(pilot, lambda: app.agent is not None)
+            await _until(pilot, lambda: app.engine is not None)
             await pilot.press("enter")
             await _until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen))
             await pilot.press("a")

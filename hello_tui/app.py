@@ -1,22 +1,30 @@
-"""The full-screen app: wires the agent's events to the chat, trace, todo board, status bar and sidebar.
+"""The full-screen app: wires the engine's events to the chat, trace, todo board, status bar and sidebar.
 
-A turn runs in a Textual worker that iterates `Agent.run_turn` and only posts
-messages; the `on_*` handlers own the widgets. Answer deltas are batched in
-the worker so a fast stream means a few dozen UI updates a second, not one
-per token. Decisions (patch review, command approval) come through the
-approver, whose screens are pushed with `push_screen_wait` from inside the
-worker. The agent is built after the first frame so start-up stays fast.
+The app talks to the engine through the facade only (`hello_tui.engine`), the
+event and approval types (`hello_tui.core`) and the settings. A turn runs in a
+Textual worker that iterates `Engine.run_turn` and only posts messages; the
+`on_*` handlers own the widgets. Answer deltas are batched in the worker so a
+fast stream means a few dozen UI updates a second, not one per token. What the
+chat shows comes from the same display recorder the engine saves with the
+session, so a resumed session looks as the live one did. Decisions (patch
+review, command approval) come through the approver, whose screens are pushed
+with `push_screen_wait` from inside the turn. The engine is opened after the
+first frame so start-up stays fast; every disk access goes through the
+facade, which does it off the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -28,7 +36,9 @@ from textual.worker import Worker, WorkerState
 
 from hello_tui.config import ConfigError, Settings
 from hello_tui.core import events as ev
+from hello_tui.core import logs
 from hello_tui.core.approval import Approver, CommandVerdict, PatchDecision
+from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
 from hello_tui.widgets.chat_log import ChatEntry, ChatView
 from hello_tui.widgets.prompt_input import PromptInput
 from hello_tui.widgets.sidebar import BackupPick, BackupTree, Sidebar
@@ -36,23 +46,19 @@ from hello_tui.widgets.status_bar import StatusBar
 from hello_tui.widgets.todo_board import TodoBoard
 from hello_tui.widgets.trace import TracePanel
 
+if TYPE_CHECKING:
+    from hello_tui.engine.facade import Engine
+
+log = logging.getLogger(__name__)
+
 # Answer deltas are flushed to the UI at most this often (seconds).
 DELTA_FLUSH_INTERVAL = 0.05
-# The worker yields to the event loop at least this often so keys stay responsive.
-YIELD_INTERVAL = 0.01
 CTRL_C_WINDOW = 2.0
+# A resumed session's trace shows its newest tool steps (the chat shows everything).
+TRACE_REPLAY_STEPS = 40
+LOCK_WAIT_STATE = "waiting for another hello-tui"
 
-
-class AgentLike(Protocol):
-    """What the app needs from the engine's Agent."""
-
-    session: Any
-    protocol: Any
-
-    def run_turn(self, text: str) -> AsyncIterator[ev.Event]: ...
-
-
-AgentFactory = Callable[[Settings, Approver], AgentLike]
+EngineFactory = Callable[[Settings, Approver], Awaitable["Engine"]]
 ApproverFactory = Callable[["HelloApp"], Approver]
 
 
@@ -81,10 +87,20 @@ class TurnState(Message):
         self.state = state
 
 
+@dataclass
+class EngineStart:
+    """What the app shows once the engine is open: the session's record and board."""
+
+    engine: Engine
+    display: list[DisplayEntry]
+    todos: list[dict[str, Any]]
+    notices: list[str]
+
+
 class EngineReady(Message):
-    def __init__(self, agent: AgentLike | None, error: str = "") -> None:
+    def __init__(self, start: EngineStart | None, error: str = "") -> None:
         super().__init__()
-        self.agent = agent
+        self.start = start
         self.error = error
 
 
@@ -132,29 +148,22 @@ def default_approver(app: HelloApp) -> Approver:
     return TuiApprover(app)
 
 
-def default_agent_factory(resume: str | None, continue_latest: bool) -> AgentFactory:
-    def build(settings: Settings, approver: Approver) -> AgentLike:
-        from hello_tui.agent.factory import build_agent
+def default_engine_factory(resume: str | None, continue_latest: bool) -> EngineFactory:
+    async def open_engine(settings: Settings, approver: Approver) -> Engine:
+        from hello_tui.engine.facade import Engine
 
-        return build_agent(settings, approver, resume=resume, continue_latest=continue_latest)
+        return await Engine.open(settings, approver, resume=resume, continue_latest=continue_latest)
 
-    return build
+    return open_engine
 
 
-def display_entries(display: Iterable[dict[str, Any]]) -> list[ChatEntry]:
-    """A session's display list (as saved by the engine) as chat entries."""
-    entries = []
-    for item in display:
-        if not isinstance(item, dict):
-            continue
-        role = str(item.get("role", "notice"))
-        text = item.get("text", item.get("content", ""))
-        if not isinstance(text, str) or not text.strip():
-            continue
-        if role not in ("user", "assistant", "notice", "error", "result"):
-            role = "notice"
-        entries.append(ChatEntry(role, text))  # type: ignore[arg-type]
-    return entries
+def chat_entries(display: Iterable[DisplayEntry]) -> list[ChatEntry]:
+    """A session's display record as chat entries."""
+    return [ChatEntry(e.role, e.text) for e in display if isinstance(e, ChatMessage)]
+
+
+def tool_steps(display: Iterable[DisplayEntry], limit: int = TRACE_REPLAY_STEPS) -> list[ToolStep]:
+    return [e for e in display if isinstance(e, ToolStep)][-limit:]
 
 
 # ---------------------------------------------------------------- the app
@@ -188,7 +197,7 @@ class HelloApp(App[int]):
         self,
         settings: Settings,
         *,
-        agent_factory: AgentFactory | None = None,
+        engine_factory: EngineFactory | None = None,
         approver_factory: ApproverFactory | None = None,
         resume: str | None = None,
         continue_latest: bool = False,
@@ -199,17 +208,18 @@ class HelloApp(App[int]):
     ) -> None:
         super().__init__()
         self.settings = settings
-        self._agent_factory = agent_factory or default_agent_factory(resume, continue_latest)
-        self._uses_default_factory = agent_factory is None
+        self._engine_factory = engine_factory or default_engine_factory(resume, continue_latest)
         self._approver_factory = approver_factory or default_approver
         self._run_preflight = preflight
         self._clock = clock
-        self.agent: AgentLike | None = None
-        self.turn_worker: Worker | None = None
+        self.engine: Engine | None = None
+        self.turn_worker: Worker[None] | None = None
         self.turn_running = False  # until the turn's last words are on screen
         self._turn_closed = True  # the turn's closing event has been handled
+        self._recorder = DisplayRecorder()  # the chat's half of the session's display record
+        self._write_worker: Worker[None] | None = None  # an undo/restore waiting for the lock
         self._last_ctrl_c = -CTRL_C_WINDOW * 2
-        self._pending_prompt: tuple[str, str | None] | None = None  # sent before the agent was up
+        self._pending_prompt: tuple[str, str | None] | None = None  # sent before the engine
         self.preflight_report: PreflightReport | None = None
         self.engine_error = ""
         self._initial_prompt = initial_prompt
@@ -255,53 +265,46 @@ class HelloApp(App[int]):
             from hello_tui.screens.setup_help import SetupHelpScreen
 
             self.push_screen(SetupHelpScreen())
-        # Build the engine after the first frame: importing the client is the slow part.
-        self.call_after_refresh(self._start_engine)
+        # Open the engine after the first frame: importing the client is the slow part.
+        self.call_after_refresh(self._import_engine)
 
-    def _start_engine(self) -> None:
-        self._import_engine()
+    async def on_unmount(self) -> None:
+        if self.engine is not None:
+            await self.engine.aclose()
 
     @work(thread=True, group="startup", exit_on_error=False)
     def _import_engine(self) -> None:
-        # Heavy imports happen here, off the event loop; construction follows on the loop.
+        # Heavy imports happen here, off the event loop; the engine opens on the loop.
         import openai  # noqa: F401
 
-        self.call_from_thread(self._build_agent)
+        import hello_tui.engine.facade  # noqa: F401
 
-    def _build_agent(self) -> None:
+        self.call_from_thread(self._open_engine)
+
+    @work(group="startup", exit_on_error=False)
+    async def _open_engine(self) -> None:
         try:
             approver = StateTrackingApprover(self, self._approver_factory(self))
-            agent = self._agent_factory(self.settings, approver)
-        except Exception as exc:  # noqa: BLE001 - shown on screen, the app stays usable
+            engine = await self._engine_factory(self.settings, approver)
+            start = EngineStart(
+                engine, engine.display(), await engine.todos(), engine.take_notices()
+            )
+        except Exception as exc:  # shown on screen and logged; the app stays usable
+            log.exception("the engine could not start")
             self.post_message(EngineReady(None, f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(EngineReady(agent))
+        self.post_message(EngineReady(start))
 
     @on(EngineReady)
-    async def _engine_ready(self, message: EngineReady) -> None:
-        if message.agent is None:
+    def _engine_ready(self, message: EngineReady) -> None:
+        if message.start is None:
             self.engine_error = message.error
             self.chat.add("error", f"The agent could not start: {message.error}")
             self._set_state("idle")
             return
-        self.agent = message.agent
-        protocol = getattr(self.agent, "protocol", None)
-        if protocol:
-            self.status.protocol = str(protocol)
-        session = getattr(self.agent, "session", None)
-        if session is not None:
-            entries = display_entries(getattr(session, "display", []) or [])
-            if entries:
-                self.chat.load(entries)
-            todos = getattr(session, "todos", None)
-            if todos:
-                self.todos.set_items(todos)
-            usage = getattr(session, "usage", None)
-            if usage is not None:
-                self.status.tokens = int(getattr(usage, "prompt_tokens", 0)) + int(
-                    getattr(usage, "completion_tokens", 0)
-                )
-                self.status.cost = getattr(usage, "cost", None)
+        start = message.start
+        self.engine = start.engine
+        self._show_session(start)
         self._set_state("idle")
         if self._run_preflight and self.settings.model_configured:
             self._preflight()
@@ -309,22 +312,34 @@ class HelloApp(App[int]):
             (text, goal), self._pending_prompt = self._pending_prompt, None
             self._launch(text, goal)
 
+    def _show_session(self, start: EngineStart) -> None:
+        """The engine's session on screen: its chat, newest tool steps, board and totals."""
+        engine = start.engine
+        self.status.protocol = engine.protocol
+        self.status.model = engine.model
+        usage = engine.usage
+        self.status.tokens = usage.prompt_tokens + usage.completion_tokens
+        self.status.cost = usage.cost
+        entries = chat_entries(start.display)
+        if entries:
+            self.chat.load(entries)
+        self.trace.replay(tool_steps(start.display))
+        self.todos.set_items(start.todos)
+        self._recorder = DisplayRecorder(turn=max((e.turn for e in start.display), default=0))
+        for notice in start.notices:
+            self.chat.add("notice", notice)
+
     @work(group="preflight", exit_on_error=False)
     async def _preflight(self) -> None:
-        from hello_tui.llm import LLMClient
-
-        client = LLMClient(self.settings)
-        try:
-            result = await client.preflight()
-        finally:
-            await client.aclose()
+        assert self.engine is not None
+        result = await self.engine.preflight()
         self.post_message(PreflightDone(PreflightReport(result.ok, result.message, result.hint)))
 
     @on(PreflightDone)
     def _preflight_done(self, message: PreflightDone) -> None:
         self.preflight_report = message.report
         if not message.report.ok:
-            hint = _hint_suffix(message.report.message, message.report.hint)
+            hint = hint_suffix(message.report.message, message.report.hint)
             self.chat.add(
                 "error",
                 f"The model did not answer the start-up check: {message.report.message}{hint}",
@@ -337,7 +352,7 @@ class HelloApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return self.turn_running and not self._turn_closed
+            return (self.turn_running and not self._turn_closed) or self._write_worker is not None
         return True
 
     @on(TurnState)
@@ -367,6 +382,9 @@ class HelloApp(App[int]):
         if lowered == "/undo":
             self.action_undo()
             return
+        if lowered == "/redo":
+            self.action_redo()
+            return
         if lowered == "/resume" or lowered.startswith("/resume "):
             session_id = text.strip()[len("/resume") :].strip()
             if session_id:
@@ -390,8 +408,9 @@ class HelloApp(App[int]):
         if self.turn_running:
             self.chat.add("notice", "A turn is running; wait for it or press Esc to cancel it.")
             return
+        # The prompt is shown as it is sent; the recorder's copy of it is not shown again.
         self.chat.add("user", text)
-        if self.agent is None:
+        if self.engine is None:
             if self.engine_error:
                 self.chat.add("error", f"No agent: {self.engine_error}")
                 return
@@ -404,19 +423,15 @@ class HelloApp(App[int]):
         self.turn_running = True
         self._turn_closed = False
         self._set_state("thinking")
-        if plan_goal is not None:
-            self.turn_worker = self._run_plan(plan_goal)
-        else:
-            self.turn_worker = self._run_turn(text)
+        self.turn_worker = self._run_turn(text, plan_goal)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
-    async def _run_turn(self, text: str) -> None:
-        agent = self.agent
-        assert agent is not None
+    async def _run_turn(self, text: str, plan_goal: str | None) -> None:
+        engine = self.engine
+        assert engine is not None
         loop = asyncio.get_running_loop()
         pending: list[str] = []
         timer: asyncio.TimerHandle | None = None
-        last_yield = time.monotonic()
         finished = False
 
         def flush() -> None:
@@ -428,70 +443,68 @@ class HelloApp(App[int]):
                 self.post_message(AnswerChunk("".join(pending)))
                 pending.clear()
 
+        stream = engine.plan(plan_goal) if plan_goal is not None else engine.run_turn(text)
         try:
-            async for event in agent.run_turn(text):
-                if isinstance(event, ev.AssistantDelta):
-                    pending.append(event.text)
-                    # Deltas go out together a moment later, however the stream pauses.
-                    if timer is None:
-                        timer = loop.call_later(DELTA_FLUSH_INTERVAL, flush)
-                else:
-                    flush()
-                    if isinstance(event, (ev.TurnFinished, ev.TurnFailed, ev.TurnCancelled)):
-                        finished = True
-                    self.post_message(EngineEvent(event))
-                now = time.monotonic()
-                if now - last_yield >= YIELD_INTERVAL:
-                    last_yield = now
-                    await asyncio.sleep(0)
+            async with aclosing(stream) as events:
+                async for event in events:
+                    if isinstance(event, ev.AssistantDelta):
+                        pending.append(event.text)
+                        # Deltas go out together a moment later, however the stream pauses.
+                        if timer is None:
+                            timer = loop.call_later(DELTA_FLUSH_INTERVAL, flush)
+                    else:
+                        flush()
+                        finished = finished or isinstance(event, ev.TURN_ENDINGS)
+                        self.post_message(EngineEvent(event))
         except asyncio.CancelledError:
             flush()
             if not finished:
                 self.post_message(EngineEvent(ev.TurnCancelled()))
             raise
-        except Exception as exc:  # noqa: BLE001 - an engine bug is shown, never a traceback
+        except Exception as exc:  # an engine bug is shown and logged, never raised
+            log.exception("the turn's event stream failed")
             flush()
-            self.post_message(EngineEvent(ev.TurnFailed(error=f"{type(exc).__name__}: {exc}")))
+            error = f"{type(exc).__name__}: {exc}"
+            self.post_message(EngineEvent(ev.TurnFailed(error, logs.internal_error_hint())))
             return
         flush()
-        if not finished:
-            self.post_message(EngineEvent(ev.TurnFinished(answer="", steps=0, reason="ended")))
-
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def _run_plan(self, goal: str) -> None:
-        """`:plan <goal>`: one planning call (no tools, nothing written), shown as the answer."""
-        from hello_tui.tools.planner import make_plan
-
-        complete = getattr(getattr(self.agent, "ctx", None), "complete", None)
-        try:
-            result = await make_plan(goal, None, self.settings, complete)
-        except asyncio.CancelledError:
+        if not finished:  # the stream ended without its closing event: close the turn here
             self.post_message(EngineEvent(ev.TurnCancelled()))
-            raise
-        if result.status == "error":
-            self.post_message(EngineEvent(ev.TurnFailed(error=result.text)))
-        else:
-            self.post_message(
-                EngineEvent(ev.TurnFinished(answer=result.text, steps=0, reason="plan"))
-            )
 
     def action_cancel_turn(self) -> None:
-        if self.turn_worker is not None and not self._turn_closed:
+        if self._write_worker is not None:
+            self._write_worker.cancel()
+        if self.turn_worker is None or self._turn_closed:
+            return
+        if self.engine is not None and self.engine.running:
+            self.engine.cancel()  # the stream ends with TurnCancelled
+        else:
             self.turn_worker.cancel()
 
     # ------------------------------------------------------------ engine events
     @on(AnswerChunk)
     def _answer_chunk(self, message: AnswerChunk) -> None:
+        self._recorder.feed(ev.AssistantDelta(text=message.text))
         self.chat.stream_write(message.text)
 
     @on(EngineEvent)
-    async def _engine_event(self, message: EngineEvent) -> None:
+    def _engine_event(self, message: EngineEvent) -> None:
         event = message.event
+        if self._turn_closed and isinstance(event, ev.TURN_ENDINGS):
+            return  # the turn was closed already (e.g. a cancel raced its last event)
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is not None:
-            result = handler(event)
-            if asyncio.iscoroutine(result):
-                await result
+            handler(event)
+        for entry in self._recorder.feed(event):
+            self._show(entry)
+        if isinstance(event, ev.TURN_ENDINGS):
+            self._end_turn(event)
+
+    def _show(self, entry: DisplayEntry) -> None:
+        """A recorded entry on screen, unless it is there already (the prompt, a streamed reply)."""
+        if not isinstance(entry, ChatMessage) or entry.role == "user" or entry.streamed:
+            return
+        self.chat.add(entry.role, entry.text)
 
     def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
         self.status.step = 0
@@ -523,22 +536,13 @@ class HelloApp(App[int]):
         self._set_state("waiting for you")
 
     def _on_PatchResolved(self, event: ev.PatchResolved) -> None:
-        lines = [
-            event.summary.strip() or ("Patch applied." if event.applied else "Patch not applied.")
-        ]
-        if event.applied:
-            lines.append(f"{event.hunks_applied} hunk(s) applied, {event.hunks_declined} declined.")
-        if event.backup_dir:
-            lines.append(f"Backup: `{event.backup_dir}`")
-        self.chat.add("result", "\n\n".join(lines))
         self.refresh_sidebar()
+
+    def _on_WriteLockWait(self, event: ev.WriteLockWait) -> None:
+        self._set_state(LOCK_WAIT_STATE if event.phase == "waiting" else "running a tool")
 
     def _on_CommandApprovalNeeded(self, event: ev.CommandApprovalNeeded) -> None:
         self._set_state("waiting for you")
-
-    def _on_CommandApprovalResolved(self, event: ev.CommandApprovalResolved) -> None:
-        verdicts = {"once": "allowed once", "session": "allowed for this session", "deny": "denied"}
-        self.chat.add("notice", f"`{event.command}`: {verdicts.get(event.verdict, event.verdict)}")
 
     def _on_TodoChanged(self, event: ev.TodoChanged) -> None:
         self.todos.set_items(event.items)
@@ -547,41 +551,19 @@ class HelloApp(App[int]):
         self.refresh_sidebar()
 
     def _on_Usage(self, event: ev.Usage) -> None:
+        # The event carries the session's totals: assign them.
         self.status.tokens = event.session_prompt_tokens + event.session_completion_tokens
-        if event.cost is not None:
-            self.status.cost = (self.status.cost or 0.0) + event.cost
+        self.status.cost = event.cost
 
-    def _on_Notice(self, event: ev.Notice) -> None:
-        role = "error" if event.level == "error" else "notice"
-        self.chat.add(role, event.text)
-
-    def _on_TurnFinished(self, event: ev.TurnFinished) -> None:
-        if self._turn_closed:
-            return
-        streamed = self.chat.stream_finish()
-        if not streamed.strip() and event.answer.strip():
-            self.chat.add("assistant", event.answer)
-        if event.reason == "max_steps":
-            self.chat.add("notice", f"Stopped after {event.steps} steps (the step limit).")
-        self._end_turn("answered")
-
-    def _on_TurnFailed(self, event: ev.TurnFailed) -> None:
-        if self._turn_closed:
-            return
+    def _end_turn(self, event: ev.Event) -> None:
         self.chat.stream_finish()
-        self.chat.add("error", event.error + _hint_suffix(event.error, event.hint))
-        self._end_turn("error")
-
-    def _on_TurnCancelled(self, event: ev.TurnCancelled) -> None:
-        if self._turn_closed:
-            return
-        self.chat.stream_finish()
-        self.chat.add("notice", "Turn cancelled.")
-        self._end_turn("cancelled")
-
-    def _end_turn(self, trace_status: str) -> None:
+        trace_status = {"TurnFinished": "answered", "TurnFailed": "error"}.get(
+            event.kind, "cancelled"
+        )
         self._turn_closed = True
         self.trace.turn_ended(trace_status)
+        if self.engine is not None:
+            self.status.protocol = self.engine.protocol
         self._set_state("idle")
         # The turn is over for the user once its last words are on screen.
         self.chat.call_when_shown(self._turn_shown)
@@ -595,14 +577,11 @@ class HelloApp(App[int]):
     def _worker_state(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         if event.state == WorkerState.ERROR and worker.group in ("startup", "preflight"):
+            log.error("%s failed", worker.name, exc_info=worker.error)
             self.chat.add("error", f"{worker.name}: {worker.error}")
         if (
             worker is self.turn_worker
-            and event.state
-            in (
-                WorkerState.CANCELLED,
-                WorkerState.ERROR,
-            )
+            and event.state in (WorkerState.CANCELLED, WorkerState.ERROR)
             and not self._turn_closed
         ):
             # The worker ended without its closing event reaching us.
@@ -638,36 +617,39 @@ class HelloApp(App[int]):
             self.prompt.focus()
 
     def refresh_sidebar(self) -> None:
-        if not self.sidebar.display:
-            return
-        self.sidebar.set_notes(self.load_notes())
-        self.sidebar.set_backups(self.load_backups())
+        if self.sidebar.display and self.engine is not None:
+            self._load_sidebar()
 
-    def load_notes(self) -> list[Any]:
-        from hello_tui.store.notes import NoteStore
-
+    @work(group="sidebar", exclusive=True, exit_on_error=False)
+    async def _load_sidebar(self) -> None:
+        assert self.engine is not None
         try:
-            return NoteStore(self.settings.state.notes).list()
-        except Exception as exc:  # noqa: BLE001 - a broken notes folder must not break the app
+            notes = await self.engine.notes()
+        except Exception as exc:  # a broken notes folder must not break the app
+            log.exception("notes could not be read")
             self.notify(f"Could not read notes: {exc}", severity="error")
-            return []
-
-    def load_backups(self) -> list[Any]:
-        from hello_tui.patch import list_backups
-
+            notes = []
         try:
-            return list_backups(self.settings)
-        except Exception as exc:  # noqa: BLE001
+            backups = await self.engine.backups()
+        except Exception as exc:  # the same
+            log.exception("backups could not be read")
             self.notify(f"Could not read backups: {exc}", severity="error")
-            return []
+            backups = []
+        self.sidebar.set_notes(notes)
+        self.sidebar.set_backups(backups)
 
     @on(Sidebar.NoteChosen)
-    def _open_note(self, message: Sidebar.NoteChosen) -> None:
-        from hello_tui.screens.note_viewer import NoteViewerScreen
-        from hello_tui.store.notes import NoteError, NoteStore
+    def _note_chosen(self, message: Sidebar.NoteChosen) -> None:
+        self._open_note(message.note_id)
 
+    @work(group="viewer", exit_on_error=False)
+    async def _open_note(self, note_id: str) -> None:
+        from hello_tui.engine.types import NoteError
+        from hello_tui.screens.note_viewer import NoteViewerScreen
+
+        assert self.engine is not None
         try:
-            note = NoteStore(self.settings.state.notes).read(message.note_id)
+            note = await self.engine.read_note(note_id)
         except NoteError as exc:
             self.notify(str(exc), severity="error")
             return
@@ -675,30 +657,30 @@ class HelloApp(App[int]):
         self.push_screen(NoteViewerScreen(note.title, note.content, meta))
 
     @on(Sidebar.BackupFileChosen)
-    def _open_backup(self, message: Sidebar.BackupFileChosen) -> None:
+    def _backup_chosen(self, message: Sidebar.BackupFileChosen) -> None:
+        self._open_backup(message.pick)
+
+    @work(group="viewer", exit_on_error=False)
+    async def _open_backup(self, pick: BackupPick) -> None:
         from hello_tui.screens.backup_diff import BackupDiffScreen
 
-        pick = message.pick
-        assert pick.relpath is not None
-        old = backup_text(self.settings, pick.backup, pick.relpath)
-        if old is None:
+        assert self.engine is not None and pick.relpath is not None
+        compared = await self.engine.compare_backup(pick.backup, pick.relpath)
+        if compared.old is None:
             self.notify(f"{pick.backup} holds no copy of {pick.relpath}.", severity="error")
             return
-        current = self.settings.repo / pick.relpath
-        new = _read_text(current) if current.exists() else ""
         title = f"{pick.relpath}: backup {pick.backup} (left) vs now (right)"
-        self.push_screen(BackupDiffScreen(title, old, new, path=pick.relpath))
+        self.push_screen(BackupDiffScreen(title, compared.old, compared.current, path=pick.relpath))
 
     @on(BackupTree.RestoreRequested)
     def _restore_requested(self, message: BackupTree.RestoreRequested) -> None:
         self._confirm_restore(message.pick)
 
-    @work(group="restore", exit_on_error=False)
+    @work(group="write", exit_on_error=False)
     async def _confirm_restore(self, pick: BackupPick) -> None:
-        from hello_tui.patch import restore_from_backup
         from hello_tui.screens.confirm import ConfirmScreen
 
-        if self.turn_running:
+        if self.turn_running or self.engine is None:
             self.notify("Wait for the turn to finish before restoring.", severity="warning")
             return
         what = f"{pick.relpath}" if pick.relpath else "every file of this backup"
@@ -711,44 +693,87 @@ class HelloApp(App[int]):
         )
         if not await self.push_screen_wait(question):
             return
-        try:
-            result = restore_from_backup(self.settings, pick.backup, pick.relpath)
-        except Exception as exc:  # noqa: BLE001 - a failed restore is reported, not raised
-            self.chat.add("error", f"Restore failed: {exc}")
-            return
-        files = ", ".join(result.summary_lines()) or "nothing changed"
-        undo = (
-            f" (previous version saved in `{result.backup_dir}`; /undo reverts)"
-            if result.backup_dir
-            else ""
-        )
-        self.chat.add("result", f"Restored from {pick.backup}: {files}{undo}")
-        self.refresh_sidebar()
+        engine = self.engine
+        await self._revert(lambda wait: engine.restore(pick.backup, pick.relpath, wait), "Restore")
 
     def action_undo(self) -> None:
-        from hello_tui.patch import undo_last
-
-        if self.turn_running:
+        if self.turn_running or self.engine is None:
             self.chat.add("notice", "Wait for the turn to finish before /undo.")
             return
-        try:
-            result = undo_last(self.settings)
-        except Exception as exc:  # noqa: BLE001 - "nothing to undo" and friends are messages
-            self.chat.add("error", f"Undo failed: {exc}")
+        self._undo()
+
+    @work(group="write", exit_on_error=False)
+    async def _undo(self) -> None:
+        engine = self.engine
+        assert engine is not None
+        await self._revert(engine.undo, "Undo")
+
+    def action_redo(self) -> None:
+        if self.turn_running or self.engine is None:
+            self.chat.add("notice", "Wait for the turn to finish before /redo.")
             return
-        files = ", ".join(result.summary_lines()) or "nothing changed"
-        self.chat.add("result", f"Undone: {files}")
+        self._redo()
+
+    @work(group="write", exit_on_error=False)
+    async def _redo(self) -> None:
+        engine = self.engine
+        assert engine is not None
+        await self._revert(engine.redo, "Redo")
+
+    async def _revert(self, call: Callable[[Any], Awaitable[Any]], what: str) -> None:
+        """Run an undo or restore; while it waits for another process's lock, Esc ends it."""
+        from hello_tui.engine.types import PatchError
+
+        worker = self._current_worker()
+
+        def waiting(text: str) -> None:
+            self._write_worker = worker
+            self.chat.add("notice", text)
+            self._set_state(LOCK_WAIT_STATE)
+
+        try:
+            reverted = await call(waiting)
+        except asyncio.CancelledError:
+            self.chat.add("notice", f"{what} cancelled: nothing was changed.")
+            raise
+        except (PatchError, OSError) as exc:  # "nothing to undo" and friends are messages
+            self.chat.add("error", f"{what} failed: {exc}")
+            return
+        except Exception as exc:  # an engine bug is shown and logged
+            log.exception("%s failed", what)
+            self.chat.add("error", f"{what} failed: {exc} ({logs.internal_error_hint()})")
+            return
+        finally:
+            self._write_worker = None
+            if self._turn_closed:
+                self._set_state("idle")
+        self.chat.add("result", reverted.text)
         self.refresh_sidebar()
 
-    def action_resume_list(self) -> None:
-        from hello_tui.store.sessions import SessionStore
+    @staticmethod
+    def _current_worker() -> Worker[Any] | None:
+        from textual.worker import NoActiveWorker, get_current_worker
 
-        paths = SessionStore(self.settings.state).list()[-10:]
-        if not paths:
+        try:
+            return get_current_worker()
+        except NoActiveWorker:
+            return None
+
+    def action_resume_list(self) -> None:
+        if self.engine is not None:
+            self._list_sessions()
+
+    @work(group="sessions", exit_on_error=False)
+    async def _list_sessions(self) -> None:
+        assert self.engine is not None
+        infos = await self.engine.sessions(limit=10)
+        if not infos:
             self.chat.add("notice", "No saved sessions yet.")
             return
-        lines = ["Saved sessions (newest last); switch with `/resume ID`:", ""]
-        lines += [f"- `{p.stem}`" for p in paths]
+        lines = ["Saved sessions (newest first); switch with `/resume ID`:", ""]
+        for info in infos:
+            title = info.title or "(no prompt yet)"
+            lines.append(f"- `{info.id}` {title} · {info.turns} turn(s) · {info.model}")
         self.chat.add("notice", "\n".join(lines))
 
     def resume_session(self, session_id: str) -> None:
@@ -756,20 +781,30 @@ class HelloApp(App[int]):
         if self.turn_running:
             self.chat.add("notice", "Finish or cancel (Esc) the running turn first.")
             return
-        if not self._uses_default_factory:
-            self.chat.add("notice", "This window cannot switch sessions.")
-            return
-        path = self.settings.state.sessions / f"{session_id}.json"
-        if "/" in session_id or not path.is_file():
+        if self.engine is not None:
+            self._switch_session(session_id)
+
+    @work(group="sessions", exclusive=True, exit_on_error=False)
+    async def _switch_session(self, session_id: str) -> None:
+        from hello_tui.engine.types import SessionError, SessionNotFound
+
+        engine = self.engine
+        assert engine is not None
+        try:
+            await engine.load_session(session_id)
+            start = EngineStart(engine, engine.display(), await engine.todos(), [])
+        except SessionNotFound:
             self.chat.add("error", f"No saved session `{session_id}`; `/resume` lists them.")
             return
-        self._agent_factory = default_agent_factory(session_id, False)
+        except SessionError as exc:  # unreadable: it was set aside, the message says where
+            log.warning("resume %s failed: %s", session_id, exc)
+            self.chat.add("error", str(exc).replace("Starting a new session.", "").strip())
+            return
         self.chat.clear()
         self.trace.clear()
-        self.todos.set_items([])
-        self._build_agent()
+        self._show_session(start)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help", "Keys and commands", self.action_help)
         yield SystemCommand("Toggle sidebar", "Notes and backups", self.action_toggle_sidebar)
@@ -789,20 +824,20 @@ class HelloApp(App[int]):
         self.prompt.move_cursor(self.prompt.document.end)
         self.prompt.focus()
 
+    # ------------------------------------------------------------ errors
+    def _handle_exception(self, error: Exception) -> None:
+        # A bug in a handler ends the app (Textual's rule); its traceback goes to the log.
+        log.critical("unhandled error in the app", exc_info=error)
+        super()._handle_exception(error)
 
-def backup_text(settings: Settings, backup: str, relpath: str) -> str | None:
-    """The content a backup holds for `relpath` (None when it holds none)."""
-    from hello_tui.patch import read_backup
-
-    data = read_backup(settings, backup, relpath)
-    return None if data is None else data.decode("utf-8", errors="replace")
-
-
-def _read_text(path: Any) -> str:
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
+    def _fatal_error(self) -> None:
+        # Instead of Textual's full-screen traceback: one line naming the log file.
+        self.bell()
+        where = logs.current_log_file() or "the log (run with --debug)"
+        self._exit_renderables.append(
+            Text(f"hello-tui: internal error; details are in {where}", style="bold red")
+        )
+        self._close_messages_no_wait()
 
 
 def run_tui(args: Any) -> int:
@@ -816,6 +851,7 @@ def run_tui(args: Any) -> int:
     except ConfigError as exc:
         print(f"hello-tui: {exc}", file=sys.stderr)
         return 2
+    logs.configure(settings)
     app = HelloApp(
         settings,
         resume=getattr(args, "resume", None),
@@ -823,8 +859,3 @@ def run_tui(args: Any) -> int:
     )
     result = app.run()
     return int(result or 0)
-
-
-def _hint_suffix(message: str, hint: str) -> str:
-    """The hint on a line of its own, unless the message already says it."""
-    return f"\nHint: {hint}" if hint and hint not in message else ""

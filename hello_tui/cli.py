@@ -105,10 +105,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _start_logging(args: argparse.Namespace, command: str) -> None:
+    """Log into the repository's `.helloagents/logs/` at LOG_LEVEL (DEBUG with --debug).
+
+    The demo logs in its own sample repository; a configuration error is left for
+    the command to report.
+    """
+    if command == "demo":
+        return
+    from hello_tui.config import ConfigError, settings_from_args
+    from hello_tui.core import logs
+
+    try:
+        logs.configure(settings_from_args(args))
+    except ConfigError:
+        return
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command or "tui"
     try:
+        _start_logging(args, command)
         if command == "exec":
             from hello_tui.commands.exec import run_exec
 
@@ -147,10 +165,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - one line for the user, the traceback to the log
-        from hello_tui.commands.unexpected import report_unexpected
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: logged, said in one line
+        return _internal_error(command, exc)
 
-        return report_unexpected(exc, getattr(args, "repo", None))
+
+def _internal_error(command: str, exc: Exception) -> int:
+    """No traceback on the terminal: one line naming the log, where the traceback goes."""
+    from hello_tui.core import logs
+
+    where = logs.log_uncaught(f"hello-tui {command}", exc)
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    line = f"error: unexpected {type(exc).__name__}" + (f": {detail}" if detail else "")
+    line += f" (details in {where})" if where else " (the traceback could not be saved)"
+    print(line, file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

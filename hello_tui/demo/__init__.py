@@ -52,8 +52,11 @@ def run_demo(args: Any) -> int:
     parent = Path(tempfile.mkdtemp(prefix="hello-tui-demo-"))
     server = ScriptedModelServer(DemoModel(delay=0.01)).start()
     try:
+        from hello_tui.core import logs
+
         repo = copy_demo_repo(parent)
         app = build_demo_app(repo, server)
+        logs.configure(app.settings)  # the demo's log stays in the sample repository
         app.run()
     finally:
         server.stop()

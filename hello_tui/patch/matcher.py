@@ -222,8 +222,8 @@ def place_chunks(path: str, lines: list[str], chunks: list[Chunk]) -> list[Place
         if len(found) > 1:
             if chunk.headers:
                 pos = found[0]
-            elif chunk.line_hint is not None:
-                pos = min(found, key=lambda c: abs(c - chunk.line_hint))
+            elif (hint := chunk.line_hint) is not None:
+                pos = min(found, key=lambda c: abs(c - hint))
             else:
                 shown = ", ".join(str(c + 1) for c in found[:MAX_CANDIDATES_SHOWN])
                 more = (

@@ -1,7 +1,8 @@
 """TuiApprover: the Approver protocol answered by the user through modal screens.
 
-The agent turn runs in a Textual worker; there `push_screen_wait` suspends the
-turn until the user decides, while the app keeps handling input.
+The engine's turn runs as a task started from a Textual worker (it inherits the
+worker's context); there `push_screen_wait` suspends the turn until the user
+decides, while the app keeps handling input.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from textual.worker import NoActiveWorker, get_current_worker
 
 from hello_tui.config import Settings
 from hello_tui.core.approval import CommandVerdict, PatchDecision
-from hello_tui.patch.types import PatchPlan
+from hello_tui.engine.types import PatchPlan
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen, ReplanFn
 
@@ -24,7 +25,7 @@ def engine_replan(settings: Settings) -> ReplanFn:
     """The patch engine's replan_with_edits, bound to the repository's settings."""
 
     def replan(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
-        from hello_tui.patch import replan_with_edits
+        from hello_tui.engine.types import replan_with_edits
 
         return replan_with_edits(plan, settings, edits)
 

@@ -26,7 +26,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hello_tui.core.approval import PatchDecision
-from hello_tui.patch.types import FilePlan, PatchError, PatchPlan
+from hello_tui.engine.types import FilePlan, PatchError, PatchPlan
 from hello_tui.screens.confirm import HighRiskConfirmScreen
 from hello_tui.widgets.diff_rows import hunks_from_texts
 from hello_tui.widgets.diff_view import DiffView

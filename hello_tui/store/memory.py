@@ -132,7 +132,8 @@ class MemoryStore:
                 "INSERT INTO memories (content, importance, created_at) VALUES (?, ?, ?)",
                 (text, importance, now),
             )
-            return Memory(int(cur.lastrowid), text, importance, now)
+            assert cur.lastrowid is not None  # set by every INSERT
+            return Memory(cur.lastrowid, text, importance, now)
 
     def list(self, limit: int = 20) -> builtins.list[Memory]:
         """Newest first."""

@@ -1,15 +1,18 @@
-"""The todo board's store: `TodoStore`, the JSON file under `.helloagents/todos/`.
+"""The todo board's store: `TodoStore`, one JSON file per session under `.helloagents/todos/`.
 
 Owns the todo rules: ids are small integers as strings, statuses are
 pending / in_progress / completed, and at most one item is in progress at a
-time. The UI's board reads the same store and is told of changes through
-`TodoChanged` events.
+time. The list belongs to a session (`todos/<session id>.json`): the `todo`
+tool and the UI's board read the same file, and a new session starts with an
+empty board. The board is told of changes through `TodoChanged` events.
+The methods block (a file lock, file I/O): async callers run them on a thread.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +24,8 @@ from hello_tui.store.atomic import write_text_atomic
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
-TODOS_FILE = "todos.json"
+TODOS_FILE = "todos.json"  # the list used outside any session
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 class TodoError(ValueError):
@@ -48,10 +52,13 @@ def _now() -> str:
 class TodoStore:
     """Todos of one repository, in `<todos_dir>/todos.json`, written atomically."""
 
-    def __init__(self, todos_dir: Path) -> None:
+    def __init__(self, todos_dir: Path, session_id: str = "") -> None:
         self.todos_dir = Path(todos_dir)
-        self.path = self.todos_dir / TODOS_FILE
-        self._lock = FileLock(str(self.todos_dir / ".todos.lock"), timeout=10)
+        if session_id and not _SESSION_ID.fullmatch(session_id):
+            raise TodoError(f"{session_id!r} is not a session id.")
+        name = f"{session_id}.json" if session_id else TODOS_FILE
+        self.path = self.todos_dir / name
+        self._lock = FileLock(str(self.todos_dir / f".{name}.lock"), timeout=10)
 
     # ---- file --------------------------------------------------------------
 
@@ -173,7 +180,7 @@ class TodoStore:
                 count = len(self.load())
             except TodoError:
                 stamp = datetime.now().strftime("%Y%m%d_%H%M%S_%f")
-                os.replace(self.path, self.todos_dir / f"todos.corrupt-{stamp}.json")
+                os.replace(self.path, self.path.with_name(f"{self.path.stem}.corrupt-{stamp}.json"))
                 count = 0
             self.save([])
         return count

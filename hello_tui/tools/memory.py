@@ -1,7 +1,11 @@
-"""The `memory` tool: episodic memory for the model (the store is `hello_tui.store.memory`)."""
+"""The `memory` tool: episodic memory for the model (the store is `hello_tui.store.memory`).
+
+Each action opens SQLite, so it runs on a worker thread (its connection lives there too).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import sqlite3
 from typing import Literal
@@ -39,6 +43,9 @@ class MemoryTool(Tool):
     read_only = False
 
     async def run(self, args: MemoryArgs, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._act, args, ctx)
+
+    def _act(self, args: MemoryArgs, ctx: ToolContext) -> ToolResult:
         store = MemoryStore(ctx.settings.state.memory)
         try:
             if args.action == "add":
@@ -49,7 +56,7 @@ class MemoryTool(Tool):
             if args.action == "search":
                 if not (args.query or "").strip():
                     return ToolResult.error("memory action 'search' needs a non-empty query.")
-                found = store.search(args.query)
+                found = store.search(args.query or "")
                 if not found:
                     return ToolResult.ok(f"No memory matches {args.query!r}.", [])
                 return ToolResult.ok(

@@ -1,16 +1,19 @@
 """The `note` tool: the model's structured notebook, backed by NoteStore.
 
 Owns the tool's arguments, which arguments each action needs, and the plain
-text the model reads back. Storage rules live in notes_store.py.
+text the model reads back. Storage rules live in `hello_tui.store.notes`; the
+store locks and writes files, so each action runs on a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field
 
-from hello_tui.core.events import NoteWritten
+from hello_tui.core.events import Event, NoteWritten
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.store.notes import NOTE_TYPES, Note, NoteError, NoteStore
 
@@ -75,15 +78,22 @@ class NoteTool(Tool):
     read_only = False
 
     async def run(self, args: NoteArgs, ctx: ToolContext) -> ToolResult:
-        store = NoteStore(ctx.settings.state.notes)
+        # Events are kept and sent from the event loop: the engine's queue is not thread-safe.
+        events: list[Event] = []
         try:
-            return self._dispatch(store, args, ctx)
+            store = NoteStore(ctx.settings.state.notes)
+            result = await asyncio.to_thread(self._dispatch, store, args, events.append)
         except NoteError as exc:
             return ToolResult.error(str(exc))
         except OSError as exc:
             return ToolResult.error(f"Could not access the notes folder: {exc}")
+        for event in events:
+            ctx.emit(event)
+        return result
 
-    def _dispatch(self, store: NoteStore, args: NoteArgs, ctx: ToolContext) -> ToolResult:
+    def _dispatch(
+        self, store: NoteStore, args: NoteArgs, emit: Callable[[Event], None]
+    ) -> ToolResult:
         action = args.action
         if action in ("read", "update", "delete") and not args.note_id:
             return ToolResult.error(
@@ -93,13 +103,15 @@ class NoteTool(Tool):
             missing = [f for f in ("title", "content") if getattr(args, f) is None]
             if missing:
                 return ToolResult.error(f"note action 'create' needs {' and '.join(missing)}.")
-            note = store.create(args.title, args.content, args.note_type or "general", args.tags)
-            ctx.emit(NoteWritten(note_id=note.id, title=note.title, note_type=note.note_type))
+            note = store.create(
+                args.title or "", args.content or "", args.note_type or "general", args.tags
+            )
+            emit(NoteWritten(note_id=note.id, title=note.title, note_type=note.note_type))
             return ToolResult.ok(
                 f"Created note {note.id} ({note.note_type}): {note.title}", note.to_dict()
             )
         if action == "read":
-            note = store.read(args.note_id)
+            note = store.read(args.note_id or "")
             return ToolResult.ok(_full(note), note.to_dict())
         if action == "update":
             fields = ("title", "content", "note_type", "tags")
@@ -108,16 +120,16 @@ class NoteTool(Tool):
                     "note action 'update' needs at least one of title, content, note_type, tags."
                 )
             note = store.update(
-                args.note_id,
+                args.note_id or "",
                 title=args.title,
                 content=args.content,
                 note_type=args.note_type,
                 tags=args.tags,
             )
-            ctx.emit(NoteWritten(note_id=note.id, title=note.title, note_type=note.note_type))
+            emit(NoteWritten(note_id=note.id, title=note.title, note_type=note.note_type))
             return ToolResult.ok(f"Updated note {note.id}: {note.title}", note.to_dict())
         if action == "delete":
-            store.delete(args.note_id)
+            store.delete(args.note_id or "")
             return ToolResult.ok(f"Deleted note {args.note_id}.", {"id": args.note_id})
         if action == "list":
             notes = store.list(note_type=args.note_type, limit=args.limit or 20)
@@ -131,7 +143,7 @@ class NoteTool(Tool):
         if action == "search":
             if not (args.query or "").strip():
                 return ToolResult.error("note action 'search' needs a non-empty query.")
-            notes = store.search(args.query, limit=args.limit or 10)
+            notes = store.search(args.query or "", limit=args.limit or 10)
             if not notes:
                 return ToolResult.ok(f"No note matches {args.query!r}.", [])
             return ToolResult.ok(

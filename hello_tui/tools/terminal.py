@@ -107,7 +107,9 @@ class TerminalTool(Tool):
             timeout = args.timeout or ctx.settings.terminal_timeout
 
             def sink(text: str, stream: str) -> None:
-                ctx.emit(ToolOutputDelta(ctx.call_id, text, stream))
+                ctx.emit(
+                    ToolOutputDelta(ctx.call_id, text, "stderr" if stream == "stderr" else "stdout")
+                )
 
             argv = verdict.argv
             target: str | list[str] = command

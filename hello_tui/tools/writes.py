@@ -6,10 +6,16 @@ model read, the user's review (whole, per hunk, or edited), the engine's
 transactional commit with backups, and a result that tells the model exactly
 what was applied and what was declined. Patches found in a model's final
 answer enter through `propose_patch_text`, the same flow.
+
+Nothing here blocks the event loop: planning, the stale guard and the commit
+run on worker threads, and when another process holds the repository's write
+lock the commit waits for it asynchronously (`WriteLockWait` events; Esc
+cancels the wait, never a commit that has begun).
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import hashlib
 import re
@@ -18,11 +24,12 @@ from typing import Any
 from pydantic import Field
 
 from hello_tui import patch as patch_engine
-from hello_tui.core.events import NoteWritten, PatchProposed, PatchResolved
-from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.core.events import NoteWritten, PatchProposed, PatchResolved, WriteLockWait
+from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
+from hello_tui.store.write_lock import WAITING_TEXT, write_when_free
 from hello_tui.tools.files import file_digest
-from hello_tui.tools.paths import PathError, is_protected, resolve_repo_path
+from hello_tui.tools.paths import PathError, RepoPath, is_protected, resolve_repo_path
 
 USER_EDIT_DIFF_MAX_LINES = 60
 _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -81,17 +88,44 @@ def _user_edit_diff(plan: PatchPlan, edits: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _refresh_reads(result: CommitResult, ctx: ToolContext) -> None:
-    """The model's own write must not trip the stale guard on its next edit."""
-    for rel in result.deleted:
-        ctx.reads.pop(rel, None)
-    for old, _new in result.moved:
-        ctx.reads.pop(old, None)
+def _written_digests(result: CommitResult, ctx: ToolContext) -> dict[str, ReadRecord | None]:
+    """What the commit left in each file it wrote (None: gone or unreadable); blocking."""
+    digests: dict[str, ReadRecord | None] = {rel: None for rel in result.deleted}
+    digests.update({old: None for old, _new in result.moved})
     for rel in [*result.added, *result.updated, *(new for _old, new in result.moved)]:
         try:
-            ctx.reads[rel] = file_digest(ctx.repo / rel)
+            digests[rel] = file_digest(ctx.repo / rel)
         except OSError:
+            digests[rel] = None
+    return digests
+
+
+def _refresh_reads(digests: dict[str, ReadRecord | None], ctx: ToolContext) -> None:
+    """The model's own write must not trip the stale guard on its next edit."""
+    for rel, record in digests.items():
+        if record is None:
             ctx.reads.pop(rel, None)
+        else:
+            ctx.reads[rel] = record
+
+
+async def _commit(
+    plan: PatchPlan, selection: Selection, ctx: ToolContext
+) -> tuple[CommitResult, dict[str, ReadRecord | None]]:
+    """The commit on a worker thread, once no other process holds the write lock."""
+
+    def work() -> tuple[CommitResult, dict[str, ReadRecord | None]]:
+        result = patch_engine.commit_plan(
+            plan, ctx.settings, selection=selection, user_task=ctx.user_task
+        )
+        return result, _written_digests(result, ctx)
+
+    return await write_when_free(
+        ctx.settings.state.lock_file,
+        work,
+        on_wait=lambda: ctx.emit(WriteLockWait(phase="waiting", text=WAITING_TEXT)),
+        on_free=lambda: ctx.emit(WriteLockWait(phase="acquired")),
+    )
 
 
 def _file_summaries(plan: PatchPlan) -> list[dict[str, Any]]:
@@ -110,7 +144,7 @@ def _file_summaries(plan: PatchPlan) -> list[dict[str, Any]]:
 
 async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
     """Stale guard, review, commit, report: the one way any change reaches the disk."""
-    stale = _stale_files(plan, ctx)
+    stale = await asyncio.to_thread(_stale_files, plan, ctx)
     if stale:
         return ToolResult.error(
             "\n".join(f"{path} changed since you read it; read it again." for path in stale),
@@ -145,7 +179,9 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
     if decision.user_edits:
         diff = _user_edit_diff(plan, decision.user_edits)
         try:
-            plan = patch_engine.replan_with_edits(plan, ctx.settings, decision.user_edits)
+            plan = await asyncio.to_thread(
+                patch_engine.replan_with_edits, plan, ctx.settings, decision.user_edits
+            )
         except PatchError as exc:
             message = f"The user's edit of the patch could not be planned: {exc}"
             ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
@@ -153,15 +189,13 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
         notes.append("The user edited your proposal before applying it:\n" + diff)
 
     try:
-        result = patch_engine.commit_plan(
-            plan, ctx.settings, selection=decision.selection, user_task=ctx.user_task
-        )
+        result, digests = await _commit(plan, decision.selection, ctx)
     except (PatchError, OSError) as exc:
         message = f"The patch could not be applied: {exc}"
         ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
         return ToolResult.error(message + " Nothing was written.", data={"applied": False})
 
-    _refresh_reads(result, ctx)
+    _refresh_reads(digests, ctx)
     changed = result.summary_lines()
     declined = _declined_hunks(plan, decision.selection)
     summary = ", ".join(changed) if changed else "nothing applied"
@@ -206,7 +240,7 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
 async def propose_patch_text(text: str, ctx: ToolContext) -> ToolResult:
     """A patch written by the model (tool call or final answer) -> plan -> review -> commit."""
     try:
-        plan = patch_engine.plan_patch_text(text, ctx.settings)
+        plan = await asyncio.to_thread(patch_engine.plan_patch_text, text, ctx.settings)
     except PatchError as exc:
         return ToolResult.error(f"The patch could not be applied: {exc}")
     return await review_and_commit(plan, ctx)
@@ -215,33 +249,33 @@ async def propose_patch_text(text: str, ctx: ToolContext) -> ToolResult:
 # ---------------------------------------------------------------- shared checks
 
 
-def _writable_target(ctx: ToolContext, raw: str):
+def _writable_target(ctx: ToolContext, raw: str) -> RepoPath | ToolResult:
     """Resolve a path the model wants to change, or say why it may not."""
     try:
         target = resolve_repo_path(ctx.repo, raw)
     except PathError as exc:
-        return None, ToolResult.error(str(exc))
+        return ToolResult.error(str(exc))
     if target.rel == ".":
-        return None, ToolResult.error("Give a file path, not the repository root.")
+        return ToolResult.error("Give a file path, not the repository root.")
     if is_protected(target.rel, ctx.settings.state_dir_name):
-        return None, ToolResult.error(
+        return ToolResult.error(
             f"'{target.rel}' is inside .git/ or the agent's state folder; it cannot be written."
         )
     if target.path.is_dir():
-        return None, ToolResult.error(f"'{target.rel}' is a folder, not a file.")
-    return target, None
+        return ToolResult.error(f"'{target.rel}' is a folder, not a file.")
+    return target
 
 
-def _existing_text(ctx: ToolContext, rel: str, raw: bytes) -> tuple[str | None, ToolResult | None]:
+def _existing_text(ctx: ToolContext, rel: str, raw: bytes) -> str | ToolResult:
     if b"\x00" in raw:
-        return None, ToolResult.error(f"'{rel}' is a binary file; it cannot be edited as text.")
+        return ToolResult.error(f"'{rel}' is a binary file; it cannot be edited as text.")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return None, ToolResult.error(
+        return ToolResult.error(
             f"'{rel}' is not valid UTF-8 text; edits to it are refused so no bytes are mangled."
         )
-    return text.removeprefix("\ufeff"), None
+    return text.removeprefix("\ufeff")
 
 
 def _file_eol(text: str) -> str:
@@ -295,7 +329,8 @@ def _line_of(text: str, index: int) -> int:
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
-    found, start = [], 0
+    found: list[int] = []
+    start = 0
     while True:
         at = text.find(needle, start)
         if at < 0:
@@ -378,9 +413,20 @@ class EditTool(Tool):
     read_only = False
 
     async def run(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
-        target, problem = _writable_target(ctx, args.path)
-        if problem:
-            return problem
+        prepared = await asyncio.to_thread(self._plan, args, ctx)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        plan, note = prepared
+        result = await review_and_commit(plan, ctx)
+        if note and result.status != "error":
+            result = result.model_copy(update={"text": result.text + "\n" + note})
+        return result
+
+    def _plan(self, args: EditArgs, ctx: ToolContext) -> tuple[PatchPlan, str] | ToolResult:
+        """Checks, the edit and its plan (blocking: reads the file)."""
+        target = _writable_target(ctx, args.path)
+        if isinstance(target, ToolResult):
+            return target
         rel = target.rel
         if not target.path.is_file():
             return ToolResult.error(f"'{rel}' does not exist; use write to create a new file.")
@@ -394,21 +440,17 @@ class EditTool(Tool):
             raw = target.path.read_bytes()
         except OSError as exc:
             return ToolResult.error(f"Cannot read '{rel}': {exc.strerror or exc}.")
-        text, problem = _existing_text(ctx, rel, raw)
-        if problem:
-            return problem
+        text = _existing_text(ctx, rel, raw)
+        if isinstance(text, ToolResult):
+            return text
         try:
             new_text, note = apply_edit(text, args.old_text, args.new_text, args.replace_all, rel)
         except ValueError as exc:
             return ToolResult.error(str(exc))
         try:
-            plan = patch_engine.plan_file_change(ctx.settings, rel, new_text)
+            return patch_engine.plan_file_change(ctx.settings, rel, new_text), note
         except PatchError as exc:
             return ToolResult.error(f"The edit could not be planned: {exc}")
-        result = await review_and_commit(plan, ctx)
-        if note and result.status != "error":
-            result = result.model_copy(update={"text": result.text + "\n" + note})
-        return result
 
 
 # ---------------------------------------------------------------- write
@@ -429,9 +471,16 @@ class WriteTool(Tool):
     read_only = False
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
-        target, problem = _writable_target(ctx, args.path)
-        if problem:
-            return problem
+        prepared = await asyncio.to_thread(self._plan, args, ctx)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        return await review_and_commit(prepared, ctx)
+
+    def _plan(self, args: WriteArgs, ctx: ToolContext) -> PatchPlan | ToolResult:
+        """Checks and the plan (blocking: reads the file it replaces)."""
+        target = _writable_target(ctx, args.path)
+        if isinstance(target, ToolResult):
+            return target
         rel = target.rel
         whole_file = target.path.exists()
         content = args.content
@@ -440,14 +489,13 @@ class WriteTool(Tool):
                 raw = target.path.read_bytes()
             except OSError as exc:
                 return ToolResult.error(f"Cannot read '{rel}': {exc.strerror or exc}.")
-            current, problem = _existing_text(ctx, rel, raw)
-            if problem:
-                return problem
+            current = _existing_text(ctx, rel, raw)
+            if isinstance(current, ToolResult):
+                return current
             content = _with_eol(content, _file_eol(current))
             if content == current:
                 return ToolResult.ok(f"'{rel}' already has exactly this content; nothing written.")
         try:
-            plan = patch_engine.plan_file_change(ctx.settings, rel, content, whole_file=whole_file)
+            return patch_engine.plan_file_change(ctx.settings, rel, content, whole_file=whole_file)
         except PatchError as exc:
             return ToolResult.error(f"The write could not be planned: {exc}")
-        return await review_and_commit(plan, ctx)

@@ -12,6 +12,7 @@ Only the reply being streamed is a live `Markdown`, fed through
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -26,6 +27,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
+
+log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant", "continued", "notice", "error", "result"]
 
@@ -327,7 +330,8 @@ class ChatView(VerticalScroll):
                     self.anchor()
                 elif kind == "call":
                     rest[0]()
-            except Exception as exc:  # noqa: BLE001 - one bad op must not stall the chat
+            except Exception as exc:  # one bad op must not stall the chat
+                log.exception("the chat could not apply %s", kind)
                 self.notify(f"The chat could not show a message: {exc}", severity="error")
             finally:
                 self._applying = False

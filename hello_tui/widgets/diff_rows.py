@@ -17,7 +17,7 @@ from typing import Literal
 
 from rich.style import Style
 
-from hello_tui.patch.types import FilePlan, Hunk
+from hello_tui.engine.types import FilePlan, Hunk
 
 RowKind = Literal["header", "context", "change", "removed", "added", "fold", "message"]
 Span = tuple[int, int]

@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
-from hello_tui.patch.types import FilePlan
+from hello_tui.engine.types import FilePlan
 from hello_tui.widgets.diff_rows import (
     FileDiff,
     LineTokens,

@@ -2,14 +2,15 @@
 
 A running step shows a spinner and its elapsed time, and a terminal command's
 output streams into its row as it comes. Enter (or a click) on a row expands
-the observation to the full output.
+the observation to the full output. A resumed session replays its saved tool
+steps (`core.display.ToolStep`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
+
+from hello_tui.core.display import ToolStep
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
@@ -231,6 +234,22 @@ class TracePanel(VerticalScroll):
                 r.duration = self._clock() - r.started
                 row.refresh(layout=True)
         self._open_step.clear()
+
+    def replay(self, steps: Iterable[ToolStep]) -> None:
+        """Rows for the finished tool steps of a saved session, oldest first."""
+        for saved in steps:
+            record = StepRecord(
+                step=saved.step,
+                call_id=saved.call_id,
+                tool=saved.tool,
+                arguments=dict(saved.arguments),
+                thought=saved.thought,
+                status=saved.status,
+                output=saved.output,
+                started=self._clock(),
+                duration=saved.duration,
+            )
+            self._by_call[saved.call_id] = self._add(record)
 
     def clear(self) -> None:
         for row in self.rows:

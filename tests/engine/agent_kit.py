@@ -1,18 +1,18 @@
-"""Test-only tools and helpers for driving the agent loop against the scripted model server."""
+"""Test-only tools and helpers for driving the engine facade against the scripted model server."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
-from hello_tui.agent.loop import Agent
 from hello_tui.config import Settings
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import CommandApprovalNeeded, Event, ToolOutputDelta
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.engine.facade import Engine
 from hello_tui.llm import LLMClient
-from hello_tui.store.sessions import SessionStore
-from hello_tui.store.transcript import TranscriptLog
 from hello_tui.tools.registry import ToolRegistry
 
 
@@ -115,29 +115,45 @@ def registry(*extra: Tool) -> ToolRegistry:
     return ToolRegistry([EchoTool(), CountTool(), FailTool(), BigTool(), *extra])
 
 
-def make_agent(
+async def open_engine(
     settings: Settings,
     reg: ToolRegistry | None = None,
     *,
     yes: bool = False,
     approver: Any = None,
-    session: Any = None,
-) -> Agent:
+    resume: str | None = None,
+    continue_latest: bool = False,
+) -> Engine:
+    """The real engine with test tools and a client that retries without waiting long."""
     llm = LLMClient(settings, base_delay=0.01, max_delay=0.02, retry_after_cap=0.05)
-    sess = session or SessionStore(settings.state).new()
-    log = TranscriptLog(settings.state.logs / f"{sess.id}.jsonl")
-    return Agent(
+    return await Engine.open(
         settings,
-        llm,
-        reg or registry(),
         approver or PolicyApprover(yes=yes),
-        sess,
-        log=log,
+        resume=resume,
+        continue_latest=continue_latest,
+        llm=llm,
+        registry=reg or registry(),
     )
 
 
-async def collect(agent: Agent, text: str) -> list[Event]:
-    return [event async for event in agent.run_turn(text)]
+async def collect(engine: Engine, text: str) -> list[Event]:
+    return [event async for event in engine.run_turn(text)]
+
+
+def session_file(engine: Engine) -> Path:
+    return engine.settings.state.sessions / f"{engine.session_id}.json"
+
+
+def saved(engine: Engine) -> dict[str, Any]:
+    """The session as it is on disk."""
+    return json.loads(session_file(engine).read_text())
+
+
+def transcript(engine: Engine) -> list[dict[str, Any]]:
+    path = engine.settings.state.logs / f"{engine.session_id}.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def of(events: list[Event], kind: type) -> list[Any]:

@@ -168,16 +168,16 @@ def test_estimate_rules():
 
 async def test_long_sessions_stay_within_the_budget(tmp_path, scripted_server, model_settings):
     from hello_tui.testing.scripted_model import text
-    from tests.engine.agent_kit import collect, make_agent
+    from tests.engine.agent_kit import collect, open_engine
 
     server = scripted_server([text("answer " + "z" * 400) for _ in range(12)])
     settings = model_settings(tmp_path, server, environ={"CODE_AGENT_CONTEXT_BUDGET": "2500"})
-    agent = make_agent(settings)
+    engine = await open_engine(settings)
     for i in range(12):
-        await collect(agent, f"task number {i} " + "y" * 300)
-    built = agent.last_context
-    assert built.tokens <= int(2500 * 0.85) and built.dropped_messages > 0
-    users = [m["content"] for m in server.chat_requests[-1]["messages"] if m["role"] == "user"]
+        await collect(engine, f"task number {i} " + "y" * 300)
+    sent = server.chat_requests[-1]["messages"]
+    assert default_counter().count_messages(sent) <= int(2500 * 0.85)
+    users = [m["content"] for m in sent if m["role"] == "user"]
     assert users[0].startswith("task number 0 ")  # the first task is kept
     assert users[-1].startswith("task number 11 ")  # the current task is never cut
     assert not any(u.startswith("task number 5 ") for u in users)  # the middle went first

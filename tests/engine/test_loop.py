@@ -14,7 +14,15 @@ from hello_tui.core.events import (
     Usage,
 )
 from hello_tui.testing.scripted_model import call, error, text, tool_calls
-from tests.engine.agent_kit import EchoTool, answer_text, collect, make_agent, of, registry
+from tests.engine.agent_kit import (
+    EchoTool,
+    answer_text,
+    collect,
+    of,
+    open_engine,
+    registry,
+    saved,
+)
 
 
 async def test_tool_call_result_is_bound_by_tool_call_id(tmp_path, scripted_server, model_settings):
@@ -25,8 +33,8 @@ async def test_tool_call_result_is_bound_by_tool_call_id(tmp_path, scripted_serv
         ]
     )
     echo = EchoTool()
-    agent = make_agent(model_settings(tmp_path, server), registry(echo))
-    events = await collect(agent, "please echo hi there")
+    engine = await open_engine(model_settings(tmp_path, server), registry(echo))
+    events = await collect(engine, "please echo hi there")
 
     assert isinstance(events[0], TurnStarted)
     assert isinstance(events[-1], TurnFinished)
@@ -57,8 +65,8 @@ async def test_parallel_calls_each_get_a_result(tmp_path, scripted_server, model
             text("done"),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "do two things")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "do two things")
     assert events[-1].answer == "done"
     tool_msgs = [m for m in server.chat_requests[1]["messages"] if m["role"] == "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in tool_msgs] == [
@@ -74,14 +82,19 @@ async def test_usage_is_reported_per_call_and_summed(tmp_path, scripted_server, 
     settings = model_settings(
         tmp_path, server, environ={"LLM_PRICE_INPUT": "2", "LLM_PRICE_OUTPUT": "10"}
     )
-    agent = make_agent(settings)
-    events = await collect(agent, "go")
+    engine = await open_engine(settings)
+    events = await collect(engine, "go")
     usage = of(events, Usage)
     assert [(u.prompt_tokens, u.completion_tokens) for u in usage] == [(100, 10), (150, 5)]
     assert usage[-1].session_prompt_tokens == 250 and usage[-1].session_completion_tokens == 15
     assert abs(usage[-1].cost - (250 * 2 + 15 * 10) / 1e6) < 1e-12
-    assert agent.usage_totals.prompt_tokens == 250
-    assert agent.last_turn_usage.completion_tokens == 15
+    assert engine.usage.prompt_tokens == 250 and engine.usage.completion_tokens == 15
+    # A second turn adds to the session's totals; the events carry those totals.
+    server.add(text("again", usage=(40, 4)))
+    second = of(await collect(engine, "go on"), Usage)
+    assert (second[-1].session_prompt_tokens, second[-1].session_completion_tokens) == (290, 19)
+    assert abs(second[-1].cost - (290 * 2 + 19 * 10) / 1e6) < 1e-12
+    assert saved(engine)["usage"]["prompt_tokens"] == 290
 
 
 async def test_max_steps_then_converge_answer_is_shown(tmp_path, scripted_server, model_settings):
@@ -92,8 +105,8 @@ async def test_max_steps_then_converge_answer_is_shown(tmp_path, scripted_server
             text("Evidence: counted to 2. Next: 1. count further."),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server, max_steps=2))
-    events = await collect(agent, "count a lot")
+    engine = await open_engine(model_settings(tmp_path, server, max_steps=2))
+    events = await collect(engine, "count a lot")
     assert [e.step for e in of(events, StepStarted)] == [1, 2]
     finished = events[-1]
     assert isinstance(finished, TurnFinished)
@@ -111,8 +124,8 @@ async def test_converge_failure_still_shows_an_answer(tmp_path, scripted_server,
     server = scripted_server(
         [tool_calls([call("count", {"n": 1})]), error(400, "bad request for this call")]
     )
-    agent = make_agent(model_settings(tmp_path, server, max_steps=1))
-    events = await collect(agent, "count")
+    engine = await open_engine(model_settings(tmp_path, server, max_steps=1))
+    events = await collect(engine, "count")
     finished = events[-1]
     assert isinstance(finished, TurnFinished) and finished.reason == "max_steps"
     assert "I stopped after 1 steps" in finished.answer
@@ -124,8 +137,8 @@ async def test_third_identical_call_is_not_run(tmp_path, scripted_server, model_
     same = lambda: tool_calls([call("echo", {"text": "again"})])
     server = scripted_server([same(), same(), same(), text("Concluding: echo works.")])
     echo = EchoTool()
-    agent = make_agent(model_settings(tmp_path, server), registry(echo))
-    events = await collect(agent, "echo forever")
+    engine = await open_engine(model_settings(tmp_path, server), registry(echo))
+    events = await collect(engine, "echo forever")
     assert echo.calls == ["again", "again"]
     finished = events[-1]
     assert finished.reason == "repeated_call"
@@ -142,8 +155,8 @@ async def test_tool_error_reaches_the_model_verbatim(tmp_path, scripted_server, 
     server = scripted_server(
         [tool_calls([call("broken", {"path": "x.txt"}, id="b1")]), text("It failed.")]
     )
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "open x")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "open x")
     assert of(events, ToolCallFinished)[0].status == "error"
     tool_msg = server.chat_requests[1]["messages"][-1]
     assert tool_msg["content"] == "cannot open x.txt: Permission denied (errno 13)"
@@ -160,8 +173,8 @@ async def test_bad_calls_are_explained_and_the_loop_goes_on(
             text("Finally done."),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "try things")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "try things")
     assert events[-1].answer == "Finally done."
     reqs = server.chat_requests
     invalid_json = reqs[1]["messages"][-1]
@@ -178,8 +191,8 @@ async def test_empty_model_message_is_answered_and_loop_continues(
     tmp_path, scripted_server, model_settings
 ):
     server = scripted_server([text(""), text("Here is the answer.")])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "explain the repo")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "explain the repo")
     assert events[-1].answer == "Here is the answer."
     assert "Your last message was empty" in server.chat_requests[1]["messages"][-1]["content"]
 
@@ -188,19 +201,18 @@ async def test_model_unreachable_after_retries_fails_the_turn(
     tmp_path, scripted_server, model_settings
 ):
     server = scripted_server([error(503), error(503), error(503)])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "anything")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "anything")
     assert isinstance(events[-1], TurnFailed)
     assert "gave up after 3 attempts" in events[-1].error
     # The session stays usable: the user's message is kept, the file is valid JSON.
-    saved = json.loads(agent.session.path.read_text())
-    assert saved["history"][0] == {"role": "user", "content": "anything"}
+    assert saved(engine)["history"][0] == {"role": "user", "content": "anything"}
 
 
 async def test_retry_after_429_then_success(tmp_path, scripted_server, model_settings):
     server = scripted_server([error(429, retry_after=0.01), text("fine")])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "hello repo, what is here")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "hello repo, what is here")
     assert events[-1].answer == "fine"
 
 
@@ -208,8 +220,8 @@ async def test_retries_are_shown_as_notices(tmp_path, scripted_server, model_set
     from hello_tui.core.events import Notice
 
     server = scripted_server([error(500), text("recovered")])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "go ahead with the task")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "go ahead with the task")
     notices = [e.text for e in of(events, Notice)]
     assert any("Retrying" in n and "attempt 2" in n for n in notices)
     assert events[-1].answer == "recovered"
@@ -223,10 +235,9 @@ async def test_dropped_stream_fails_the_turn_and_keeps_the_session(
     server = scripted_server(
         [drop(after_chunks=2, reply=text("a long answer that breaks " * 5)), malformed(2)]
     )
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "first try")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "first try")
     assert isinstance(events[-1], TurnFailed) and "broke off" in events[-1].error
-    events = await collect(agent, "second try")
+    events = await collect(engine, "second try")
     assert isinstance(events[-1], TurnFailed)
-    saved = json.loads(agent.session.path.read_text())
-    assert [m["content"] for m in saved["history"]] == ["first try", "second try"]
+    assert [m["content"] for m in saved(engine)["history"]] == ["first try", "second try"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import ToolCallFinished, TurnFinished
 from hello_tui.testing.scripted_model import text
-from tests.engine.agent_kit import answer_text, collect, make_agent, of
+from tests.engine.agent_kit import answer_text, collect, of, open_engine, saved
 
 PATCH_ANSWER = (
     "Action: Finish[Here is the fix:\n"
@@ -19,23 +19,23 @@ PATCH_ANSWER = (
 
 async def test_patch_in_answer_applied_with_approval(tmp_path, scripted_server, model_settings):
     server = scripted_server([text(PATCH_ANSWER)])
-    agent = make_agent(
+    engine = await open_engine(
         model_settings(tmp_path, server, protocol="react"), approver=PolicyApprover(yes=True)
     )
-    events = await collect(agent, "add hello.txt")
+    events = await collect(engine, "add hello.txt")
     assert isinstance(events[-1], TurnFinished)
     assert "Review it please." in answer_text(events)
     assert (tmp_path / "hello.txt").read_text() == "hello from the answer\n"
     result = of(events, ToolCallFinished)[-1]
     assert result.tool == "apply_patch" and result.status == "success"
     # The model learns what became of its patch on the next turn.
-    assert agent.session.history[-1]["content"].startswith("[patch from your answer]")
+    assert saved(engine)["history"][-1]["content"].startswith("[patch from your answer]")
 
 
 async def test_patch_in_answer_declined_headless(tmp_path, scripted_server, model_settings):
     server = scripted_server([text(PATCH_ANSWER)])
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"), yes=False)
-    events = await collect(agent, "add hello.txt")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react"), yes=False)
+    events = await collect(engine, "add hello.txt")
     assert not (tmp_path / "hello.txt").exists()
     assert "Here is the fix:" in answer_text(events)
     result = of(events, ToolCallFinished)[-1]

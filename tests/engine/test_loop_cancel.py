@@ -1,11 +1,13 @@
-"""Cancelling mid-stream or mid-tool leaves a valid session that --continue resumes; approvals."""
+"""Cancelling mid-stream or mid-tool leaves a valid session that --continue resumes; approvals.
+
+Cancelling the consumer and `Engine.cancel()` both stop the turn; `aclose()` stops a tool
+that is still running (a real process, killed with its group)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 
-from hello_tui.agent.factory import open_session
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import (
     AssistantDelta,
@@ -15,16 +17,25 @@ from hello_tui.core.events import (
 )
 from hello_tui.core.tools import Tool, ToolArgs, ToolResult
 from hello_tui.testing.scripted_model import call, slow, text, tool_calls
-from tests.engine.agent_kit import GatedCommandTool, collect, make_agent, of, registry
+from hello_tui.tools.registry import ToolRegistry
+from tests.engine.agent_kit import (
+    GatedCommandTool,
+    collect,
+    of,
+    open_engine,
+    registry,
+    saved,
+    transcript,
+)
 
 GUARD = 20  # seconds: only a deadlock would ever reach it
 
 
-async def _cancel_after(agent, task_text, predicate):
+async def _cancel_after(engine, task_text, predicate):
     seen = []
 
     async def consume():
-        async for event in agent.run_turn(task_text):
+        async for event in engine.run_turn(task_text):
             seen.append(event)
             if predicate(event):
                 started.set()
@@ -43,20 +54,35 @@ async def _cancel_after(agent, task_text, predicate):
 async def test_cancel_mid_stream_then_continue(tmp_path, scripted_server, model_settings):
     server = scripted_server([slow("a very slow answer " * 40, delay=0.02)])
     st = model_settings(tmp_path, server)
-    agent = make_agent(st)
-    seen = await _cancel_after(agent, "explain slowly", lambda e: isinstance(e, AssistantDelta))
+    engine = await open_engine(st)
+    seen = await _cancel_after(engine, "explain slowly", lambda e: isinstance(e, AssistantDelta))
     assert seen[-1].kind not in ("TurnFinished", "TurnFailed")
-    data = json.loads(agent.session.path.read_text())
+    data = saved(engine)
     assert data["history"] == [{"role": "user", "content": "explain slowly"}]
-    assert data["display"][-2]["content"] == "cancelled by the user"
-    assert agent.log.read()[-1]["type"] == "TurnCancelled"
+    assert data["display"][-1]["text"] == "Turn cancelled."
+    assert data["display"][-2]["role"] == "assistant"  # the part that streamed is kept
+    assert transcript(engine)[-1]["type"] == "TurnCancelled"
 
-    session, notices = open_session(st, continue_latest=True)
-    assert session.id == agent.session.id and not notices
     server.add(text("resumed fine"))
-    agent2 = make_agent(st, session=session)
-    events = await collect(agent2, "go on")
+    engine2 = await open_engine(st, continue_latest=True)
+    assert engine2.session_id == engine.session_id and not engine2.take_notices()
+    events = await collect(engine2, "go on")
     assert events[-1].answer == "resumed fine"
+
+
+async def test_engine_cancel_ends_the_stream_with_turn_cancelled(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([slow("a very slow answer " * 40, delay=0.02)])
+    engine = await open_engine(model_settings(tmp_path, server))
+    kinds = []
+    async for event in engine.run_turn("explain slowly"):
+        kinds.append(event.kind)
+        if event.kind == "AssistantDelta" and engine.running:
+            engine.cancel()
+    assert kinds[0] == "TurnStarted" and kinds[-1] == "TurnCancelled"
+    assert kinds.count("TurnCancelled") == 1 and not engine.running
+    assert saved(engine)["history"] == [{"role": "user", "content": "explain slowly"}]
 
 
 class WaitArgs(ToolArgs):
@@ -84,20 +110,22 @@ class HangingTool(Tool):
 async def test_cancel_mid_tool_closes_the_call(tmp_path, scripted_server, model_settings):
     server = scripted_server([tool_calls([call("hang", {"what": "x"}, id="h1")])])
     hanging = HangingTool()
-    agent = make_agent(model_settings(tmp_path, server), registry(hanging))
-    seen = await _cancel_after(agent, "hang around", lambda e: isinstance(e, ToolOutputDelta))
+    engine = await open_engine(model_settings(tmp_path, server), registry(hanging))
+    seen = await _cancel_after(engine, "hang around", lambda e: isinstance(e, ToolOutputDelta))
     assert of(seen, ToolOutputDelta)[0].text == "started\n"
     assert hanging.cancelled
-    history = json.loads(agent.session.path.read_text())["history"]
+    history = saved(engine)["history"]
     assert history[1]["tool_calls"][0]["id"] == "h1"
     assert history[2] == {"role": "tool", "tool_call_id": "h1", "content": "cancelled by the user"}
 
 
 async def test_cancel_mid_tool_in_react(tmp_path, scripted_server, model_settings):
     server = scripted_server([text('Thought: wait\nAction: hang[{"what": "x"}]')])
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"), registry(HangingTool()))
-    await _cancel_after(agent, "hang", lambda e: isinstance(e, ToolOutputDelta))
-    history = json.loads(agent.session.path.read_text())["history"]
+    engine = await open_engine(
+        model_settings(tmp_path, server, protocol="react"), registry(HangingTool())
+    )
+    await _cancel_after(engine, "hang", lambda e: isinstance(e, ToolOutputDelta))
+    history = saved(engine)["history"]
     assert history[-1] == {"role": "user", "content": "Observation: cancelled by the user"}
 
 
@@ -106,8 +134,8 @@ async def test_declined_without_yes_and_the_model_is_told(
 ):
     server = scripted_server([tool_calls([call("run", {"command": "rm -rf build"})]), text("ok")])
     gated = GatedCommandTool()
-    agent = make_agent(model_settings(tmp_path, server), registry(gated), yes=False)
-    events = await collect(agent, "clean")
+    engine = await open_engine(model_settings(tmp_path, server), registry(gated), yes=False)
+    events = await collect(engine, "clean")
     assert gated.ran == []
     assert "declined" in server.chat_requests[1]["messages"][-1]["content"]
     assert of(events, ToolCallFinished)[0].status == "error"
@@ -116,10 +144,10 @@ async def test_declined_without_yes_and_the_model_is_told(
 async def test_approved_with_yes(tmp_path, scripted_server, model_settings):
     server = scripted_server([tool_calls([call("run", {"command": "make"})]), text("ok")])
     gated = GatedCommandTool()
-    agent = make_agent(
+    engine = await open_engine(
         model_settings(tmp_path, server), registry(gated), approver=PolicyApprover(yes=True)
     )
-    events = await collect(agent, "build")
+    events = await collect(engine, "build")
     assert gated.ran == ["make"]
     assert of(events, ToolOutputDelta)[0].text == "working\n"
 
@@ -143,13 +171,13 @@ async def test_tool_events_reach_the_consumer_before_the_tool_returns(
 ):
     server = scripted_server([tool_calls([call("run", {"command": "make"})]), text("ok")])
     approver = WaitingApprover()
-    agent = make_agent(
+    engine = await open_engine(
         model_settings(tmp_path, server), registry(GatedCommandTool()), approver=approver
     )
     order = []
 
     async def consume():
-        async for event in agent.run_turn("build"):
+        async for event in engine.run_turn("build"):
             order.append(event.kind)
             if isinstance(event, CommandApprovalNeeded):
                 approver.shown.set()
@@ -162,3 +190,64 @@ async def test_tool_events_reach_the_consumer_before_the_tool_returns(
         < order.index("ToolOutputDelta")
         < order.index("ToolCallFinished")
     )
+
+
+async def test_aclose_stops_a_tool_that_is_still_running(tmp_path, scripted_server, model_settings):
+    server = scripted_server([tool_calls([call("hang", {"what": "x"}, id="h1")])])
+    hanging = HangingTool()
+    engine = await open_engine(model_settings(tmp_path, server), registry(hanging))
+    started = asyncio.Event()
+
+    async def consume():
+        async for event in engine.run_turn("hang around"):
+            if isinstance(event, ToolOutputDelta):
+                started.set()
+
+    consumer = asyncio.ensure_future(consume())
+    await asyncio.wait_for(started.wait(), GUARD)
+    assert engine.running and not hanging.cancelled
+    await asyncio.wait_for(engine.aclose(), GUARD)
+    assert hanging.cancelled and not engine.running
+    await asyncio.wait_for(consumer, GUARD)  # the stream ends with the turn
+    history = saved(engine)["history"]
+    assert history[-1] == {"role": "tool", "tool_call_id": "h1", "content": "cancelled by the user"}
+    assert transcript(engine)[-1]["type"] == "TurnCancelled"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead too: it only waits for its parent to read its status.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+async def test_aclose_kills_a_running_terminal_command(tmp_path, scripted_server, model_settings):
+    from hello_tui.tools.terminal import TerminalTool
+
+    (tmp_path / "spawn.sh").write_text("sleep 300 &\necho $! > child.pid\nwait\n")
+    server = scripted_server([tool_calls([call("terminal", {"command": "bash spawn.sh"})])])
+    engine = await open_engine(
+        model_settings(tmp_path, server), ToolRegistry([TerminalTool()]), yes=True
+    )
+    consumer = asyncio.ensure_future(collect(engine, "run the script"))
+    pid_file = tmp_path / "child.pid"
+    for _ in range(400):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    child = int(pid_file.read_text())
+    assert _alive(child)
+    await asyncio.wait_for(engine.aclose(), GUARD)
+    for _ in range(200):
+        if not _alive(child):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(child)
+    events = await asyncio.wait_for(consumer, GUARD)
+    assert events[-1].kind == "TurnCancelled"

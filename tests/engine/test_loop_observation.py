@@ -5,7 +5,7 @@ from __future__ import annotations
 from hello_tui.agent.observation import observation_for_model
 from hello_tui.core.events import ToolCallFinished
 from hello_tui.testing.scripted_model import call, error, text, tool_calls
-from tests.engine.agent_kit import collect, make_agent, of
+from tests.engine.agent_kit import collect, of, open_engine
 
 
 async def test_long_output_is_summarised(tmp_path, scripted_server, model_settings):
@@ -16,8 +16,8 @@ async def test_long_output_is_summarised(tmp_path, scripted_server, model_settin
             text("ok"),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "print a lot")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "print a lot")
     finished = of(events, ToolCallFinished)[0]
     assert len(finished.text) == 20000
     assert "Many numbered lines." in finished.model_text
@@ -37,8 +37,8 @@ async def test_failed_summary_falls_back_to_cut_text(tmp_path, scripted_server, 
     server = scripted_server(
         [tool_calls([call("big", {"size": 9000})]), error(400, "no summaries today"), text("ok")]
     )
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "print a lot")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "print a lot")
     model_text = of(events, ToolCallFinished)[0].model_text
     assert "characters omitted" in model_text
     assert model_text.startswith("line 00000")

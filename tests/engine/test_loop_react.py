@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hello_tui.core.events import Notice, ThoughtDelta, ToolCallFinished, TurnFinished
 from hello_tui.testing.scripted_model import call, text, tool_calls
-from tests.engine.agent_kit import EchoTool, answer_text, collect, make_agent, of, registry
+from tests.engine.agent_kit import EchoTool, answer_text, collect, of, open_engine, registry, saved
 
 
 async def test_react_tool_then_finish(tmp_path, scripted_server, model_settings):
@@ -15,8 +15,8 @@ async def test_react_tool_then_finish(tmp_path, scripted_server, model_settings)
         ]
     )
     echo = EchoTool()
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"), registry(echo))
-    events = await collect(agent, "echo hey")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react"), registry(echo))
+    events = await collect(engine, "echo hey")
     assert echo.calls == ["hey"]
     assert events[-1].answer == "The echo replied hey."
     assert answer_text(events) == "The echo replied hey."
@@ -37,8 +37,8 @@ async def test_react_tolerant_forms_run(tmp_path, scripted_server, model_setting
             text("**Thought:** done\n**Action:** Finish[counted]"),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"))
-    events = await collect(agent, "count two")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react"))
+    events = await collect(engine, "count two")
     assert of(events, ToolCallFinished)[0].text == "1 2"
     assert events[-1].answer == "counted"
 
@@ -54,8 +54,8 @@ async def test_react_errors_are_told_to_the_model(tmp_path, scripted_server, mod
             text("Action: Finish[gave up politely]"),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"))
-    events = await collect(agent, "try")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react"))
+    events = await collect(engine, "try")
     assert events[-1].answer == "gave up politely"
     obs = [r["messages"][-1]["content"] for r in server.chat_requests[1:]]
     assert "not valid JSON" in obs[0]
@@ -67,8 +67,8 @@ async def test_react_errors_are_told_to_the_model(tmp_path, scripted_server, mod
 
 async def test_react_plain_answer_without_markers(tmp_path, scripted_server, model_settings):
     server = scripted_server([text("This repo is empty.")])
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"))
-    events = await collect(agent, "what is in this repo")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react"))
+    events = await collect(engine, "what is in this repo")
     assert events[-1].answer == "This repo is empty."
 
 
@@ -81,8 +81,8 @@ async def test_react_max_steps_converges_with_parsed_answer(
             text("Thought: out of steps\nAction: Finish[Evidence: counted 1. Next: count more.]"),
         ]
     )
-    agent = make_agent(model_settings(tmp_path, server, protocol="react", max_steps=1))
-    events = await collect(agent, "count")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react", max_steps=1))
+    events = await collect(engine, "count")
     finished = events[-1]
     assert finished.reason == "max_steps"
     assert finished.answer == "Evidence: counted 1. Next: count more."
@@ -93,8 +93,8 @@ async def test_react_third_identical_call_not_run(tmp_path, scripted_server, mod
     same = 'Thought: again\nAction: echo[{"text": "same"}]'
     server = scripted_server([text(same), text(same), text(same), text("Final Answer: stop")])
     echo = EchoTool()
-    agent = make_agent(model_settings(tmp_path, server, protocol="react"), registry(echo))
-    events = await collect(agent, "loop")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="react"), registry(echo))
+    events = await collect(engine, "loop")
     assert echo.calls == ["same", "same"]
     assert events[-1].reason == "repeated_call" and events[-1].answer == "stop"
 
@@ -110,26 +110,26 @@ async def test_auto_switches_to_react_when_tools_are_rejected(
         reject_tools=True,
     )
     echo = EchoTool()
-    agent = make_agent(model_settings(tmp_path, server), registry(echo))
-    events = await collect(agent, "echo via react")
-    assert agent.protocol == "react"
+    engine = await open_engine(model_settings(tmp_path, server), registry(echo))
+    events = await collect(engine, "echo via react")
+    assert engine.protocol == "react"
     assert any("ReAct" in n.text for n in of(events, Notice))
     assert echo.calls == ["via react"]
     assert events[-1].answer == "switched"
     reqs = server.chat_requests
     assert "tools" in reqs[0] and "tools" not in reqs[1]
     # The session remembers, so the next turn does not try tools again.
-    assert agent.session.protocol == "react"
+    assert saved(engine)["protocol"] == "react"
     server.add(text("Final Answer: second turn"))
-    events = await collect(agent, "and again")
+    events = await collect(engine, "and again")
     assert events[-1].answer == "second turn"
     assert "tools" not in server.chat_requests[-1]
 
 
 async def test_protocol_tools_does_not_fall_back(tmp_path, scripted_server, model_settings):
     server = scripted_server([], reject_tools=True)
-    agent = make_agent(model_settings(tmp_path, server, protocol="tools"))
-    events = await collect(agent, "do something")
+    engine = await open_engine(model_settings(tmp_path, server, protocol="tools"))
+    events = await collect(engine, "do something")
     assert type(events[-1]).__name__ == "TurnFailed"
     assert "does not accept tool calls" in events[-1].error
     assert events[-1].hint == "use --protocol react (or auto)"
@@ -140,11 +140,11 @@ async def test_switch_mid_session_flattens_earlier_tool_calls(
 ):
     server = scripted_server([tool_calls([call("echo", {"text": "one"}, id="e1")]), text("first")])
     settings = model_settings(tmp_path, server)
-    agent = make_agent(settings)
-    await collect(agent, "turn one")
+    engine = await open_engine(settings)
+    await collect(engine, "turn one")
     server.reject_tools = True
     server.add(text("Final Answer: second"))
-    events = await collect(agent, "turn two")
+    events = await collect(engine, "turn two")
     assert isinstance(events[-1], TurnFinished) and events[-1].answer == "second"
     msgs = server.chat_requests[-1]["messages"]
     assert all(m["role"] != "tool" and "tool_calls" not in m for m in msgs)

@@ -7,7 +7,7 @@ import pytest
 from hello_tui.agent.routing import is_greeting, is_history_question, route_turn, wants_todo_list
 from hello_tui.core.events import TodoChanged, ToolCallStarted
 from hello_tui.testing.scripted_model import call, text, tool_calls
-from tests.engine.agent_kit import FakeTodoTool, answer_text, collect, make_agent, of, registry
+from tests.engine.agent_kit import FakeTodoTool, answer_text, collect, of, open_engine, registry
 
 
 @pytest.mark.parametrize(
@@ -77,8 +77,8 @@ def test_multi_step_words(msg, expected):
 
 async def test_greeting_is_answered_without_tools(tmp_path, scripted_server, model_settings):
     server = scripted_server([text("Hi! I can help with this repository.")])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "你好")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "你好")
     assert events[-1].reason == "direct"
     assert answer_text(events) == "Hi! I can help with this repository."
     assert not of(events, ToolCallStarted)
@@ -90,9 +90,9 @@ async def test_history_question_answers_from_the_conversation(
     tmp_path, scripted_server, model_settings
 ):
     server = scripted_server([text("Done."), text("You asked me to rename foo to bar.")])
-    agent = make_agent(model_settings(tmp_path, server))
-    await collect(agent, "rename foo to bar in lib.py")
-    events = await collect(agent, "what did I say?")
+    engine = await open_engine(model_settings(tmp_path, server))
+    await collect(engine, "rename foo to bar in lib.py")
+    events = await collect(engine, "what did I say?")
     assert events[-1].reason == "direct"
     req = server.chat_requests[-1]
     assert "tools" not in req
@@ -101,33 +101,33 @@ async def test_history_question_answers_from_the_conversation(
 
 async def test_recap_task_uses_tools(tmp_path, scripted_server, model_settings):
     server = scripted_server([text("ok")])
-    agent = make_agent(model_settings(tmp_path, server))
-    await collect(agent, "add a recap section to README.md")
+    engine = await open_engine(model_settings(tmp_path, server))
+    await collect(engine, "add a recap section to README.md")
     assert "tools" in server.chat_requests[0]
 
 
 async def test_empty_input_asks_for_an_instruction(tmp_path, scripted_server, model_settings):
     server = scripted_server([])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "  ")
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "  ")
     assert "concrete instruction" in events[-1].answer
     assert server.chat_requests == []
 
 
 async def test_multi_step_task_nudges_a_todo_list(tmp_path, scripted_server, model_settings):
     server = scripted_server([text("ok"), text("ok")])
-    agent = make_agent(model_settings(tmp_path, server), registry(FakeTodoTool()))
-    await collect(agent, "分步完成：先加测试，再重构")
+    engine = await open_engine(model_settings(tmp_path, server), registry(FakeTodoTool()))
+    await collect(engine, "分步完成：先加测试，再重构")
     assert "keep a todo list" in server.chat_requests[0]["messages"][-1]["content"]
-    await collect(agent, "fix the typo in a.py")
+    await collect(engine, "fix the typo in a.py")
     assert "keep a todo list" not in server.chat_requests[1]["messages"][-1]["content"]
 
 
 async def test_agents_md_is_in_the_system_context(tmp_path, scripted_server, model_settings):
     (tmp_path / "AGENTS.md").write_text("Always run `make check` before answering.\n")
     server = scripted_server([text("ok")])
-    agent = make_agent(model_settings(tmp_path, server))
-    await collect(agent, "check the build")
+    engine = await open_engine(model_settings(tmp_path, server))
+    await collect(engine, "check the build")
     system = server.chat_requests[0]["messages"][0]
     assert system["role"] == "system"
     assert "Always run `make check` before answering." in system["content"]
@@ -150,8 +150,8 @@ async def test_todo_board_rides_along(tmp_path, scripted_server, model_settings)
             return ToolResult.ok("added")
 
     server = scripted_server([tool_calls([call("todo", {"title": "write tests"})]), text("ok")])
-    agent = make_agent(model_settings(tmp_path, server), registry(BoardTool()))
-    events = await collect(agent, "start")
+    engine = await open_engine(model_settings(tmp_path, server), registry(BoardTool()))
+    events = await collect(engine, "start")
     assert of(events, TodoChanged)[0].items[0]["title"] == "write tests"
     system = server.chat_requests[1]["messages"][0]["content"]
     assert "# Todo board" in system and "[in_progress] #1 write tests" in system

@@ -6,17 +6,18 @@ import json
 
 import pytest
 
-from hello_tui.agent.factory import open_session
 from hello_tui.config import load_settings
+from hello_tui.core.display import ChatMessage
 from hello_tui.store.sessions import (
     HISTORY_LIMIT,
     SessionCorrupt,
     SessionNotFound,
     SessionStore,
+    open_session,
     trim_history,
 )
 from hello_tui.testing.scripted_model import call, text, tool_calls
-from tests.engine.agent_kit import collect, make_agent
+from tests.engine.agent_kit import collect, open_engine, saved, session_file, transcript
 
 
 def settings(tmp_path):
@@ -55,7 +56,7 @@ def test_latest_and_load(tmp_path):
     a = store.new()
     a.save()
     b = store.new()
-    b.display.append({"role": "user", "content": "second"})
+    b.display.append(ChatMessage("user", "second"))
     b.save()
     assert store.latest().id == b.id
     assert store.load(a.id).id == a.id
@@ -81,7 +82,7 @@ def test_corrupt_file_is_set_aside_and_a_new_session_starts(tmp_path):
     s2 = store.new()
     s2.save()
     s2.path.write_text(json.dumps({"history": "not a list"}))
-    session, notices = open_session(st, continue_latest=True)
+    session, notices = open_session(st.state, continue_latest=True)
     assert session.id != s2.id and session.history == []
     assert "unreadable" in notices[0]
 
@@ -91,29 +92,92 @@ async def test_turns_are_saved_and_resumed(tmp_path, scripted_server, model_sett
         [tool_calls([call("echo", {"text": "a"}, id="c1")]), text("first answer")]
     )
     st = model_settings(tmp_path, server)
-    agent = make_agent(st)
-    await collect(agent, "first task")
-    saved = json.loads(agent.session.path.read_text())
-    assert [m["role"] for m in saved["history"]] == ["user", "assistant", "tool", "assistant"]
-    roles = [d["role"] for d in saved["display"]]
-    assert roles == ["user", "tool", "assistant", "usage"]
-    assert saved["usage"]["prompt_tokens"] > 0 and saved["turns"] == 1
+    engine = await open_engine(st)
+    await collect(engine, "first task")
+    data = saved(engine)
+    assert [m["role"] for m in data["history"]] == ["user", "assistant", "tool", "assistant"]
+    kinds = [(d["type"], d.get("role")) for d in data["display"]]
+    assert kinds == [("message", "user"), ("tool", None), ("message", "assistant")]
+    assert data["usage"]["prompt_tokens"] > 0 and data["turns"] == 1
+    assert data["title"] == "first task" and data["model"] == "scripted-model"
 
-    session, _ = open_session(st, continue_latest=True)
-    assert session.id == agent.session.id
     server.add(text("second answer"))
-    agent2 = make_agent(st, session=session)
-    await collect(agent2, "second task")
+    engine2 = await open_engine(st, continue_latest=True)
+    assert engine2.session_id == engine.session_id
+    assert engine2.display() == engine.display()
+    await collect(engine2, "second task")
     msgs = server.chat_requests[-1]["messages"]
     assert [m.get("content") for m in msgs if m["role"] == "user"] == ["first task", "second task"]
-    resumed, _ = open_session(st, resume=session.id)
+    resumed, _ = open_session(st.state, resume=engine.session_id)
     assert resumed.turns == 2 and len(resumed.history) == 6
 
 
 async def test_every_event_goes_to_the_transcript(tmp_path, scripted_server, model_settings):
     server = scripted_server([tool_calls([call("echo", {"text": "a"})]), text("done")])
-    agent = make_agent(model_settings(tmp_path, server))
-    events = await collect(agent, "go")
-    lines = agent.log.read()
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "go")
+    lines = transcript(engine)
     assert [line["type"] for line in lines] == [e.kind for e in events]
-    assert agent.log.path == tmp_path / ".helloagents" / "logs" / f"{agent.session.id}.jsonl"
+    assert session_file(engine).parent == tmp_path / ".helloagents" / "sessions"
+
+
+async def test_the_session_list_names_each_session_by_its_first_prompt(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([text("one"), text("two"), text("three")])
+    st = model_settings(tmp_path, server)
+    engine = await open_engine(st)
+    await collect(engine, "explain  the\nbuild")
+    await collect(engine, "and the tests")
+    await engine.new_session()
+    await collect(engine, "a new question")
+    infos = await engine.sessions()
+    assert [(i.title, i.turns, i.model) for i in infos] == [
+        ("a new question", 1, "scripted-model"),
+        ("explain the build", 2, "scripted-model"),
+    ]
+    await engine.load_session(infos[1].id)
+    assert engine.session_id == infos[1].id
+    assert [e.text for e in engine.display() if isinstance(e, ChatMessage)][:2] == [
+        "explain  the\nbuild",
+        "one",
+    ]
+    with pytest.raises(SessionNotFound):
+        await engine.load_session("no-such-session")
+
+
+def test_sessions_saved_in_the_older_form_still_load(tmp_path):
+    st = settings(tmp_path)
+    store = SessionStore(st.state)
+    path = store.dir / "20240101-000000-abcdef.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "session_id": "20240101-000000-abcdef",
+                "turns": 1,
+                "display": [
+                    {"role": "user", "content": "old question", "turn": 1},
+                    {
+                        "role": "tool",
+                        "tool": "read",
+                        "arguments": {"path": "a"},
+                        "status": "success",
+                        "summary": "x = 1",
+                        "step": 1,
+                    },
+                    {"role": "assistant", "content": "old answer", "turn": 1},
+                    {"role": "notice", "content": "cancelled by the user", "turn": 1},
+                    {"role": "usage", "turn": 1, "prompt_tokens": 3},
+                ],
+                "history": [{"role": "user", "content": "old question"}],
+                "todos": [{"id": "1", "title": "ignored now", "status": "pending"}],
+            }
+        )
+    )
+    session = store.load("20240101-000000-abcdef")
+    roles = [getattr(e, "role", "tool") for e in session.display]
+    assert roles == ["user", "tool", "assistant", "notice"]
+    assert session.display[1].output == "x = 1" and session.display[3].text == "Turn cancelled."
+    assert [i.title for i in store.infos()] == ["old question"]

@@ -180,7 +180,7 @@ def test_an_unexpected_exception_is_one_line_and_the_traceback_goes_to_the_log(
     assert ran.code == 1
     lines = ran.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: unexpected RuntimeError: boom")
-    log = settings.state.logs / "errors.log"
+    log = settings.state.logs / "hello-tui.log"
     assert f"(details in {log})" in lines[0]
     text = log.read_text()
     assert "Traceback" in text and "RuntimeError: boom" in text

@@ -1,12 +1,13 @@
 """`run_tui(args)`: settings from the flags, a readable exit 2 on a configuration error,
---resume / --continue handed to the agent, and the palette's commands."""
+--resume / --continue handed to the engine, and the palette's commands."""
 
 from __future__ import annotations
 
 from hello_tui.app import HelloApp, run_tui
 from hello_tui.cli import build_parser
+from hello_tui.core.display import ChatMessage
 from hello_tui.store.sessions import SessionStore
-from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
+from tests.ui.engine_double import fake_settings, make_app, wait_until
 
 
 def test_configuration_error_exits_2_with_the_setting_named(tmp_path, capsys):
@@ -23,8 +24,8 @@ def test_flags_reach_the_app_and_resume_reopens_the_session(tmp_path, monkeypatc
     store = SessionStore(load_settings(repo, environ={}).state)
     session = store.new()
     session.display = [
-        {"role": "user", "content": "earlier question"},
-        {"role": "assistant", "content": "earlier answer"},
+        ChatMessage("user", "earlier question"),
+        ChatMessage("assistant", "earlier answer"),
     ]
     session.save()
     seen: dict = {}
@@ -32,11 +33,11 @@ def test_flags_reach_the_app_and_resume_reopens_the_session(tmp_path, monkeypatc
 
     async def pilot_script(pilot) -> None:
         app = pilot.app
-        await wait_until(pilot, lambda: app.agent is not None, timeout=15)
+        await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         await wait_until(pilot, lambda: app.chat.idle)
         seen["model"] = app.settings.model
         seen["max_steps"] = app.settings.max_steps
-        seen["session"] = app.agent.session.id
+        seen["session"] = app.engine.session_id
         seen["chat"] = "\n".join(app.chat.history.plain_lines())
         app.exit(0)
 
@@ -68,9 +69,9 @@ def test_flags_reach_the_app_and_resume_reopens_the_session(tmp_path, monkeypatc
 
 
 async def test_palette_offers_the_app_commands(tmp_path):
-    app = make_app(fake_settings(tmp_path), FakeAgent())
+    app = make_app(fake_settings(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for title in (
             "Help",
@@ -88,9 +89,9 @@ async def test_palette_offers_the_app_commands(tmp_path):
 
 
 async def test_undo_with_nothing_to_undo_says_so(tmp_path):
-    app = make_app(fake_settings(tmp_path), FakeAgent())
+    app = make_app(fake_settings(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"/undo", "enter")
         await wait_until(pilot, lambda: app.chat.idle)
         assert "Nothing to undo" in "\n".join(app.chat.history.plain_lines())

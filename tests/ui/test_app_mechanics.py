@@ -8,7 +8,7 @@ from hello_tui.core import events as ev
 from hello_tui.screens.help import HelpScreen
 from hello_tui.screens.setup_help import SetupHelpScreen
 from hello_tui.widgets.chat_log import WINDOW_PAGE
-from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
+from tests.ui.engine_double import Script, fake_settings, make_app, wait_until
 
 
 def _read_turn(answer_words: list[str]) -> list:
@@ -48,14 +48,14 @@ def _read_turn(answer_words: list[str]) -> list:
 
 async def test_a_turn_fills_chat_trace_todos_and_status(tmp_path):
     words = ["The ", "bug ", "is ", "in ", "**mean**", "."]
-    agent = FakeAgent([_read_turn(words)])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([_read_turn(words)])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         assert app.focused is app.prompt
         await pilot.press(*"fix the bug", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received)
-        assert agent.received == ["fix the bug"]
+        await wait_until(pilot, lambda: not app.turn_running and script.received)
+        assert script.received == ["fix the bug"]
         text = "\n".join(app.chat.history.plain_lines())
         assert "fix the bug" in text
         assert "The bug is in mean." in text
@@ -72,12 +72,12 @@ async def test_a_turn_fills_chat_trace_todos_and_status(tmp_path):
 
 
 async def test_trace_row_expands_to_the_full_output(tmp_path):
-    agent = FakeAgent([_read_turn(["done"])])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([_read_turn(["done"])])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        await wait_until(pilot, lambda: not app.turn_running and script.received)
         row = app.trace.rows[0]
         collapsed = row.render().plain
         assert "l3" in collapsed and "l5" not in collapsed and "2 more lines" in collapsed
@@ -103,12 +103,12 @@ async def test_collapsed_trace_rows_never_wrap_tabbed_output(tmp_path):
         ),
         ev.TurnFinished(answer="ok", steps=1),
     ]
-    agent = FakeAgent([turn])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([turn])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        await wait_until(pilot, lambda: not app.turn_running and script.received)
         row = app.trace.rows[0]
         await pilot.pause()
         width = row.content_size.width
@@ -136,10 +136,10 @@ async def test_live_output_streams_into_the_running_step(tmp_path):
         ),
         ev.TurnFinished(answer="tests fail", steps=1),
     ]
-    agent = FakeAgent([turn])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([turn])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"run", "enter")
         await wait_until(
             pilot, lambda: bool(app.trace.rows) and app.trace.rows[0].record.live_output
@@ -156,36 +156,32 @@ async def test_live_output_streams_into_the_running_step(tmp_path):
 async def test_escape_cancels_a_running_turn_and_is_hidden_when_idle(tmp_path):
     never = asyncio.Event()
     turn = [ev.StepStarted(step=1, max_steps=5), ev.AssistantDelta(text="partial answer"), never]
-    agent = FakeAgent([turn, [ev.TurnFinished(answer="second answer", steps=1)]])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([turn, [ev.TurnFinished(answer="second answer", steps=1)]])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         assert app.check_action("cancel_turn", ()) is False
         await pilot.press(*"go", "enter")
         await wait_until(pilot, lambda: app.chat.streaming)
         assert app.check_action("cancel_turn", ()) is True
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.turn_running)
-        assert agent.cancelled
+        assert script.cancelled
         text = "\n".join(app.chat.history.plain_lines())
         assert "partial answer" in text and "Turn cancelled." in text
         assert app.status.state == "idle"
         # The app stays usable: the next turn runs.
         await pilot.press(*"again", "enter")
-        await wait_until(pilot, lambda: len(agent.received) == 2 and not app.turn_running)
+        await wait_until(pilot, lambda: len(script.received) == 2 and not app.turn_running)
         assert "second answer" in "\n".join(app.chat.history.plain_lines())
 
 
 async def test_engine_error_is_shown_not_raised(tmp_path):
-    class Broken(FakeAgent):
-        async def run_turn(self, text):
-            yield ev.StepStarted(step=1, max_steps=5)
-            raise RuntimeError("socket closed")
-
-    agent = Broken()
-    app = make_app(fake_settings(tmp_path), agent)
+    # A bug inside the engine mid-turn: the turn fails readably, the app stays up.
+    script = Script([[ev.StepStarted(step=1, max_steps=5), RuntimeError("socket closed")]])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"go", "enter")
         await wait_until(pilot, lambda: not app.turn_running and app.trace.rows)
         assert "RuntimeError: socket closed" in "\n".join(app.chat.history.plain_lines())
@@ -193,28 +189,28 @@ async def test_engine_error_is_shown_not_raised(tmp_path):
 
 
 async def test_failed_turn_shows_the_hint(tmp_path):
-    agent = FakeAgent([[ev.TurnFailed(error="401 from the model", hint="set LLM_API_KEY")]])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([[ev.TurnFailed(error="401 from the model", hint="set LLM_API_KEY")]])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        await wait_until(pilot, lambda: not app.turn_running and script.received)
         text = "\n".join(app.chat.history.plain_lines())
         assert "401 from the model" in text and "Hint: set LLM_API_KEY" in text
 
 
 async def test_prompt_history_newlines_and_commands(tmp_path):
-    agent = FakeAgent()
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script()
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"first", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        await wait_until(pilot, lambda: not app.turn_running and script.received)
         await pilot.press(*"line one", "ctrl+j", *"line two")
         assert app.prompt.text == "line one\nline two"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: len(agent.received) == 2 and not app.turn_running)
-        assert agent.received[1] == "line one\nline two"
+        await wait_until(pilot, lambda: len(script.received) == 2 and not app.turn_running)
+        assert script.received[1] == "line one\nline two"
         await pilot.press("up")
         assert app.prompt.text == "line one\nline two"
         # The cursor lands at the end: ↑ first walks up the recalled lines.
@@ -233,39 +229,39 @@ async def test_prompt_history_newlines_and_commands(tmp_path):
         await pilot.press(*"/clear", "enter")
         assert "first" not in "\n".join(app.chat.history.plain_lines())
         assert app.trace.rows == []
-        assert len(agent.received) == 2  # commands never reach the model
+        assert len(script.received) == 2  # commands never reach the model
         await pilot.press(*":q", "enter")
         await pilot.pause()
     assert app.return_value == 0
 
 
 async def test_plan_command_needs_a_goal_and_never_reaches_the_agent_loop(tmp_path):
-    agent = FakeAgent()  # no model client: the planner says so
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script()  # nothing listens at the model's address: the planner says so
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*":plan", "enter")
         assert "Usage: :plan <goal>" in "\n".join(app.chat.history.plain_lines())
         await pilot.press(*":plan fix the mean", "enter")
-        await wait_until(pilot, lambda: not app.turn_running)
-        assert agent.received == []
-        assert "planning needs a model" in "\n".join(app.chat.history.plain_lines())
+        await wait_until(pilot, lambda: not app.turn_running, timeout=20)
+        assert script.received == []
+        assert "planning failed" in "\n".join(app.chat.history.plain_lines())
 
 
 async def test_a_prompt_sent_before_the_agent_is_ready_runs_once_it_is(tmp_path):
-    agent = FakeAgent([[ev.TurnFinished(answer="ready now", steps=1)]])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([[ev.TurnFinished(answer="ready now", steps=1)]])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert app.agent is None
+        assert app.engine is None
         app.handle_input("early question")
-        await wait_until(pilot, lambda: agent.received and not app.turn_running)
+        await wait_until(pilot, lambda: script.received and not app.turn_running)
         text = "\n".join(app.chat.history.plain_lines())
-        assert agent.received == ["early question"]
+        assert script.received == ["early question"]
         assert text.count("early question") == 1 and "ready now" in text
 
 
 async def test_ctrl_c_twice_quits(tmp_path):
-    app = make_app(fake_settings(tmp_path), FakeAgent())
+    app = make_app(fake_settings(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+c")
         await pilot.pause()
@@ -276,7 +272,7 @@ async def test_ctrl_c_twice_quits(tmp_path):
 
 
 async def test_no_model_configured_opens_the_setup_screen(tmp_path):
-    app = make_app(fake_settings(tmp_path, configured=False), FakeAgent())
+    app = make_app(fake_settings(tmp_path, configured=False))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, SetupHelpScreen)
@@ -293,10 +289,9 @@ async def test_resumed_session_shows_only_the_newest_page_then_reveals_more(tmp_
     for i in range(150):
         display.append({"role": "user", "text": f"question {i}"})
         display.append({"role": "assistant", "text": f"answer **{i}**"})
-    agent = FakeAgent(display=display)
-    app = make_app(fake_settings(tmp_path), agent)
+    app = make_app(fake_settings(tmp_path), display=display)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         history = app.chat.history
         assert len(history.entries) == 300
         assert history.window_start == 300 - WINDOW_PAGE
@@ -309,9 +304,9 @@ async def test_resumed_session_shows_only_the_newest_page_then_reveals_more(tmp_
 
 
 async def test_sidebar_toggles_with_ctrl_b(tmp_path):
-    app = make_app(fake_settings(tmp_path), FakeAgent())
+    app = make_app(fake_settings(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         assert not app.sidebar.display
         await pilot.press("ctrl+b")
         assert app.sidebar.display
@@ -326,14 +321,14 @@ async def test_a_long_reply_moves_finished_paragraphs_to_history_without_losing_
     paragraphs[20] = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(30)) + "\n```"
     answer = "\n\n".join(paragraphs)
     deltas = [answer[i : i + 7] for i in range(0, len(answer), 7)]
-    agent = FakeAgent(
+    script = Script(
         [[*[ev.AssistantDelta(text=d) for d in deltas], ev.TurnFinished(answer=answer, steps=1)]]
     )
-    app = make_app(fake_settings(tmp_path), agent)
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received, timeout=20)
+        await wait_until(pilot, lambda: not app.turn_running and script.received, timeout=20)
         parts = [e for e in app.chat.history.entries if e.role in ("assistant", "continued")]
         assert len(parts) > 1
         assert parts[0].role == "assistant"
@@ -367,13 +362,13 @@ async def test_status_bar_shows_cost_when_priced(tmp_path):
         ),
         ev.TurnFinished(answer="ok", steps=1),
     ]
-    agent = FakeAgent([turn])
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([turn])
+    app = make_app(fake_settings(tmp_path), script)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         assert "$" not in app.status.render().plain
         await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and agent.received)
+        await wait_until(pilot, lambda: not app.turn_running and script.received)
         rendered = app.status.render().plain
         assert "15 tokens" in rendered and "$0.0125" in rendered
         assert "idle" in rendered
@@ -386,10 +381,11 @@ async def test_notes_filter_narrows_the_list(tmp_path):
     store = NoteStore(settings.state.notes)
     store.create("Patch applied", "stats.py", note_type="action")
     store.create("Flaky test in CI", "retry", note_type="blocker")
-    app = make_app(settings, FakeAgent())
+    app = make_app(settings)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None)
+        await wait_until(pilot, lambda: app.engine is not None)
         await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: len(app.sidebar.visible_note_titles()) == 2)
         titles = app.sidebar.visible_note_titles()
         assert len(titles) == 2 and "Flaky test in CI" in titles[0]  # newest first
         app.sidebar.query_one("#notes-filter").focus()

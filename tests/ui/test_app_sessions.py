@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from hello_tui.app import HelloApp
+from hello_tui.core.display import ChatMessage
 from hello_tui.demo import build_demo_app, copy_demo_repo
 from hello_tui.demo.script import DemoModel
 from hello_tui.patch import commit_plan, list_backups, plan_patch_text
@@ -23,7 +24,7 @@ from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.notes import NoteStore
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.fake_engine import wait_until
+from tests.ui.engine_double import wait_until
 
 ORIGINAL = (
     Path(__file__).resolve().parents[2] / "hello_tui" / "demo" / "repo" / "stats.py"
@@ -42,7 +43,7 @@ def _tool_messages(server) -> list[str]:
 
 
 async def _send(pilot, app: HelloApp, prompt: str | None = None) -> None:
-    await wait_until(pilot, lambda: app.agent is not None, timeout=15)
+    await wait_until(pilot, lambda: app.engine is not None, timeout=15)
     if prompt is not None:
         app.prompt.load_text(prompt)
     await pilot.press("enter")
@@ -93,8 +94,9 @@ async def test_demo_bug_partial_accept_fixes_the_file_and_reruns_the_tests(
         assert "The tests pass now." in chat
         assert "Patch applied" in [n.title for n in NoteStore(app.settings.state.notes).list()]
         await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: bool(app.sidebar.backups))
         assert any("Patch applied" in title for title in app.sidebar.visible_note_titles())
-        assert app.sidebar.backups and app.sidebar.backups[0].files == ["stats.py"]
+        assert app.sidebar.backups[0].files == ["stats.py"]
 
 
 async def test_rejected_patch_leaves_the_file_and_tells_the_model(tmp_path, scripted_server):
@@ -155,7 +157,7 @@ async def test_escape_while_streaming_stops_the_turn_and_keeps_the_session_valid
         assert "Turn cancelled." in "\n".join(app.chat.history.plain_lines())
         assert app.status.state == "idle"
         assert not app.chat.streaming
-        session_id = app.agent.session.id
+        session_id = app.engine.session_id
         await _send(pilot, app, "and now?")
         await wait_until(pilot, lambda: not app.turn_running and server.remaining == 0)
         await wait_until(pilot, lambda: not app.turn_running)
@@ -163,7 +165,7 @@ async def test_escape_while_streaming_stops_the_turn_and_keeps_the_session_valid
     session = SessionStore(app.settings.state).load(session_id)
     raw = json.loads(session.path.read_text())
     assert raw["turns"] == 2
-    assert any("cancelled" in str(d.get("content", "")) for d in raw["display"])
+    assert any(d.get("text") == "Turn cancelled." for d in raw["display"])
     roles = [m["role"] for m in session.history]
     assert roles.count("user") == 2 and roles[-1] == "assistant"
 
@@ -182,8 +184,9 @@ async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_serv
     backup = list_backups(settings)[0]
     app = HelloApp(settings, preflight=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None, timeout=15)
+        await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: bool(app.sidebar.backups))
         titles = app.sidebar.visible_note_titles()
         assert any("Patch applied" in t for t in titles)
         # Open the note.
@@ -222,6 +225,12 @@ async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_serv
         await pilot.press(*"/undo", "enter")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == FIXED_MEAN_ONLY)
         assert "Undone: M stats.py" in "\n".join(app.chat.history.plain_lines())
+        # A second /undo steps one further back (the patch itself), /redo forward again.
+        await pilot.press(*"/undo", "enter")
+        await wait_until(pilot, lambda: (repo / "stats.py").read_text() == ORIGINAL)
+        await pilot.press(*"/redo", "enter")
+        await wait_until(pilot, lambda: (repo / "stats.py").read_text() == FIXED_MEAN_ONLY)
+        assert "Redone: M stats.py" in "\n".join(app.chat.history.plain_lines())
 
 
 async def test_plan_command_asks_the_planner_and_writes_nothing(tmp_path, scripted_server):
@@ -254,6 +263,7 @@ async def test_failed_preflight_is_shown_with_its_hint(tmp_path):
     app = HelloApp(settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.preflight_report is not None, timeout=30)
+        await wait_until(pilot, lambda: app.chat.idle)
         assert not app.preflight_report.ok
         chat = " ".join(" ".join(app.chat.history.plain_lines()).split())
         assert "start-up check" in chat and "LLM_BASE_URL" in chat
@@ -277,8 +287,9 @@ async def test_sidebar_restores_a_whole_backup_folder(tmp_path, scripted_server)
     assert (repo / "NOTES.md").exists()
     app = HelloApp(settings, preflight=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent is not None, timeout=15)
+        await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: bool(app.sidebar.backups))
         tree = app.query_one("#backups-tree")
         tree.focus()
         await pilot.pause()
@@ -298,8 +309,8 @@ async def test_slash_resume_switches_to_a_saved_session(tmp_path, scripted_serve
     settings = settings_for_server(server, repo)
     earlier = SessionStore(settings.state).new()
     earlier.display = [
-        {"role": "user", "content": "earlier question"},
-        {"role": "assistant", "content": "earlier answer"},
+        ChatMessage("user", "earlier question"),
+        ChatMessage("assistant", "earlier answer"),
     ]
     earlier.history = [
         {"role": "user", "content": "earlier question"},
@@ -311,11 +322,10 @@ async def test_slash_resume_switches_to_a_saved_session(tmp_path, scripted_serve
         await _send(pilot, app, "/resume no-such-session")
         await pilot.pause()
         assert "No saved session" in "\n".join(app.chat.history.plain_lines())
-        first = app.agent
-        assert first.session.id != earlier.id
+        first = app.engine.session_id
+        assert first != earlier.id
         await _send(pilot, app, f"/resume {earlier.id}")
-        await wait_until(pilot, lambda: app.agent is not first, timeout=15)
-        assert app.agent.session.id == earlier.id
+        await wait_until(pilot, lambda: app.engine.session_id == earlier.id, timeout=15)
         await wait_until(
             pilot, lambda: "earlier answer" in "\n".join(app.chat.history.plain_lines())
         )

@@ -13,7 +13,7 @@ import pytest
 
 from hello_tui.core import events as ev
 from hello_tui.store.notes import NoteStore
-from tests.ui.fake_engine import FakeAgent, fake_settings, make_app, wait_until
+from tests.ui.engine_double import Script, fake_settings, make_app, wait_until
 
 SIZES = [(120, 40), (80, 24)]
 
@@ -65,22 +65,22 @@ def _mid_stream_turn(gate: asyncio.Event) -> list:
 
 async def _ready(pilot) -> None:
     app = pilot.app
-    await wait_until(pilot, lambda: app.agent is not None)
+    await wait_until(pilot, lambda: app.engine is not None)
     app.prompt.cursor_blink = False
     await pilot.pause()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_idle_main_screen(snap_compare, tmp_path, size):
-    app = make_app(fake_settings(tmp_path), FakeAgent(display=HISTORY))
+    app = make_app(fake_settings(tmp_path), display=HISTORY)
     assert snap_compare(app, terminal_size=size, run_before=_ready)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_mid_stream_with_trace_and_todo_board(snap_compare, tmp_path, size):
     gate = asyncio.Event()
-    agent = FakeAgent([_mid_stream_turn(gate)], display=HISTORY)
-    app = make_app(fake_settings(tmp_path), agent)
+    script = Script([_mid_stream_turn(gate)])
+    app = make_app(fake_settings(tmp_path), script, display=HISTORY)
 
     async def run_before(pilot) -> None:
         await _ready(pilot)
@@ -100,11 +100,12 @@ def test_sidebar_with_notes(snap_compare, tmp_path, size):
     store.create("Task: fix mean", "Fix the division in mean().", note_type="task_state")
     store.create("Patch applied", "stats.py: divide by count.", note_type="action")
     store.create("Tests need pytest", "Run with python -m pytest -q.", note_type="reference")
-    app = make_app(settings, FakeAgent(display=HISTORY))
+    app = make_app(settings, display=HISTORY)
 
     async def run_before(pilot) -> None:
         await _ready(pilot)
         await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: len(pilot.app.sidebar.visible_note_titles()) == 3)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

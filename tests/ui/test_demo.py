@@ -32,7 +32,7 @@ def _run_headless(monkeypatch, seen: dict, keep: bool) -> int:
 
     async def pilot_script(pilot) -> None:
         app = pilot.app
-        while app.agent is None:
+        while app.engine is None:
             await pilot.pause(0.05)
         seen["repo"] = app.settings.repo
         seen["prompt"] = app.prompt.text

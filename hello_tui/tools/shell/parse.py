@@ -380,8 +380,8 @@ def _brace_expand(text: str) -> list[str]:
         if end == -1:
             return [text]
         inner, head, tail = text[start + 1 : end], text[:start], text[end + 1 :]
-        options = _split_top_level_commas(inner)
-        if len(options) == 1:
+        options: list[str] | None = _split_top_level_commas(inner)
+        if options is not None and len(options) == 1:
             options = _sequence(inner)
         if options is not None and len(options) > 1:
             out: list[str] = []

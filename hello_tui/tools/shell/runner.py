@@ -355,8 +355,9 @@ async def run_process(
         starting = spawner.popen(cmd, **options)
     else:
         # preexec_fn: raw syscalls only (child_setup.py)
+        popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
         start: Callable[[], subprocess.Popen[bytes]] = functools.partial(
-            subprocess.Popen, cmd, preexec_fn=preexec, **options
+            popen, cmd, preexec_fn=preexec, **options
         )
         starting = loop.run_in_executor(None, start)
     try:

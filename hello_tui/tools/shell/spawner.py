@@ -38,7 +38,8 @@ class SpawnerThread:
 
     def popen(self, argv: list[str], **options: Any) -> Future[subprocess.Popen[bytes]]:
         """Start `argv` from the confined thread; the future holds the Popen."""
-        return self._executor.submit(subprocess.Popen, argv, **options)
+        start: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
+        return self._executor.submit(start, argv, **options)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False)
