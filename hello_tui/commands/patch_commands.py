@@ -43,9 +43,9 @@ def _result_payload(result: CommitResult) -> dict[str, Any]:
 
 def _read_patch(source: str) -> str:
     if source == "-":
-        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        return sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
     with open(source, "rb") as fh:
-        return fh.read().decode("utf-8", errors="replace")
+        return fh.read().decode("utf-8", errors="surrogateescape")
 
 
 def run_apply(args) -> int:
@@ -62,7 +62,7 @@ def run_apply(args) -> int:
         _emit(as_json, {"status": "usage_error", "error": msg}, f"error: {msg}", error=True)
         return EXIT_USAGE
     try:
-        plan = plan_patch_text(text, settings)
+        plan = plan_patch_text(text, settings, limits=False)
     except PatchError as exc:
         if not args.dry_run:
             note_failure(settings, str(exc), text, f"hello-tui apply {args.patch}")

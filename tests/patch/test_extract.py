@@ -48,14 +48,19 @@ def test_bare_header_in_prose_is_not_a_patch():
     assert not contains_patch("Update File: the docs say so.\nThanks")
 
 
-def test_unified_diff_in_answer_with_counts_recomputed():
+def test_unified_diff_in_answer_is_kept_byte_for_byte_even_miscounted():
     text = "Here:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n```\nok"
-    assert extract_patches(text) == ["--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"]
+    assert extract_patches(text) == ["--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n"]
 
 
-def test_unified_diff_blank_context_line_without_space():
+def test_unified_diff_blank_context_line_without_space_ends_by_the_counts():
     text = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n\nThat is all."
-    assert extract_patches(text) == ["--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n \n-b\n+c\n"]
+    assert extract_patches(text) == ["--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n"]
+
+
+def test_crlf_unified_diff_keeps_its_crs():
+    text = "--- a/x\r\n+++ b/x\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n"
+    assert extract_patches(text) == [text]
 
 
 def test_git_diff_with_rename_header():
