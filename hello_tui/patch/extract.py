@@ -192,7 +192,11 @@ def find_patches(text: str) -> list[FoundPatch]:
                 found.append(FoundPatch("unified", body, ops, parser.warnings))
             i = max(resume, i + 1)
             continue
-        if line.startswith(_ORPHAN_GIT_LINES) or _ORPHAN_HUNK.match(line):
+        if (
+            line.startswith(_ORPHAN_GIT_LINES)
+            or _ORPHAN_HUNK.match(line)
+            or (line.startswith("Binary files ") and bare(line).endswith(" differ"))
+        ):
             found.append(FoundPatch("unified", line + "\n", error=_orphan(line, i)))
             break
         i += 1
@@ -201,6 +205,11 @@ def find_patches(text: str) -> list[FoundPatch]:
 
 def _orphan(line: str, i: int) -> PatchError:
     shown = bare(line)
+    if shown.startswith("Binary files "):
+        return PatchError(
+            f"Cannot apply line {i + 1}, {shown!r}: it says a binary file changed but carries "
+            "no data (git apply refuses it too). Make the patch with `git diff --binary`."
+        )
     if shown.startswith("@@"):
         what = "a hunk header with no file header before it ('--- a/path' and '+++ b/path')"
     else:

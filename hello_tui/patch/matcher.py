@@ -519,8 +519,8 @@ def _insertion_point(
         )
     if chunk.headers:
         return start
-    if not hints or chunk.end_of_file:
-        return len(lines)
+    if not hints or chunk.end_of_file or not lines:
+        return len(lines)  # (an empty file has one place for lines to go)
     fix = " Add context lines from the file around the insertion."
     if len(hints) > 1:
         raise PatchError(

@@ -120,8 +120,8 @@ def permissions_for(rel: str, git_mode: int | None, current: int | None) -> int 
     kind = git_mode & _S_IFMT
     if kind == _SYMLINK:
         raise PatchError(
-            f"Refused {rel}: the patch makes it a symbolic link (mode 120000); patches do not "
-            "create symbolic links."
+            f"Refused {rel}: the patch creates or changes a symbolic link (mode 120000); "
+            "patches do not create or change symbolic links (git would; do it with git)."
         )
     if kind == _GITLINK:
         raise PatchError(
@@ -460,6 +460,13 @@ def _plan_between(rel: str, before: _State, after: _State) -> FilePlan:
     return fp
 
 
+def _refuse_links(op: FileOperation) -> None:
+    """A diff that changes a symbolic link or a submodule is refused before its path is."""
+    for git_mode in (op.old_mode, op.new_mode):
+        if git_mode is not None and git_mode & _S_IFMT in (_SYMLINK, _GITLINK):
+            permissions_for(op.path, git_mode, None)
+
+
 def _check_duplicates(ops: list[FileOperation], resolved: list[tuple[str, str | None]]) -> bool:
     """Whether some path is touched twice; an error when a Codex section is one of them."""
     seen: dict[str, FileOperation] = {}
@@ -492,6 +499,7 @@ def plan_operations(
     notes = warnings if warnings is not None else []
     resolved = []
     for op in ops:
+        _refuse_links(op)
         rel, target = _resolve(settings, op.path)
         dest = _resolve(settings, op.move_to)[0] if op.move_to is not None else None
         resolved.append((rel, target, dest))

@@ -407,7 +407,8 @@ class UnifiedParser:
         old_len = len(chunk.old_lines)
         if m is not None:
             start = int(m.group(1))
-            if old_len == 0 and old_count > 0 and not new_file:
+            # `-0,N` can only mean the top of the file, whatever N says (git: oldpos 0).
+            if old_len == 0 and old_count > 0 and start > 0 and not new_file:
                 after = max(start - 1, 0)
                 raise PatchError(
                     f"Corrupt hunk at patch line {i + 1}: {header!r} says it replaces "

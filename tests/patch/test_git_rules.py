@@ -706,3 +706,49 @@ def test_bare_repository_layout_is_refused_on_disk_and_when_the_patch_makes_it(r
     plan_patch_text(
         "*** Begin Patch\n*** Add File: config/hooks/app.py\n+x\n*** End Patch\n", settings
     )
+
+
+# ---- partial acceptance keeps the diff's own bytes ----------------------------------------
+
+
+def test_accepting_one_hunk_of_a_crlf_diff_writes_exactly_that_hunk(repo, settings):
+    write(repo, "w.txt", b"a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng\r\nh\r\n")
+    text = (
+        "--- a/w.txt\n+++ b/w.txt\n"
+        "@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\n"
+        "@@ -7,2 +7,3 @@\n g\r\n-h\r\n+H\r\n+i\r\n"
+    )
+    plan = plan_patch_text(text, settings)
+    second = plan.files[0].hunks[1].index
+    commit_plan(plan, settings, selection={"w.txt": {second}})
+    assert (repo / "w.txt").read_bytes() == b"a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng\r\nH\r\ni\r\n"
+    undo_last(settings)
+    commit_plan(plan_patch_text(text, settings), settings, selection={"w.txt": {0}})
+    assert (repo / "w.txt").read_bytes() == b"a\r\nB\nc\r\nd\r\ne\r\nf\r\ng\r\nh\r\n"
+
+
+def test_binary_marker_without_its_header_says_it_is_binary(repo, settings):
+    with pytest.raises(PatchError, match="carries no data") as err:
+        plan_patch_text("Binary files a/x.png and b/x.png differ\n", settings)
+    assert "hunk header" not in str(err.value)
+
+
+def test_lines_added_to_an_empty_file_go_to_its_top_whatever_the_numbers_say(repo, settings):
+    write(repo, "e.py", "")
+    apply(settings, "--- a/e.py\n+++ b/e.py\n@@ -13,0 +14,2 @@\n+a\n+b\n")
+    assert (repo / "e.py").read_text() == "a\nb\n"
+    write(repo, "f.py", "")
+    apply(settings, "--- a/f.py\n+++ b/f.py\n@@ -0,8 +1,4 @@\n+a\n")
+    assert (repo / "f.py").read_text() == "a\n"
+
+
+def test_a_diff_that_changes_a_symlink_says_so(repo, settings):
+    (repo / "target.txt").write_text("t\n")
+    (repo / "link").symlink_to("target.txt")
+    with pytest.raises(PatchError, match="symbolic link .mode 120000.; patches do not"):
+        plan_patch_text(
+            "diff --git a/link b/link\nindex 1..2 120000\n--- a/link\n+++ b/link\n"
+            "@@ -1 +1 @@\n-target.txt\n\\ No newline at end of file\n+other.txt\n"
+            "\\ No newline at end of file\n",
+            settings,
+        )
