@@ -135,6 +135,7 @@ class FoundPatch:
     ops: list[FileOperation] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: PatchError | None = None
+    orphan: bool = False  # only diff header lines outside any section: an error, not a patch
 
 
 def find_patches(text: str) -> list[FoundPatch]:
@@ -197,7 +198,7 @@ def find_patches(text: str) -> list[FoundPatch]:
             or _ORPHAN_HUNK.match(line)
             or (line.startswith("Binary files ") and bare(line).endswith(" differ"))
         ):
-            found.append(FoundPatch("unified", line + "\n", error=_orphan(line, i)))
+            found.append(FoundPatch("unified", line + "\n", error=_orphan(line, i), orphan=True))
             break
         i += 1
     return found
@@ -226,4 +227,5 @@ def extract_patches(text: str) -> list[str]:
 
 
 def contains_patch(text: str) -> bool:
-    return bool(extract_patches(text))
+    """Whether `text` holds a patch; a stray hunk header in prose does not make one."""
+    return any(not p.orphan for p in find_patches(text))

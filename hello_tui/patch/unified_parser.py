@@ -563,6 +563,15 @@ class UnifiedParser:
             head.is_delete or (head.line_null[1] and not head.line_null[0]) or head.epoch_delete
         )
         where = f"the file section at patch line {head.source_line}"
+        said_new = head.is_new and head.line_names[0] is not None
+        said_deleted = head.is_delete and head.line_names[1] is not None
+        if said_new or said_deleted:
+            raise PatchError(
+                f"Invalid unified diff: {where} says '{'new' if said_new else 'deleted'} file "
+                f"mode' but its '{'---' if said_new else '+++'}' line names "
+                f"{head.line_names[0 if said_new else 1]!r}, not /dev/null; is a 'diff --git' "
+                "line missing between two sections?"
+            )
         if is_new and is_delete:
             raise PatchError(f"Invalid unified diff: {where} both creates and deletes a file.")
         name = new if is_new else old

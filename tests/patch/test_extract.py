@@ -1,6 +1,9 @@
 """Finding patches in model answers: fences, prose, heredocs, missing markers, several patches."""
 
-from hello_tui.patch import contains_patch, extract_patches
+import pytest
+
+from hello_tui.patch import PatchError, contains_patch, extract_patches
+from hello_tui.patch.planner import parse_patch_text
 
 CODEX = "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch\n"
 
@@ -71,3 +74,10 @@ def test_git_diff_with_rename_header():
 def test_contains_patch():
     assert contains_patch(f"x\n{CODEX}")
     assert not contains_patch("just an answer with - a list\n+ and a plus")
+
+
+def test_a_hunk_header_quoted_in_prose_is_not_a_patch_but_applying_it_says_why():
+    text = "The header\n@@ -1,2 +1,3 @@\nmeans one line was added."
+    assert not contains_patch(text)
+    with pytest.raises(PatchError, match="no file header before it"):
+        parse_patch_text(text)

@@ -752,3 +752,16 @@ def test_a_diff_that_changes_a_symlink_says_so(repo, settings):
             "\\ No newline at end of file\n",
             settings,
         )
+
+
+def test_an_empty_files_deletion_run_into_the_next_section_is_refused_with_the_cause(
+    repo, settings
+):
+    write(repo, "empty.txt", "")
+    write(repo, "k.txt", "a\n")
+    with pytest.raises(PatchError, match="'deleted file mode' but its '\\+\\+\\+' line"):
+        plan_patch_text(
+            "deleted file mode 100644\nindex e69de29..0000000\nindex 1..2 100644\n"
+            "--- a/k.txt\n+++ b/k.txt\n@@ -1 +1 @@\n-a\n+b\n",
+            settings,
+        )
