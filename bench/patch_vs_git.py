@@ -1,11 +1,13 @@
-"""Benchmark: `hello-tui apply` against `git apply` on a 200,000-line file with a 2,000-hunk change.
+"""Benchmark: `hello-tui apply` against `git apply`, on a big change and on a typical small one.
 
-Both tools run as subprocesses on fresh copies of the same tree; each is timed
-over several runs and the medians are compared. hello-tui's time includes its
-whole transaction (lock, stale guard, backups, journal, fsyncs, note).
+Big: a 200,000-line file with a 2,000-hunk change. Small: 20 files of 300 lines,
+5 hunks each (what one commit usually is). Both tools run as subprocesses on
+fresh copies of the same tree; each is timed over several runs and the medians
+are compared. hello-tui's time includes its whole transaction (lock, stale
+guard, backups, journal, fsyncs, note) and the Python interpreter's start.
 Printed: the ratios hello-tui / git (lower is better; 1.0x = as fast as git).
 
-    python bench/patch_vs_git.py [--runs N] [--lines N] [--hunks N]
+    python bench/patch_vs_git.py [--runs N] [--lines N] [--hunks N] [--files N]
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def make_patches(lines: list[str], hunks: int) -> tuple[str, str]:
     step = len(lines) // hunks
     targets = [k * step + step // 2 for k in range(hunks)]
     codex = ["*** Begin Patch", "*** Update File: big.py"]
-    unified = ["--- a/big.py", "+++ b/big.py"]
+    unified = ["--- a/big.py", "+++ b/big.py"]  # the callers rename these for other files
     for t in targets:
         codex.append("@@")
         codex += [" " + lines[j] for j in range(t - 3, t)]
@@ -54,6 +56,25 @@ def make_patches(lines: list[str], hunks: int) -> tuple[str, str]:
     return "\n".join(codex) + "\n", "\n".join(unified) + "\n"
 
 
+def make_small_change(files: int, lines: int, hunks: int) -> tuple[dict[str, str], str, str]:
+    """`files` files of `lines` lines, and one change of `hunks` hunks in each (Codex, unified)."""
+    tree: dict[str, str] = {}
+    codex = ["*** Begin Patch"]
+    unified: list[str] = []
+    for f in range(files):
+        name = f"pkg/mod_{f}.py"
+        body = [f"    item_{f}_{i} = work({i}, {i * 31 % 101})" for i in range(lines)]
+        tree[name] = "\n".join(body) + "\n"
+        sub_codex, sub_unified = make_patches(body, hunks)
+        codex += sub_codex.splitlines()[1:-1]
+        unified += sub_unified.splitlines()
+        codex[-(len(sub_codex.splitlines()) - 2)] = f"*** Update File: {name}"
+        unified[-len(sub_unified.splitlines())] = f"--- a/{name}"
+        unified[-len(sub_unified.splitlines()) + 1] = f"+++ b/{name}"
+    codex.append("*** End Patch")
+    return tree, "\n".join(codex) + "\n", "\n".join(unified) + "\n"
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
@@ -63,20 +84,10 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     return elapsed
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--lines", type=int, default=200_000)
-    parser.add_argument("--hunks", type=int, default=2_000)
-    args = parser.parse_args()
-    if shutil.which("git") is None:
-        print("git not found: nothing to compare against")
-        return 1
-    lines = make_file(args.lines)
-    original = "\n".join(lines) + "\n"
-    codex, unified = make_patches(lines, args.hunks)
-    env = dict(os.environ)
-    env["CODE_AGENT_PATCH_MAX_LINES"] = str(10 * args.hunks + 1000)
+def compare(
+    label: str, tree: dict[str, str], codex: str, unified: str, runs: int, env: dict[str, str]
+) -> None:
+    """Time git apply and hello-tui (both patch forms) on fresh copies; print medians, ratios."""
     hello = [sys.executable, "-m", "hello_tui", "apply", "--yes", "--repo", "."]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -88,29 +99,50 @@ def main() -> int:
             "hello-tui (unified)": [],
         }
         expected = None
-        for run in range(args.runs):
+        for run in range(runs):
             for name, times in results.items():
                 work = root / f"w{run}_{name.split()[-1].strip('()')}"
-                work.mkdir()
-                (work / "big.py").write_text(original)
+                for rel, text in tree.items():
+                    (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (work / rel).write_text(text)
                 if name == "git apply":
                     cmd = ["git", "apply", str(root / "change.diff")]
                 else:
                     patch = "change.codex" if "codex" in name else "change.diff"
                     cmd = hello + [str(root / patch)]
                 times.append(timed(cmd, work, env))
-                data = (work / "big.py").read_bytes()
+                data = {rel: (work / rel).read_bytes() for rel in tree}
                 if expected is None:
                     expected = data
                 elif data != expected:
-                    raise SystemExit(f"{name} produced a different file than the others")
+                    raise SystemExit(f"{name} produced a different tree than the others")
                 shutil.rmtree(work)
     git = statistics.median(results["git apply"])
-    print(f"{args.lines:,}-line file, {args.hunks:,} hunks, {args.runs} runs each (medians)")
+    print(f"{label}, {runs} runs each (medians)")
     for name, times in results.items():
         print(f"  {name:<22} {statistics.median(times) * 1000:8.1f} ms")
     for name in ("hello-tui (codex)", "hello-tui (unified)"):
         print(f"ratio {name} / git apply: {statistics.median(results[name]) / git:.2f}x")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--hunks", type=int, default=2_000)
+    parser.add_argument("--files", type=int, default=20, help="files of the small change")
+    args = parser.parse_args()
+    if shutil.which("git") is None:
+        print("git not found: nothing to compare against")
+        return 1
+    env = dict(os.environ)
+    env["CODE_AGENT_PATCH_MAX_LINES"] = str(10 * args.hunks + 1000)
+    lines = make_file(args.lines)
+    codex, unified = make_patches(lines, args.hunks)
+    big = {"big.py": "\n".join(lines) + "\n"}
+    compare(f"{args.lines:,}-line file, {args.hunks:,} hunks", big, codex, unified, args.runs, env)
+    tree, codex, unified = make_small_change(args.files, 300, 5)
+    compare(f"small change: {args.files} files, 5 hunks each", tree, codex, unified, args.runs, env)
     return 0
 
 

@@ -59,9 +59,9 @@ def _result_payload(result: CommitResult) -> dict[str, Any]:
 
 def _read_patch(source: str) -> str:
     if source == "-":
-        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        return sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
     with open(source, "rb") as fh:
-        return fh.read().decode("utf-8", errors="replace")
+        return fh.read().decode("utf-8", errors="surrogateescape")
 
 
 def _settings(args, as_json: bool) -> Settings | None:
@@ -102,7 +102,7 @@ def run_apply(args) -> int:
         return EXIT_FAILED
     _say_recovered(as_json, recovered)
     try:
-        plan = plan_patch_text(text, settings)
+        plan = plan_patch_text(text, settings, limits=False)
     except PatchError as exc:
         if not args.dry_run:
             note_failure(settings, str(exc), text, f"hello-tui apply {args.patch}")

@@ -22,7 +22,7 @@ from hello_tui.patch.model import Chunk, FileOperation
 from hello_tui.patch.types import PatchError
 
 _SECTION = re.compile(r"^(?:\*\*\*\s*)?(Add File|Delete File|Update File|Move to):\s*(.*?)\s*$")
-_UNIFIED_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$")
+_UNIFIED_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 _VALID_HEADERS = "'*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'"
 
 
@@ -188,7 +188,7 @@ def _parse_update(
             m = _UNIFIED_HEADER.match(line)
             if m:
                 chunk.line_hint = max(int(m.group(1)) - 1, 0)
-                header = m.group(2).strip()
+                header = m.group(3).strip()
             else:
                 header = line[2:].strip()
             if header:
@@ -208,6 +208,7 @@ def _parse_update(
             chunk.items.append((prefix, line[1:]))
             continue
         if prefix == "\\":
+            chunk.eol_stated = True
             if chunk.items and chunk.items[-1][0] in "+ ":
                 chunk.no_eol = True
             continue

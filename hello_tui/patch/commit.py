@@ -20,7 +20,7 @@ def writes_for(plan: PatchPlan) -> list[Write]:
     writes: list[Write] = []
     for fp in plan.files:
         if fp.op == "add":
-            writes.append(Write(fp.path, fp.new_bytes or b"", None, None))
+            writes.append(Write(fp.path, fp.new_bytes or b"", fp.mode, None))
         elif fp.op == "delete":
             writes.append(Write(fp.path, None, None, fp.old_hash))
         elif fp.op == "move":

@@ -2,35 +2,43 @@
 
 Recognises Codex-style patches (with or without `*** Begin Patch` / `*** End
 Patch`, inside fences or heredocs, header lines with or without their `*** `)
-and unified diffs (`--- a/x` / `+++ b/x` / `@@` or `diff --git`). Every patch
-in the text is returned, in order. Unified diffs come back with their `@@`
-line counts recomputed from the lines actually present, since models often
-miscount them.
+and unified diffs (`--- a/x` / `+++ b/x` / `@@` or `diff --git`, also inside
+`git format-patch` mails). Every patch in the text is returned, in order.
+Unified diffs are parsed here already (their hunk counts say where they end,
+so a fence inside a hunk of a Markdown file does not end them) and come back
+byte for byte: nothing of a unified diff is normalised.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hello_tui.patch.mail import strip_mail_messages
+from hello_tui.patch.model import FileOperation
+from hello_tui.patch.types import PatchError
+from hello_tui.patch.unified_parser import UnifiedParser, bare
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 _FILE_HEADER = re.compile(r"^(\*\*\*\s*)?(Add File|Delete File|Update File):\s*\S")
-_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _PATCHY_FENCES = {"patch", "diff", "apply_patch", "udiff"}
-_GIT_META = (
-    "index ",
-    "old mode ",
-    "new mode ",
-    "deleted file mode ",
-    "new file mode ",
-    "similarity index ",
-    "dissimilarity index ",
+# git diff header lines; met outside any file section they mean a section lost its
+# `diff --git` line, and applying the rest would silently skip that file's change.
+_ORPHAN_GIT_LINES = (
     "rename from ",
     "rename to ",
     "copy from ",
     "copy to ",
-    "Binary files ",
+    "deleted file mode ",
+    "new file mode ",
+    "old mode ",
+    "new mode ",
+    "similarity index ",
+    "GIT binary patch",
 )
+_ORPHAN_HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@")
 
 
 def _marker(line: str) -> str:
@@ -87,94 +95,55 @@ def _codex_end(
             if is_begin(line):
                 return i, i
         if fence_char is not None and fence_char in line and _closing_fence(line, fence):
+            if line[:1] in (" ", "+", "-") and _end_follows(lines, i + 1):
+                continue  # a chunk line of a Markdown file, inside the patch
             return i, i
         if heredoc is not None and heredoc in line and line.strip() == heredoc:
             return i, i + 1
     return len(lines), len(lines)
 
 
-def _unified_start(lines: list[str], i: int) -> bool:
-    line = lines[i]
-    if line.startswith("diff --git "):
-        return True
-    return (
-        line.startswith("--- ")
-        and i + 1 < len(lines)
-        and lines[i + 1].startswith("+++ ")
-        and i + 2 < len(lines)
-        and lines[i + 2].startswith("@@ ")
-    )
+def _end_follows(lines: list[str], start: int) -> bool:
+    """An `*** End Patch` comes later, before any unindented fence: the patch goes on."""
+    for line in lines[start:]:
+        if is_end(line):
+            return True
+        if line[:1] in ("`", "~") and _FENCE.match(line):
+            return False
+    return False
 
 
-def _hunk_line(line: str) -> bool:
-    return line[:1] in (" ", "+", "-", "\\")
-
-
-def _scan_unified(
-    lines: list[str], start: int, fence: str | None, heredoc: str | None
-) -> tuple[list[str], int]:
-    """Collect one unified diff (possibly several files); return its normalised lines and resume index."""
-    out: list[str] = []
-    i = start
-    n = len(lines)
+def _unified_stop(fence: str | None, heredoc: str | None):
+    """Lines that close the block around a unified diff; a hunk line (' ', '+', '-') never does."""
+    if fence is None and heredoc is None:
+        return None
 
     def stop(line: str) -> bool:
+        if line[:1] in (" ", "+", "-"):
+            return False
         return _closing_fence(line, fence) or (heredoc is not None and line.strip() == heredoc)
 
-    while i < n:
-        line = lines[i]
-        if stop(line):
-            break
-        if line.startswith("diff --git ") or line.startswith(_GIT_META):
-            out.append(line)
-            i += 1
-            continue
-        if line.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ "):
-            out.extend((line, lines[i + 1]))
-            i += 2
-            continue
-        m = _UNIFIED_HUNK.match(line)
-        if not m:
-            break
-        body: list[str] = []
-        i += 1
-        while i < n:
-            cur = lines[i]
-            if stop(cur) or cur.startswith(("@@ ", "diff --git ")):
-                break
-            if cur.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ "):
-                break
-            if cur == "":
-                # A blank context line whose leading space was lost, if more hunk lines follow.
-                j = i
-                while j < n and lines[j] == "":
-                    j += 1
-                if j < n and _hunk_line(lines[j]) and not stop(lines[j]):
-                    body.extend([" "] * (j - i))
-                    i = j
-                    continue
-                break
-            if not _hunk_line(cur):
-                break
-            body.append(cur)
-            i += 1
-        old_count = sum(1 for b in body if b[0] in " -")
-        new_count = sum(1 for b in body if b[0] in " +")
-        old_start = int(m.group(1))
-        new_start = int(m.group(3))
-        if old_count and old_start == 0:
-            old_start = 1
-        if new_count and new_start == 0:
-            new_start = 1
-        out.append(f"@@ -{old_start},{old_count} +{new_start},{new_count} @@{m.group(5)}")
-        out.extend(body)
-    return out, i
+    return stop
 
 
-def extract_patches(text: str) -> list[str]:
-    """Every patch in `text`, in order; Codex patches as written, unified diffs normalised."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    patches: list[str] = []
+@dataclass
+class FoundPatch:
+    """One patch found in a text: Codex text as written, or a unified diff already parsed."""
+
+    kind: Literal["codex", "unified"]
+    text: str
+    ops: list[FileOperation] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: PatchError | None = None
+    orphan: bool = False  # only diff header lines outside any section: an error, not a patch
+
+
+def find_patches(text: str) -> list[FoundPatch]:
+    """Every patch in `text`, in order. Mail headers and commit messages are not patch text."""
+    lines = strip_mail_messages(text).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the text's last newline ends its last line; it starts no other
+    found: list[FoundPatch] = []
     fence: str | None = None
     patchy_fence = False
     heredoc: str | None = None
@@ -203,25 +172,60 @@ def extract_patches(text: str) -> list[str]:
             continue
         if is_begin(line) or is_codex_file_header(line, bare_ok=patchy_fence):
             end, resume = _codex_end(lines, i, fence, heredoc)
-            patches.append("\n".join(lines[i:end]) + "\n")
+            found.append(FoundPatch("codex", "\n".join(map(bare, lines[i:end])) + "\n"))
             if resume > end and heredoc is not None and lines[end].strip() == heredoc:
                 heredoc = None
             i = resume
             continue
-        if _unified_start(lines, i):
-            body, resume = _scan_unified(lines, i, fence, heredoc)
-            if any(b.startswith("@@ ") for b in body) or any(b.startswith("rename ") for b in body):
-                patches.append("\n".join(body) + "\n")
-                i = max(resume, i + 1)
-                continue
+        parser = (
+            UnifiedParser(lines, _unified_stop(fence, heredoc))
+            if line.startswith(("diff --git ", "--- ", *_ORPHAN_GIT_LINES, "index "))
+            else None
+        )
+        if parser is not None and parser.section_start(i):
+            try:
+                ops, resume = parser.parse(i)
+            except PatchError as exc:
+                found.append(FoundPatch("unified", "\n".join(lines[i:]) + "\n", error=exc))
+                break
+            if ops:
+                body = "\n".join(lines[i:resume]) + "\n"
+                found.append(FoundPatch("unified", body, ops, parser.warnings))
+            i = max(resume, i + 1)
+            continue
+        if (
+            line.startswith(_ORPHAN_GIT_LINES)
+            or _ORPHAN_HUNK.match(line)
+            or (line.startswith("Binary files ") and bare(line).endswith(" differ"))
+        ):
+            found.append(FoundPatch("unified", line + "\n", error=_orphan(line, i), orphan=True))
+            break
         i += 1
-    return patches
+    return found
+
+
+def _orphan(line: str, i: int) -> PatchError:
+    shown = bare(line)
+    if shown.startswith("Binary files "):
+        return PatchError(
+            f"Cannot apply line {i + 1}, {shown!r}: it says a binary file changed but carries "
+            "no data (git apply refuses it too). Make the patch with `git diff --binary`."
+        )
+    if shown.startswith("@@"):
+        what = "a hunk header with no file header before it ('--- a/path' and '+++ b/path')"
+    else:
+        what = "a git diff header line outside any file section (its 'diff --git a/... b/...' line is missing)"
+    return PatchError(
+        f"Invalid unified diff on line {i + 1}: {shown!r} is {what}; nothing was applied, since "
+        "applying the rest would silently skip that change."
+    )
+
+
+def extract_patches(text: str) -> list[str]:
+    """Every patch in `text`, in order: Codex patches as written, unified diffs byte for byte."""
+    return [p.text for p in find_patches(text)]
 
 
 def contains_patch(text: str) -> bool:
-    return bool(extract_patches(text))
-
-
-def is_unified(patch: str) -> bool:
-    first = patch.lstrip("\n").split("\n", 1)[0]
-    return first.startswith(("diff --git ", "--- "))
+    """Whether `text` holds a patch; a stray hunk header in prose does not make one."""
+    return any(not p.orphan for p in find_patches(text))

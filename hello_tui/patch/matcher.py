@@ -6,13 +6,17 @@ non-breaking and other spaces). Each pass uses an index from a line to its
 positions, so a chunk is found by checking the few places where its rarest
 line occurs, never by rescanning the file from the top.
 
-A chunk that matches in several places, with no `@@` header or line number
-to decide, is an error listing the candidates. A chunk that matches nowhere
-is an error showing the lines expected and the closest region of the file.
+A chunk that matches in several places is placed by its `@@` header (the
+first occurrence after it) or its line number (the nearest occurrence, said
+in a warning); with neither to decide it is an error listing the candidates.
+A chunk that matches nowhere is an error showing the lines expected, the
+closest region of the file and the first line that differs there, and where
+the characters differ.
 """
 
 from __future__ import annotations
 
+import difflib
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,8 +162,11 @@ def _show(lines: list[str], at: int, count: int) -> str:
     return "\n".join(f"{i + 1:>6} | {lines[i]}" for i in range(lo, hi)) or "       (end of file)"
 
 
-def _closest_region(index: LineIndex, old: list[str], start: int) -> int | None:
-    """Where most of the chunk's lines line up (ignoring whitespace and punctuation style)."""
+def _closest_region(
+    index: LineIndex, old: list[str], start: int, near: int
+) -> tuple[int, int] | None:
+    """(start, lines that agree) of the region at or after `start` where most of the chunk's
+    lines line up, ignoring whitespace and punctuation style; ties go to the one nearest `near`."""
     idx = index.positions(3)
     votes: dict[int, int] = {}
     for j, line in enumerate(map(_normalise, old)):
@@ -168,24 +175,162 @@ def _closest_region(index: LineIndex, old: list[str], start: int) -> int | None:
         found = idx.get(line, [])
         if len(found) > 200:
             continue  # lines like `}` say nothing about where the chunk belongs
-        for pos in found:
+        for pos in found[bisect_left(found, start + j) :]:
             votes[pos - j] = votes.get(pos - j, 0) + 1
     if not votes:
         return None
-    return max(votes, key=lambda c: (votes[c], -abs(c - start)))
+    best = max(votes, key=lambda c: (votes[c], -abs(c - near)))
+    return best, votes[best]
+
+
+def _char_difference(expected: str, found: str) -> str:
+    """Where two lines differ, said so a model can fix the line in one step."""
+    if expected.strip() == found.strip():
+        return "they differ only in leading or trailing whitespace"
+    if expected.split() == found.split():
+        return "they differ only in whitespace inside the line"
+    k = 0
+    while k < min(len(expected), len(found)) and expected[k] == found[k]:
+        k += 1
+    exp = expected[k : k + 12] or "(end of line)"
+    got = found[k : k + 12] or "(end of line)"
+    return f"they differ from column {k + 1}: expected {exp!r}, found {got!r}"
+
+
+def _difference(want: str, have: str, at: int, j: int) -> str:
+    return (
+        f"First difference: line {at + 1} of the file (line {j + 1} of the chunk):\n"
+        f"  expected: {want!r}\n  found:    {have!r}\n  ({_char_difference(want, have)})"
+    )
+
+
+def _aligned_start(lines: list[str], old: list[str], region: int) -> int:
+    """Where the chunk's first line sits in the file when aligned around `region`."""
+    lo, a, b = _window(lines, old, region)
+    for i, j, size in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        if size:
+            return max(lo + j - i, 0)
+    return region
+
+
+def _window(lines: list[str], old: list[str], region: int) -> tuple[int, list[str], list[str]]:
+    lo = max(region - len(old), 0)
+    hi = min(region + 2 * len(old) + 1, len(lines))
+    return lo, [_normalise(x) for x in old], [_normalise(x) for x in lines[lo:hi]]
+
+
+def _first_difference(lines: list[str], old: list[str], region: int) -> str:
+    """The first place where the chunk and the file part ways, aligned as difflib aligns them."""
+    lo, a, b = _window(lines, old, region)
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    started = False
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            started = True
+            continue
+        if i1 >= len(old):
+            break  # only file lines after the chunk's end: nothing of the chunk differs
+        if not started:
+            if tag == "insert":
+                continue  # file lines before the place the chunk starts to match
+            if tag == "delete":
+                at = lo + j1
+                return (
+                    f"First difference: the chunk's first {i2 - i1} line(s), starting with "
+                    f"{old[i1]!r}, are not in the file just before line {at + 1}."
+                )
+            at = lo + max(j1, j2 - (i2 - i1))  # the file line aligned with old[i1]
+            return _difference(old[i1], lines[at], at, i1)
+        at = lo + j1
+        if tag == "replace":
+            return _difference(old[i1], lines[at], at, i1)
+        if tag == "delete":
+            return (
+                f"First difference: after line {at} of the file, the chunk has "
+                f"{i2 - i1} line(s) the file does not have there, starting with line "
+                f"{i1 + 1} of the chunk: {old[i1]!r}."
+            )
+        return (
+            f"First difference: line {at + 1} of the file, {lines[at]!r}, is not in the chunk: "
+            f"the file has {j2 - j1} line(s) here that the chunk leaves out (before line "
+            f"{i1 + 1} of the chunk, {old[i1]!r})."
+        )
+    return "Every line agrees there when whitespace and punctuation style are ignored."
+
+
+def _most_similar(lines: list[str], old: list[str], start: int) -> int | None:
+    """Where the file's line most like the chunk's first real line is (a region to show)."""
+    j, want = next(((j, x) for j, x in enumerate(old) if x.strip()), (0, ""))
+    if not want:
+        return None
+    key = _normalise(want)
+    best, best_ratio = None, 0.6
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(key)
+    for i in range(start, min(len(lines), start + 5000)):
+        matcher.set_seq1(_normalise(lines[i]))
+        if matcher.real_quick_ratio() > best_ratio and matcher.ratio() > best_ratio:
+            best, best_ratio = i, matcher.ratio()
+    return None if best is None else max(best - j, 0)
 
 
 def _chunk_label(number: int, chunk: Chunk) -> str:
     label = f"chunk {number}"
-    if chunk.headers:
+    if chunk.header_text:
+        label = f"hunk {number} ({chunk.header_text})"
+    elif chunk.headers:
         label += " (under " + " / ".join(f"'@@ {h}'" for h in chunk.headers) + ")"
     if chunk.source_line:
         label += f" at patch line {chunk.source_line}"
     return label
 
 
-def place_chunks(path: str, lines: list[str], chunks: list[Chunk]) -> list[Placement]:
-    """Find every chunk, in order, each searched forward from the end of the previous one."""
+def _close_line(lines: list[str], header: str) -> str:
+    key = _normalise(header)
+    candidates = list({_normalise(x) for x in lines[:20000] if x.strip()})
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    if not close:
+        return ""
+    at = next(i for i, x in enumerate(lines) if _normalise(x) == close[0])
+    return f" The most similar line is line {at + 1}: {lines[at]!r}."
+
+
+def _header_missing(path: str, label: str, header: str, lines: list[str]) -> PatchError:
+    return PatchError(
+        f"Patch does not apply to {path}: {label}: the context line '@@ {header}' does not "
+        f"occur in the file, even ignoring whitespace.{_close_line(lines, header)} Copy an "
+        "existing line of the file after '@@ ', or use a bare '@@'."
+    )
+
+
+def _ambiguous(path: str, label: str, found: list[int], pass_no: int, why: str) -> PatchError:
+    shown = ", ".join(str(c + 1) for c in found[:MAX_CANDIDATES_SHOWN])
+    more = (
+        ""
+        if len(found) <= MAX_CANDIDATES_SHOWN
+        else f" and {len(found) - MAX_CANDIDATES_SHOWN} more"
+    )
+    return PatchError(
+        f"Patch is ambiguous for {path}: {label} matches at lines {shown}{more} "
+        f"({PASS_NAMES[pass_no]}){why}. Add more context lines, or an '@@ <line>' header "
+        "naming a unique line just above the change."
+    )
+
+
+def place_chunks(
+    path: str,
+    lines: list[str],
+    chunks: list[Chunk],
+    warnings: list[str] | None = None,
+    eols: list[str] | None = None,
+) -> list[Placement]:
+    """Find every chunk, in order, each searched forward from the end of the previous one.
+
+    A unified hunk's line number is a hint, moved by how far the previous hunk was found
+    from its own stated line: among several occurrences the nearest wins, and `warnings`
+    says so; equally near ones are ambiguous. Given the file's `eols`, occurrences whose
+    line endings are the diff's own, byte for byte, come first.
+    """
     wanted: list[str] = []
     for ch in chunks:
         wanted.extend(ch.old_lines)
@@ -193,100 +338,315 @@ def place_chunks(path: str, lines: list[str], chunks: list[Chunk]) -> list[Place
     index = LineIndex(lines, wanted)
     placements: list[Placement] = []
     cursor = 0
+    delta = 0  # lines added minus removed by the chunks placed so far
+    off_old = off_new = 0  # where the previous chunk was found, against its stated lines
+    notes = warnings if warnings is not None else []
     for number, chunk in enumerate(chunks, 1):
         label = _chunk_label(number, chunk)
         start = cursor
+        header_before: tuple[str, int] | None = None
         for header in chunk.headers:
             at = find_header(index, header, start)
             if at is None:
-                raise PatchError(
-                    f"Patch does not apply to {path}: {label}: the context line '@@ {header}' "
-                    f"was not found at or after line {start + 1}. Copy an existing line of the "
-                    "file after '@@ ', or use a bare '@@'."
-                )
+                earlier = find_header(index, header, 0) if start > 0 else None
+                if earlier is None:
+                    raise _header_missing(path, label, header, lines)
+                header_before = (header, earlier)
+                break
             start = at + 1
         old = chunk.old_lines
+        hints = _hints(chunk, delta, off_old, off_new)
         if not old:
-            if chunk.headers:
-                pos = start
-            elif chunk.line_hint is not None and not chunk.end_of_file:
-                pos = min(max(chunk.line_hint, cursor), len(lines))
-            else:
-                pos = len(lines)
-            placements.append(Placement(chunk, pos))
-            cursor = pos
-            continue
-        found, pass_no = find_sequence(index, old, start, chunk.end_of_file)
-        if not found:
-            raise PatchError(_no_match_message(path, label, index, old, start, cursor))
-        if len(found) > 1:
-            if chunk.headers:
-                pos = found[0]
-            elif (hint := chunk.line_hint) is not None:
-                pos = min(found, key=lambda c: abs(c - hint))
-            else:
-                shown = ", ".join(str(c + 1) for c in found[:MAX_CANDIDATES_SHOWN])
-                more = (
-                    ""
-                    if len(found) <= MAX_CANDIDATES_SHOWN
-                    else f" and {len(found) - MAX_CANDIDATES_SHOWN} more"
-                )
-                raise PatchError(
-                    f"Patch is ambiguous for {path}: {label} matches at lines {shown}{more} "
-                    f"({PASS_NAMES[pass_no]}). Add more context lines, or an '@@ <line>' header "
-                    "naming a unique line just above the change."
-                )
+            pos = _insertion_point(path, label, chunk, lines, start, cursor, hints, header_before)
         else:
-            pos = found[0]
+            found, pass_no = find_sequence(index, old, start, chunk.end_of_file)
+            if not found and chunk.bare_blank_tail:
+                # Bare empty lines the counts took in after the hunk's real lines.
+                trimmed = chunk.without_bare_blank_tail()
+                if trimmed.old_lines:
+                    found, pass_no = find_sequence(index, trimmed.old_lines, start, False)
+                    if found:
+                        notes.append(
+                            f"{path}: {label}: its last {chunk.bare_blank_tail} empty line(s) "
+                            "do not match the file and were left out."
+                        )
+                        chunk, old = trimmed, trimmed.old_lines
+            if len(found) > 1 and eols is not None and chunk.eols is not None:
+                found = _same_endings(found, chunk, eols)
+            if not found:
+                near = hints[0] if hints else None
+                raise PatchError(_no_match_message(path, label, index, old, start, cursor, near))
+            if header_before is not None:
+                pos = _after_header_before(
+                    path, label, found, pass_no, header_before, cursor, notes
+                )
+            elif len(found) == 1:
+                pos = found[0]
+            elif chunk.headers:
+                pos = found[0]  # the first occurrence after the `@@` anchor
+            elif hints:
+                pos = _nearest(path, label, found, pass_no, hints, chunk, notes)
+            else:
+                raise _ambiguous(path, label, found, pass_no, "")
+        if chunk.line_hint is not None:
+            off_old = pos - chunk.line_hint
+        if chunk.new_hint is not None:
+            off_new = pos - (chunk.new_hint - delta)
+        delta += len(chunk.new_lines) - len(old)
         placements.append(Placement(chunk, pos))
         cursor = pos + len(old)
     return placements
 
 
+def _same_endings(found: list[int], chunk: Chunk, eols: list[str]) -> list[int]:
+    """The occurrences where the file's line endings are the diff's own (all, if none is)."""
+    assert chunk.eols is not None
+    wanted = [eol for (kind, _), eol in zip(chunk.items, chunk.eols) if kind != "+"]
+    exact = [
+        c
+        for c in found
+        if all(c + j < len(eols) and eols[c + j] == e for j, e in enumerate(wanted))
+    ]
+    return exact or found
+
+
+def _hints(chunk: Chunk, delta: int, off_old: int, off_new: int) -> list[int]:
+    """Where the chunk's line numbers put it in the file, from `-l` and from `+l`.
+
+    Both move by how far the previous chunk was found from its own numbers (as when the
+    file has lines the diff's base did not); for a diff made from this file they agree.
+    """
+    hints = []
+    if chunk.line_hint is not None:
+        hints.append(chunk.line_hint + off_old)
+    if chunk.new_hint is not None:
+        from_new = chunk.new_hint - delta + off_new
+        if from_new not in hints:
+            hints.append(from_new)
+    return hints
+
+
+def _nearest(
+    path: str,
+    label: str,
+    found: list[int],
+    pass_no: int,
+    hints: list[int],
+    chunk: Chunk,
+    notes: list[str],
+) -> int:
+    picks = []
+    for hint in hints:
+        ranked = sorted(found, key=lambda c: abs(c - hint))
+        if abs(ranked[0] - hint) == abs(ranked[1] - hint):
+            raise _ambiguous(
+                path,
+                label,
+                found,
+                pass_no,
+                f", and lines {ranked[0] + 1} and {ranked[1] + 1} are equally near its stated "
+                f"line {hint + 1}",
+            )
+        picks.append(ranked[0])
+    if len(set(picks)) > 1:
+        raise _ambiguous(
+            path,
+            label,
+            found,
+            pass_no,
+            f"; its line numbers disagree (the old side says line {hints[0] + 1}, the new side "
+            f"line {hints[1] + 1}) and pick different ones",
+        )
+    pos = picks[0]
+    if pos != hints[0]:
+        shown = ", ".join(str(c + 1) for c in found[:MAX_CANDIDATES_SHOWN])
+        notes.append(
+            f"{path}: {label}: its lines occur at lines {shown}; used line {pos + 1}, "
+            f"the nearest to its stated line {(chunk.line_hint or 0) + 1}."
+        )
+    return pos
+
+
+def _after_header_before(
+    path: str,
+    label: str,
+    found: list[int],
+    pass_no: int,
+    header_before: tuple[str, int],
+    cursor: int,
+    notes: list[str],
+) -> int:
+    """Models put one function's `@@ def f():` over each of its chunks: the second time the
+    line is behind the search position, so the chunk's own lines must decide, uniquely."""
+    header, at = header_before
+    where = (
+        f"the context line '@@ {header}' is at line {at + 1}, before the end of the previous "
+        f"chunk (line {cursor})"
+    )
+    if len(found) != 1:
+        shown = ", ".join(str(c + 1) for c in found[:MAX_CANDIDATES_SHOWN])
+        raise PatchError(
+            f"Patch is ambiguous for {path}: {label}: {where}, so it cannot anchor this chunk, "
+            f"and the chunk's own lines occur {len(found)} times after the previous chunk "
+            f"(lines {shown}, {PASS_NAMES[pass_no]}). Add context lines that occur only once, "
+            "or merge this chunk into the previous one."
+        )
+    notes.append(
+        f"{path}: {label}: {where}; placed at line {found[0] + 1}, the only place after the "
+        "previous chunk where its lines occur."
+    )
+    return found[0]
+
+
+def _insertion_point(
+    path: str,
+    label: str,
+    chunk: Chunk,
+    lines: list[str],
+    start: int,
+    cursor: int,
+    hints: list[int],
+    header_before: tuple[str, int] | None,
+) -> int:
+    """Where a chunk with only '+' lines goes: after its `@@` line, at its line number, or the end."""
+    if header_before is not None:
+        header, at = header_before
+        raise PatchError(
+            f"Patch does not apply to {path}: {label}: it only adds lines, right after the "
+            f"context line '@@ {header}', but that line is at line {at + 1}, before the end of "
+            f"the previous chunk (line {cursor}). Add context lines from the file around the "
+            "insertion, or merge this chunk into the previous one."
+        )
+    if chunk.headers:
+        return start
+    if not hints or chunk.end_of_file or not lines:
+        return len(lines)  # (an empty file has one place for lines to go)
+    fix = " Add context lines from the file around the insertion."
+    if len(hints) > 1:
+        raise PatchError(
+            f"Patch does not apply to {path}: {label}: it only adds lines, so only its line "
+            f"numbers place it, and they disagree: the old side says after line {hints[0]}, "
+            f"the new side after line {hints[1]}.{fix}"
+        )
+    hint = hints[0]
+    if hint < cursor or hint > len(lines):
+        raise PatchError(
+            f"Patch does not apply to {path}: {label}: it only adds lines, so only its line "
+            "number places it, and that number does not fit: "
+            + (
+                f"the file has {len(lines)} lines."
+                if hint > len(lines)
+                else f"after line {hint} is before the end of the previous hunk (line {cursor})."
+            )
+            + fix
+        )
+    return hint
+
+
 def _no_match_message(
-    path: str, label: str, index: LineIndex, old: list[str], start: int, cursor: int
+    path: str,
+    label: str,
+    index: LineIndex,
+    old: list[str],
+    start: int,
+    cursor: int,
+    hint: int | None,
 ) -> str:
     expected = "\n".join(f"       | {x}" for x in old)
     msg = (
         f"Patch does not apply to {path}: {label}: these lines were not found "
         f"(searching from line {start + 1}):\n{expected}\n"
     )
-    earlier, _ = find_sequence(index, old, 0, False)
-    if earlier and earlier[0] < start:
-        msg += (
-            f"They occur at line {earlier[0] + 1}, before the end of the previous chunk "
-            f"(line {cursor}): chunks must follow the file's order.\n"
+    region = _closest_region(index, old, start, hint if hint is not None else start)
+    earlier, _ = find_sequence(index, old, 0, False) if start > 0 else ([], -1)
+    agree = region[1] if region else 0
+    content = sum(1 for x in old if _normalise(x))
+    if earlier and earlier[0] < start and agree * 2 < max(content, 1):
+        return msg + (
+            f"They occur at line {earlier[0] + 1}, which is before the end of the previous chunk "
+            f"(line {cursor}); chunks are applied in the file's order, so a change at line "
+            f"{earlier[0] + 1} must come before the chunk that ends at line {cursor}."
         )
-        return msg
-    region = _closest_region(index, old, start)
     if region is None:
-        msg += "No line of it occurs in the file, even ignoring whitespace. Re-read the file.\n"
+        similar = _most_similar(index.lines, old, start)
+        if similar is None:
+            msg += "No line of it occurs at or after that line, even ignoring whitespace. Re-read the file.\n"
+        else:
+            msg += (
+                f"No line of it occurs exactly; the most similar region is at line {similar + 1}:\n"
+                f"{_show(index.lines, similar, len(old) + 1)}\n"
+                f"{_first_difference(index.lines, old, similar)}\n"
+            )
     else:
-        msg += f"Closest region, at line {max(region, 0) + 1}:\n{_show(index.lines, region, len(old) + 1)}\n"
+        at = _aligned_start(index.lines, old, max(region[0], 0))
+        msg += (
+            f"Closest region, at line {at + 1} ({agree} of {content} lines agree):\n"
+            f"{_show(index.lines, at, len(old) + 1)}\n{_first_difference(index.lines, old, at)}\n"
+        )
+        if earlier and earlier[0] < start:
+            msg += (
+                f"(The lines do occur exactly at line {earlier[0] + 1}, before the end of the "
+                f"previous chunk at line {cursor}.)\n"
+            )
     msg += "Context and '-' lines must copy the file's lines exactly."
     return msg
 
 
+def _patch_eols_trusted(file_eols: list[str], placements: list[Placement]) -> bool:
+    """A diff's own line endings are used for its '+' lines only when its context and '-'
+    lines carry the file's endings; when they do not (a model's or editor's copy lost the
+    CRs, or added them), new lines take the file's ending instead."""
+    for placement in placements:
+        chunk = placement.chunk
+        if chunk.eols is None:
+            return False
+        f = placement.start
+        for (kind, _), eol in zip(chunk.items, chunk.eols):
+            if kind == "+":
+                continue
+            have = file_eols[f] if f < len(file_eols) else ""
+            f += 1
+            if eol and have and (eol == "\r\n") != (have == "\r\n"):
+                return False
+    return True
+
+
 def hunks_from_placements(
-    lines: list[str], placements: list[Placement], first_index: int = 0
+    lines: list[str],
+    placements: list[Placement],
+    first_index: int = 0,
+    file_eols: list[str] | None = None,
 ) -> list[Hunk]:
-    """Turn placed chunks into reviewable hunks: each run of -/+ lines between context lines."""
+    """Turn placed chunks into reviewable hunks: each run of -/+ lines between context lines.
+
+    '+' lines take the ending the diff gives them when it can be trusted; a Codex chunk that
+    replaces or extends the last line of a file without a final newline keeps it without one.
+    """
+    eols_known = file_eols is not None
+    trusted = eols_known and _patch_eols_trusted(file_eols or [], placements)
+    n = len(lines)
+    no_final_eol = eols_known and bool(file_eols) and (file_eols or [""])[-1] == ""
     hunks: list[Hunk] = []
     for placement in placements:
         chunk = placement.chunk
         header = " / ".join(chunk.headers)
+        chunk_eols = chunk.eols if chunk.eols is not None else [None] * len(chunk.items)
         f = placement.start
         run_start = -1
         run_old: list[str] = []
         run_new: list[str] = []
+        run_eols: list[str | None] = []
 
         def close(header: str = header) -> None:
-            nonlocal run_start, run_old, run_new
+            nonlocal run_start, run_old, run_new, run_eols
             if run_start >= 0:
-                hunks.append(Hunk(first_index + len(hunks), run_start, run_old, run_new, header))
-            run_start, run_old, run_new = -1, [], []
+                hunk = Hunk(first_index + len(hunks), run_start, run_old, run_new, header)
+                if any(e is not None for e in run_eols):
+                    hunk.new_eols = run_eols
+                hunks.append(hunk)
+            run_start, run_old, run_new, run_eols = -1, [], [], []
 
-        for kind, text in chunk.items:
+        for (kind, text), eol in zip(chunk.items, chunk_eols):
             if kind == " ":
                 close()
                 f += 1
@@ -298,8 +658,12 @@ def hunks_from_placements(
                 f += 1
             else:
                 run_new.append(text)
+                # An explicit `\ No newline` always counts; other endings only when trusted.
+                run_eols.append(eol if (trusted or eol == "") else None)
         last_is_add = bool(chunk.items) and chunk.items[-1][0] == "+"
         close()
-        if chunk.no_eol and last_is_add and hunks:
+        reaches_end = placement.start + len(chunk.old_lines) >= n
+        keeps_no_eol = chunk.eols is None and not chunk.eol_stated and no_final_eol and reaches_end
+        if last_is_add and hunks and (chunk.no_eol or keeps_no_eol):
             hunks[-1].no_eol = True
     return hunks

@@ -1,8 +1,10 @@
 """Hunks <-> file contents: apply a set of hunks to a file's lines, and diff two texts into hunks.
 
-Untouched lines keep their own endings; new lines take the file's first-seen
-ending; a line left without an ending in the middle of the file gets one.
-Applying a subset of hunks (partial acceptance) uses the same function.
+Untouched lines keep their own endings; a new line takes the ending its hunk
+gives it (a git diff's own bytes) or else the file's first-seen ending; a line
+left without an ending in the middle of the file gets one. Applying a subset
+of hunks (partial acceptance) uses the same function. `diff_texts` goes the
+other way with endings compared too, so its hunks rebuild the new bytes exactly.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ def apply_hunks(tf: TextFile, hunks: list[Hunk]) -> TextFile:
         out_l += lines[pos : h.old_start]
         out_e += eols[pos : h.old_start]
         out_l += h.new_lines
-        out_e += [eol] * len(h.new_lines)
+        if h.new_eols is None:
+            out_e += [eol] * len(h.new_lines)
+        else:
+            out_e += [eol if e is None else e for e in h.new_eols]
         pos = h.old_start + len(h.old_lines)
         if h.no_eol and h.new_lines and pos >= n:
             out_e[-1] = ""
@@ -65,5 +70,21 @@ def diff_hunks(old: TextFile, new_text: str) -> list[Hunk]:
         hunk = Hunk(len(hunks), i1, old.lines[i1:i2], new_lines[j1:j2])
         if j2 == len(new_lines) and j2 > j1 and not new_final:
             hunk.no_eol = True
+        hunks.append(hunk)
+    return hunks
+
+
+def diff_texts(old: TextFile, new: TextFile) -> list[Hunk]:
+    """Hunks turning `old` into `new` exactly: a line whose ending changes is a change."""
+    a = list(map(str.__add__, old.lines, old.eols))
+    b = list(map(str.__add__, new.lines, new.eols))
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    hunks: list[Hunk] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        hunk = Hunk(len(hunks), i1, old.lines[i1:i2], new.lines[j1:j2])
+        hunk.new_eols = list(new.eols[j1:j2])
+        hunk.no_eol = j2 == len(new.lines) and j2 > j1 and new.eols[-1] == ""
         hunks.append(hunk)
     return hunks

@@ -1,5 +1,7 @@
 """Writing patches: a unified diff of a plan (for review and notes) and Codex patches from two texts.
 
+The unified diff is git's: it applies with `git apply` and with this engine, byte for byte.
+
 `codex_patch_text(path, old, new)` produces a patch our matcher places
 unambiguously: each chunk's context grows until its lines occur exactly once
 from where the search for it starts.
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 
-from hello_tui.patch.lines import split_lines
+from hello_tui.patch.lines import split_git_lines, split_lines
 from hello_tui.patch.matcher import LineIndex, find_sequence
 from hello_tui.patch.types import PatchPlan
 
@@ -39,31 +41,41 @@ def _render_lines(
     a_final: bool,
     b: list[str],
     b_final: bool,
+    a_cr: list[str] | None = None,
+    b_cr: list[str] | None = None,
 ) -> list[str]:
+    """Diff lines; `a_cr`/`b_cr` give each line's CR (a git diff keeps it before its LF)."""
     out: list[str] = []
+    ca = a_cr or [""] * len(a)
+    cb = b_cr or [""] * len(b)
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             for i in range(i1, i2):
-                out.append(" " + a[i])
+                out.append(" " + a[i] + ca[i])
                 if i == len(a) - 1 and not a_final:
                     out.append(NO_EOL)
             continue
         for i in range(i1, i2):
-            out.append("-" + a[i])
+            out.append("-" + a[i] + ca[i])
             if i == len(a) - 1 and not a_final:
                 out.append(NO_EOL)
         for j in range(j1, j2):
-            out.append("+" + b[j])
+            out.append("+" + b[j] + cb[j])
             if j == len(b) - 1 and not b_final:
                 out.append(NO_EOL)
     return out
 
 
+def _crs(eols: list[str]) -> list[str]:
+    return ["\r" if eol == "\r\n" else "" for eol in eols]
+
+
 def unified_diff_text(
     path: str, old: str | None, new: str | None, new_path: str | None = None
 ) -> str:
-    a, a_eols = _split(old or "")
-    b, b_eols = _split(new or "")
+    """A unified diff as git writes it: lines split at LF, a CRLF line keeps its CR."""
+    a, a_eols = split_git_lines(old or "")
+    b, b_eols = split_git_lines(new or "")
     a_final, b_final = _final(a_eols), _final(b_eols)
     src = "/dev/null" if old is None else f"a/{path}"
     dst = "/dev/null" if new is None else f"b/{new_path or path}"
@@ -75,7 +87,7 @@ def unified_diff_text(
         out.append(
             f"@@ -{i1 + 1 if i2 > i1 else i1},{i2 - i1} +{j1 + 1 if j2 > j1 else j1},{j2 - j1} @@"
         )
-        out.extend(_render_lines(group, a, a_final, b, b_final))
+        out.extend(_render_lines(group, a, a_final, b, b_final, _crs(a_eols), _crs(b_eols)))
     return "\n".join(out) + "\n"
 
 

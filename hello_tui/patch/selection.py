@@ -29,20 +29,30 @@ def select(plan: PatchPlan, selection: Selection) -> PatchPlan:
         if accepted is None:
             declined += len(fp.hunks)
             continue
+        if not fp.hunks:
+            files.append(fp)  # binary, mode-only, rename or empty file: taken whole
+            continue
         keep = [h for h in fp.hunks if h.index in accepted]
         declined += len(fp.hunks) - len(keep)
         if fp.op in ("add", "delete"):
-            if keep or (not fp.hunks and accepted is not None):
+            if keep:
                 files.append(fp)
             continue
-        if not keep and fp.op != "move":
+        if not keep and fp.op != "move" and not fp.mode_changed:
             continue  # an update with every hunk declined changes nothing
+        if len(keep) == len(fp.hunks):
+            files.append(fp)  # all accepted: the planned bytes, exactly
+            continue
         new_fp = copy.copy(fp)
-        old = decode_text(fp.old_bytes or b"", fp.path)
+        old = decode_text(fp.old_bytes or b"", fp.path, git_lines=fp.git_lines)
         files.append(finish_update(new_fp, old, keep))
     # Limits were met by the whole plan; a subset is only re-assessed for risk.
     return PatchPlan(
-        files=files, risk=assess_risk(files), source_text=plan.source_text, declined_hunks=declined
+        files=files,
+        risk=assess_risk(files),
+        source_text=plan.source_text,
+        declined_hunks=declined,
+        warnings=list(plan.warnings),
     )
 
 
@@ -59,14 +69,19 @@ def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]
         if fp.op == "delete":
             raise PatchError(f"{fp.path} is being deleted; its content cannot be edited.")
         if fp.op == "add":
-            files.append(make_add_plan(fp.path, text.removeprefix("\ufeff")))
+            files.append(make_add_plan(fp.path, text.removeprefix("\ufeff"), fp.mode))
             continue
+        if fp.old_text is None:
+            raise PatchError(f"{fp.path} is a binary file; its content cannot be edited.")
         old = decode_text(fp.old_bytes or b"", fp.path)
         new_fp = copy.copy(fp)
+        new_fp.git_lines = False
         new_fp.whole_file_rewrite = fp.whole_file_rewrite
         files.append(finish_update(new_fp, old, diff_hunks(old, text)))
     if remaining:
         raise PatchError(
             "Edited files that are not part of the patch: " + ", ".join(sorted(remaining))
         )
-    return finalize_plan(files, settings, plan.source_text, plan.declined_hunks)
+    return finalize_plan(
+        files, settings, plan.source_text, plan.declined_hunks, warnings=plan.warnings
+    )

@@ -4,7 +4,7 @@ A transaction, under the repository's write lock (`settings.state.lock_file`,
 a plain `filelock.FileLock`):
 0. first completes or rolls back an interrupted one (`recovery.recover_locked`);
 1. checks every target still has the hash recorded at plan time (else: conflict,
-   nothing written), that none is a git control file (git_guard.py), and that the
+   nothing written), that none is a git control file (paths.py), and that the
    disk has room (else: refused, nothing written);
 2. keeps the old bytes of every existing target in `<state>/backups/<name>/<relpath>.bak`
    (a hard link when possible, else a copy) and writes `manifest.json` there:
@@ -35,9 +35,8 @@ from filelock import FileLock, Timeout
 from hello_tui.config import Settings
 from hello_tui.patch import durable, records
 from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
-from hello_tui.patch.git_guard import git_control_problem
 from hello_tui.patch.lines import sha256
-from hello_tui.patch.paths import resolve_repo_path
+from hello_tui.patch.paths import check_git_control_files, resolve_repo_path
 from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_trash, recover_locked
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.space import SpaceNeeds
@@ -189,14 +188,10 @@ def _read_targets(settings: Settings, repo: Path, writes: list[Write]) -> list[_
     seen: set[str] = set()
     problems: list[tuple[str, str]] = []
     resolved = [(w, *resolve_repo_path(repo, w.path, settings.state_dir_name)) for w in writes]
-    created = [rel for w, rel, _ in resolved if w.data is not None]
+    # Planning checked this too, but the tree may have changed since (a command that made
+    # a folder into a bare repository): checked again under the lock, right before writing.
+    check_git_control_files(repo, {rel: w.data is not None for w, rel, _ in resolved})
     for w, rel, path in resolved:
-        why = git_control_problem(repo, rel, created)
-        if why is not None:
-            raise PatchError(
-                f"Refused: {why}. Patches never create or change git control files (they turn "
-                "git commands into code execution); nothing was written."
-            )
         if rel in seen:
             raise PatchError(f"{rel} is written twice in one transaction; nothing was written.")
         seen.add(rel)

@@ -8,8 +8,19 @@ from typing import Literal
 FileOp = Literal["add", "update", "delete", "move"]
 
 
+def printable(text: str) -> str:
+    """Text safe to print and store: bytes kept as lone surrogates are shown as \\xNN."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 class PatchError(Exception):
     """A patch that cannot be parsed, planned or committed. The message is for the model."""
+
+    def __init__(self, message: str = "") -> None:
+        # Lines of non-UTF-8 files travel as lone surrogates; a message must print anywhere.
+        super().__init__(printable(message))
 
 
 @dataclass
@@ -25,6 +36,9 @@ class Hunk:
     # The last new line is written without a line ending (`\ No newline at end of file`);
     # only meaningful when the hunk reaches the end of the file.
     no_eol: bool = False
+    # Each new line's own ending ("\n", "\r\n"), as a git diff carries it; None (for the
+    # list or an entry) means the file's own ending, for patches that cannot say (Codex).
+    new_eols: list[str | None] | None = None
 
 
 @dataclass
@@ -39,7 +53,16 @@ class FilePlan:
     old_hash: str | None = None  # sha256 of old_bytes, for the stale guard
     hunks: list[Hunk] = field(default_factory=list)
     whole_file_rewrite: bool = False
-    mode: int | None = None  # permission bits to keep
+    mode: int | None = None  # permission bits to write (None: the default for a new file)
+    old_mode: int | None = None  # permission bits on disk before the patch
+    # The hunks index the file's lines as git does (lines end at "\n", a BOM is text):
+    # how `select` must read old_bytes again to apply a subset of them.
+    git_lines: bool = False
+
+    @property
+    def mode_changed(self) -> bool:
+        """The patch changes the executable bit (git's `old mode` / `new mode`)."""
+        return self.old_mode is not None and self.mode is not None and self.old_mode != self.mode
 
     @property
     def added_lines(self) -> int:
@@ -62,6 +85,9 @@ class PatchPlan:
     risk: Risk
     source_text: str = ""  # the patch as the model wrote it
     declined_hunks: int = 0  # hunks left out by `select`, reported in the CommitResult
+    # What the engine decided on its own that the model or user should know: a hunk placed
+    # at the occurrence nearest its stated line, hunk counts that did not match, ...
+    warnings: list[str] = field(default_factory=list)
 
 
 # Partial acceptance: path -> indices of accepted hunks. A path absent from the

@@ -1,6 +1,9 @@
 """Finding patches in model answers: fences, prose, heredocs, missing markers, several patches."""
 
-from hello_tui.patch import contains_patch, extract_patches
+import pytest
+
+from hello_tui.patch import PatchError, contains_patch, extract_patches
+from hello_tui.patch.planner import parse_patch_text
 
 CODEX = "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch\n"
 
@@ -48,14 +51,19 @@ def test_bare_header_in_prose_is_not_a_patch():
     assert not contains_patch("Update File: the docs say so.\nThanks")
 
 
-def test_unified_diff_in_answer_with_counts_recomputed():
+def test_unified_diff_in_answer_is_kept_byte_for_byte_even_miscounted():
     text = "Here:\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n```\nok"
-    assert extract_patches(text) == ["--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"]
+    assert extract_patches(text) == ["--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n"]
 
 
-def test_unified_diff_blank_context_line_without_space():
+def test_unified_diff_blank_context_line_without_space_ends_by_the_counts():
     text = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n\nThat is all."
-    assert extract_patches(text) == ["--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n \n-b\n+c\n"]
+    assert extract_patches(text) == ["--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n"]
+
+
+def test_crlf_unified_diff_keeps_its_crs():
+    text = "--- a/x\r\n+++ b/x\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n"
+    assert extract_patches(text) == [text]
 
 
 def test_git_diff_with_rename_header():
@@ -66,3 +74,10 @@ def test_git_diff_with_rename_header():
 def test_contains_patch():
     assert contains_patch(f"x\n{CODEX}")
     assert not contains_patch("just an answer with - a list\n+ and a plus")
+
+
+def test_a_hunk_header_quoted_in_prose_is_not_a_patch_but_applying_it_says_why():
+    text = "The header\n@@ -1,2 +1,3 @@\nmeans one line was added."
+    assert not contains_patch(text)
+    with pytest.raises(PatchError, match="no file header before it"):
+        parse_patch_text(text)

@@ -19,7 +19,7 @@ def refused(repo, settings, text: str) -> str:
     with pytest.raises(PatchError) as info:
         commit_plan(plan_patch_text(text, settings), settings)
     assert snapshot(repo) == before
-    assert "git control files" in str(info.value)
+    assert "control folder" in str(info.value) or ".git/" in str(info.value)
     return str(info.value)
 
 
@@ -35,17 +35,19 @@ def refused(repo, settings, text: str) -> str:
 def test_bare_repository_layouts_by_name(repo, settings, path):
     folder = next(p for p in path.split("/") if p.casefold().endswith(".git"))
     message = refused(repo, settings, add(path))
-    assert f"the git repository {path.split(folder)[0]}{folder}/" in message
+    assert f"{path.split(folder)[0]}{folder}/ is a git repository's control folder" in message
 
 
 @pytest.mark.parametrize("name", [".GIT", ".Git.", ".git ", "GIT~1"])
 def test_dotgit_spelled_the_ways_git_refuses(repo, settings, name):
-    assert ".git folder" in refused(repo, settings, add(f"vendor/{name}/config"))
+    assert "nothing inside .git/ may be patched" in refused(
+        repo, settings, add(f"vendor/{name}/config")
+    )
 
 
 def test_a_folder_that_would_become_a_git_directory(repo, settings):
     message = refused(repo, settings, add("sub/HEAD", "sub/objects/ab/cd", "sub/refs/heads/main"))
-    assert "nested git repository sub/" in message
+    assert "sub/ is a git repository's control folder" in message
 
 
 def test_an_existing_nested_git_directory_cannot_be_changed(repo, settings):
@@ -56,7 +58,7 @@ def test_an_existing_nested_git_directory_cannot_be_changed(repo, settings):
         "*** Begin Patch\n*** Update File: tools/vendored/config\n@@\n-[core]\n"
         "+[core]\n+\tfsmonitor = touch /tmp/pwned\n*** End Patch\n"
     )
-    assert "nested git repository tools/vendored/" in refused(repo, settings, text)
+    assert "tools/vendored/ is a git repository's control folder" in refused(repo, settings, text)
     refused(repo, settings, add("tools/vendored/hooks/pre-commit"))
 
 
@@ -68,3 +70,15 @@ def test_ordinary_files_with_the_same_names_are_fine(repo, settings):
         settings,
     )
     assert len(result.added) == 4
+
+
+def test_checked_again_at_commit_when_the_tree_changed_since_planning(repo, settings):
+    """A folder that became a bare repository after the plan was made is refused when writing."""
+    plan = plan_patch_text(add("sub/config"), settings)
+    for p in ("sub/HEAD", "sub/objects/.keep", "sub/refs/.keep"):
+        write(repo, p, "ref: refs/heads/main\n")
+    before = snapshot(repo)
+    with pytest.raises(PatchError) as info:
+        commit_plan(plan, settings)
+    assert "sub/ is a git repository's control folder" in str(info.value)
+    assert snapshot(repo) == before

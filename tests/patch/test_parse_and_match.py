@@ -174,7 +174,7 @@ def test_header_may_be_a_prefix_of_the_line(repo, settings):
 
 def test_header_not_found_is_an_error(repo, settings):
     write(repo, "m.py", "x\n")
-    with pytest.raises(PatchError, match="'@@ def nowhere' was not found"):
+    with pytest.raises(PatchError, match="'@@ def nowhere' does not occur in the file"):
         plan_patch_text(patch("*** Update File: m.py", "@@ def nowhere", "-x", "+y"), settings)
 
 
@@ -242,7 +242,7 @@ def test_no_match_error_shows_expected_lines_and_closest_region(repo, settings):
 
 def test_chunks_out_of_order_are_explained(repo, settings):
     write(repo, "o.txt", "a\nb\nc\nd\n")
-    with pytest.raises(PatchError, match="chunks must follow the file's order"):
+    with pytest.raises(PatchError, match="before the end of the previous chunk .line 4.; chunks"):
         plan_patch_text(
             patch("*** Update File: o.txt", "@@", "-d", "+D", "@@", "-a", "+A"), settings
         )
@@ -281,9 +281,24 @@ def test_untouched_last_line_without_newline_stays_so(repo, settings):
     assert (repo / "n.txt").read_bytes() == b"A\nb\nc"
 
 
-def test_replacing_last_line_adds_final_newline(repo, settings):
+def test_replacing_last_line_keeps_the_missing_final_newline(repo, settings):
     write(repo, "n.txt", "a\nb")
     apply(settings, patch("*** Update File: n.txt", "@@", " a", "-b", "+B"))
+    assert (repo / "n.txt").read_bytes() == b"a\nB"
+
+
+def test_appending_after_a_last_line_without_newline_keeps_it_missing(repo, settings):
+    write(repo, "n.txt", "a\nb")
+    apply(settings, patch("*** Update File: n.txt", "@@", " b", "+c"))
+    assert (repo / "n.txt").read_bytes() == b"a\nb\nc"
+
+
+def test_no_newline_marker_on_the_old_side_adds_the_final_newline(repo, settings):
+    write(repo, "n.txt", "a\nb")
+    apply(
+        settings,
+        patch("*** Update File: n.txt", "@@", " a", "-b", "\\ No newline at end of file", "+B"),
+    )
     assert (repo / "n.txt").read_bytes() == b"a\nB\n"
 
 

@@ -60,13 +60,19 @@ def test_symlinked_parent_into_git_is_refused(repo, settings):
         plan_patch_text(patch("*** Add File: g/config", "+x"), settings)
 
 
-def test_binary_and_undecodable_files_are_never_patched(repo, settings):
+def test_binary_files_are_never_patched_as_text(repo, settings):
     write(repo, "bin.dat", b"a\x00b\n")
-    write(repo, "latin.txt", "caf\xe9\n".encode("latin-1"))
     with pytest.raises(PatchError, match="binary"):
         plan_patch_text(patch("*** Update File: bin.dat", "-a", "+b"), settings)
-    with pytest.raises(PatchError, match="not valid UTF-8"):
-        plan_patch_text(patch("*** Update File: latin.txt", "@@", "+x"), settings)
+
+
+def test_legacy_encoded_file_never_gets_utf8_text_mixed_in(repo, settings):
+    write(repo, "latin.txt", "caf\xe9\n".encode("latin-1"))
+    with pytest.raises(PatchError, match="not UTF-8") as err:
+        plan_patch_text(patch("*** Update File: latin.txt", "@@", "+na\u00efve"), settings)
+    assert "mix two encodings" in str(err.value)
+    plan = plan_patch_text(patch("*** Update File: latin.txt", "@@", "+ascii"), settings)
+    assert plan.files[0].new_bytes == b"caf\xe9\nascii\n"
 
 
 def test_add_onto_existing_and_move_onto_existing_are_errors(repo, settings):

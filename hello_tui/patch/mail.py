@@ -1,0 +1,114 @@
+"""Mail patches (`git format-patch`, mbox files with several mails): what is not patch text.
+
+A mail starts with mbox's `From <sha> <date>` line (or, at the top of the
+text, with its own `From:` header). Its headers run to the first blank line;
+the commit message then runs to the first line git's mailinfo calls a patch
+break (`---`, `--- <file>`, `diff -`, `Index: `). Headers and message are
+removed here, so nothing in a commit message can be read as a patch; the
+`---` diffstat and the `-- ` signature after the last hunk are left to the
+diff parser, which knows from the hunk counts where hunks end. A body sent
+as quoted-printable or base64 is decoded first, as `git am` does.
+
+Mails are kept in their order: the parser then applies them one after the
+other, as one transaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import quopri
+import re
+
+_FORMAT_PATCH_FROM = re.compile(r"^From [0-9a-f]{40} ")
+_MBOX_FROM = re.compile(r"^From \S+ ")
+_HEADER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:")
+_ENCODING = re.compile(r"^content-transfer-encoding:\s*([\w-]+)", re.IGNORECASE)
+
+
+def _is_header(line: str) -> bool:
+    return bool(_HEADER.match(line))
+
+
+def _mail_starts(lines: list[str]) -> list[int]:
+    starts = []
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    for i, line in enumerate(lines):
+        if not line.startswith("From"):
+            continue
+        if _FORMAT_PATCH_FROM.match(line):
+            starts.append(i)
+        elif i == first and _MBOX_FROM.match(line) and i + 1 < len(lines):
+            if _is_header(lines[i + 1]):
+                starts.append(i)
+        elif i == first and line.startswith("From: ") and _has_subject(lines, i):
+            starts.append(i)
+    return starts
+
+
+def _has_subject(lines: list[str], i: int) -> bool:
+    for line in lines[i : i + 40]:
+        if not line.strip("\r"):
+            return False
+        if line.lower().startswith("subject:"):
+            return True
+    return False
+
+
+def _is_patch_break(line: str) -> bool:
+    """git mailinfo's patchbreak(): where the commit message ends and the patch begins."""
+    line = line.rstrip("\r")
+    if line.startswith(("diff -", "Index: ")):
+        return True
+    if line.startswith("---"):
+        rest = line[3:]
+        if rest.startswith(" ") and rest[1:2] and not rest[1].isspace():
+            return True
+        return rest.strip() == ""
+    return False
+
+
+def _decode_body(body: list[str], encoding: str | None) -> list[str]:
+    if encoding not in ("quoted-printable", "base64"):
+        return body
+    raw = "\n".join(body).encode("utf-8", "surrogateescape")
+    try:
+        data = quopri.decodestring(raw) if encoding == "quoted-printable" else base64.b64decode(raw)
+    except (binascii.Error, ValueError):
+        return body  # not what the header says: leave it for the parser to judge
+    return data.decode("utf-8", "surrogateescape").split("\n")
+
+
+def _one_mail(lines: list[str]) -> list[str]:
+    """The patch part of one mail (lines after its commit message), decoded."""
+    i = 1 if lines and lines[0].startswith("From ") and not lines[0].startswith("From:") else 0
+    encoding = None
+    while i < len(lines) and lines[i].strip("\r"):
+        m = _ENCODING.match(lines[i])
+        if m:
+            encoding = m.group(1).lower()
+        i += 1
+    body = _decode_body(lines[i:], encoding)
+    for j, line in enumerate(body):
+        if _is_patch_break(line):
+            return body[j:]
+    return []
+
+
+def strip_mail_messages(text: str) -> str:
+    """`text` without mail headers and commit messages; unchanged when it holds no mail."""
+    if "From" not in text:
+        return text
+    lines = text.split("\n")
+    starts = _mail_starts(lines)
+    if not starts:
+        return text
+    out = lines[: starts[0]]
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        out += _one_mail(lines[start:end])
+    return "\n".join(out)
+
+
+def mail_count(text: str) -> int:
+    return len(_mail_starts(text.split("\n"))) if "From" in text else 0
