@@ -110,6 +110,9 @@ def run_apply(args) -> int:
         return EXIT_FAILED
     files = plan_file_lines(plan)
     risk = {"high": plan.risk.high, "reasons": plan.risk.reasons}
+    if not as_json:
+        for warning in plan.warnings:  # how hints and miscounted hunks were settled
+            print(f"warning: {warning}", file=sys.stderr)
     if plan.risk.high and not args.yes:
         msg = (
             "High-risk patch, nothing changed: "
@@ -126,7 +129,13 @@ def run_apply(args) -> int:
     if args.dry_run:
         _emit(
             as_json,
-            {"status": "dry_run", "files": files, "risk": risk, "recovered": recovered},
+            {
+                "status": "dry_run",
+                "files": files,
+                "risk": risk,
+                "recovered": recovered,
+                "warnings": plan.warnings,
+            },
             "\n".join(files) + "\n(dry run: nothing written)",
         )
         return EXIT_OK
@@ -137,7 +146,13 @@ def run_apply(args) -> int:
         return EXIT_FAILED
     _emit(
         as_json,
-        {"status": "applied", "risk": risk, "recovered": recovered, **_result_payload(result)},
+        {
+            "status": "applied",
+            "risk": risk,
+            "recovered": recovered,
+            "warnings": plan.warnings,
+            **_result_payload(result),
+        },
         "\n".join(result.summary_lines()) + f"\nbackup: {result.backup_dir}",
     )
     return EXIT_OK

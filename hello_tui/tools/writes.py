@@ -230,6 +230,10 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
         lines += [f"- {item}" for item in declined]
     if result.backup_dir:
         lines.append(f"Backups: {result.backup_dir}")
+    if plan.warnings:
+        # How line-number hints or miscounted hunks were settled: the model should know.
+        lines.append("How the patch was placed:")
+        lines += [f"- {w}" for w in plan.warnings]
     lines += notes
     text = "\n".join(lines)
     if declined or result.hunks_declined:

@@ -166,3 +166,16 @@ def _labels_of_apply(tmp_path: Path) -> list[str]:
     write(scratch, "a.txt", "a\n")
     settings = load_settings(scratch, environ={})
     return count_points(lambda: commit_plan(plan_patch_text(PATCH, settings), settings))
+
+
+def test_apply_says_how_a_hunk_was_placed_by_its_line_hint(repo):
+    # "x / y" occurs at lines 1, 4, 7 and 10; the hunk says line 6: line 7 is taken, and said.
+    write(repo, "d.txt", "x\ny\nk\n" * 4)
+    diff = "--- a/d.txt\n+++ b/d.txt\n@@ -6,2 +6,2 @@\n x\n-y\n+Y\n"
+    proc = cli(repo, "apply", "-", stdin=diff)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" in proc.stderr and "nearest to its stated line 6" in proc.stderr
+    write(repo, "e.txt", "x\ny\nk\n" * 4)
+    dry = cli(repo, "apply", "--json", "--dry-run", "-", stdin=diff.replace("d.txt", "e.txt"))
+    assert dry.returncode == 0, dry.stderr
+    assert any("nearest to its stated line 6" in w for w in json.loads(dry.stdout)["warnings"])

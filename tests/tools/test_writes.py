@@ -381,3 +381,15 @@ class TestReadRecordsFollowWrites:
         assert (repo / "notes.md").read_text() == "changed underneath\n"
         resolved = [e for e in events if isinstance(e, PatchResolved)]
         assert len(resolved) == 1 and not resolved[0].applied
+
+
+async def test_the_model_is_told_how_a_hunk_was_placed(repo: Path):
+    """Line numbers are hints: when the nearest occurrence decided, the result says so."""
+    (repo / "d.txt").write_text("x\ny\nk\n" * 4)
+    ctx, _ = make_ctx(repo, ACCEPT)
+    diff = "--- a/d.txt\n+++ b/d.txt\n@@ -6,2 +6,2 @@\n x\n-y\n+Y\n"
+    result = await call(ApplyPatchTool(), ctx, patch=diff)
+    assert result.status == "success", result.text
+    assert "How the patch was placed:" in result.text
+    assert "nearest to its stated line 6" in result.text
+    assert (repo / "d.txt").read_text() == "x\ny\nk\n" * 2 + "x\nY\nk\n" + "x\ny\nk\n"
