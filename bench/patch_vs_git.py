@@ -13,6 +13,7 @@ Printed: the ratios hello-tui / git (lower is better; 1.0x = as fast as git).
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -21,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import hello_tui
 
 
 def make_file(n_lines: int) -> list[str]:
@@ -136,6 +139,9 @@ def main() -> int:
         print("git not found: nothing to compare against")
         return 1
     env = dict(os.environ)
+    # An installed hello-tui has its bytecode compiled (pip does it); without this a
+    # PYTHONDONTWRITEBYTECODE environment would time the compiler on every run.
+    compileall.compile_dir(Path(hello_tui.__file__).parent, quiet=1)
     env["CODE_AGENT_PATCH_MAX_LINES"] = str(10 * args.hunks + 1000)
     lines = make_file(args.lines)
     codex, unified = make_patches(lines, args.hunks)
