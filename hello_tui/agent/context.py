@@ -1,31 +1,45 @@
 """Building the prompt within a token budget: gather, select, structure, compress (GSSC).
 
-Gather: system rules, AGENTS.md, the todo board, the last tool evidence,
-the session history and this turn's messages.
-Select: the system rules, AGENTS.md and the current task are never cut; older
-history goes first (oldest first), but the session's first user task is kept
-while it fits. Messages move in groups, so a tool call never loses its result.
-Structure: one system message (rules, AGENTS.md, board, evidence), then the
-kept history in order, then the current task and this turn's steps.
-Compress: when everything does not fit, old tool outputs are shortened to
-their head and tail before anything is dropped.
+The budget counts everything a request carries, with one tokenizer: the
+messages, the tool schemas (`schema_tokens`, every tool as sent) and a reserve
+for the reply. What is pinned is never cut: the system rules, AGENTS.md, the
+session's first task, the compaction summary and the current task. Messages
+move in groups (an assistant call with its results), so a call never loses
+its result.
+
+When everything does not fit, in this order:
+1. older turns' tool outputs and answers are shortened (head and tail);
+2. older turns go, oldest first;
+3. this turn's older results are shortened, then reduced to a short stub;
+4. this turn's older steps go, oldest first;
+5. only then are the newest results cut, head and tail, with a note saying
+   how much was left out. The newest step is never dropped wholesale.
+The todo board and the recent evidence yield before any history does not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hello_tui.agent.tokens import TokenCounter, default_counter
+from hello_tui.store.history import cut_middle, is_summary, is_task
+
+__all__ = ["BuiltContext", "ContextParts", "build_context", "cut_middle", "group_messages"]
 
 REPLY_RESERVE = 0.15
 EVIDENCE_ITEMS = 3
 EVIDENCE_CHARS = 600
-# Tool outputs older than this many groups may be shortened to fit the budget.
-RECENT_GROUPS_UNCOMPRESSED = 3
 COMPRESSED_OUTPUT_CHARS = 800
+STUB_OUTPUT_CHARS = 160
+# A pinned message (first task, summary) longer than this is cut only when nothing else fits.
+PINNED_FLOOR_CHARS = 2000
 # ReAct tool results travel as user messages starting with this.
 OBSERVATION_PREFIX = "Observation"
+
+Message = dict[str, Any]
+Group = list[Message]
 
 
 @dataclass
@@ -34,45 +48,43 @@ class ContextParts:
     agents_md: str | None = None
     todo_board: str | None = None
     evidence: list[str] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
     # This turn: the user's task first, then the steps taken so far.
-    turn: list[dict[str, Any]] = field(default_factory=list)
+    turn: list[Message] = field(default_factory=list)
+    # The tool schemas sent with the request, counted with the same tokenizer.
+    schema_tokens: int = 0
 
 
 @dataclass
 class BuiltContext:
-    messages: list[dict[str, Any]]
-    tokens: int
+    messages: list[Message]
+    tokens: int  # the messages' tokens
     budget: int
     dropped_messages: int
     compressed_messages: int
+    schema_tokens: int = 0
+    cut_newest: bool = False  # the last resort was needed: the newest results were cut
+
+    @property
+    def used(self) -> int:
+        """Everything the request carries: messages and tool schemas."""
+        return self.tokens + self.schema_tokens
 
 
-def cut_middle(text: str, limit: int) -> str:
-    """Keep the head and the tail of `text`, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    head = int(limit * 0.6)
-    tail = max(limit - head, 0)
-    omitted = len(text) - head - tail
-    return (
-        text[:head]
-        + f"\n[… {omitted} characters omitted …]\n"
-        + (text[len(text) - tail :] if tail else "")
+def _is_result(msg: Message) -> bool:
+    content = msg.get("content")
+    return msg.get("role") == "tool" or (
+        msg.get("role") == "user"
+        and isinstance(content, str)
+        and content.startswith(OBSERVATION_PREFIX)
     )
 
 
-def group_messages(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def group_messages(messages: list[Message]) -> list[Group]:
     """Split into groups that must stay together: an assistant turn plus its tool results."""
-    groups: list[list[dict[str, Any]]] = []
+    groups: list[Group] = []
     for msg in messages:
-        content = msg.get("content")
-        is_result = msg.get("role") == "tool" or (
-            msg.get("role") == "user"
-            and isinstance(content, str)
-            and content.startswith(OBSERVATION_PREFIX)
-        )
-        if is_result and groups and groups[-1][0].get("role") == "assistant":
+        if _is_result(msg) and groups and groups[-1][0].get("role") == "assistant":
             groups[-1].append(msg)
         else:
             groups.append([msg])
@@ -91,21 +103,97 @@ def _system_text(parts: ContextParts, with_board: bool, with_evidence: bool) -> 
     return "\n\n".join(sections)
 
 
-def _compress_group(group: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def _shorten(group: Group, limit: int, *, answers: bool) -> tuple[Group, int]:
+    """Results (and, for older turns, assistant texts) cut to `limit` characters."""
     changed = 0
     out = []
     for msg in group:
         content = msg.get("content")
-        is_output = msg.get("role") == "tool" or (
-            msg.get("role") == "user"
-            and isinstance(content, str)
-            and content.startswith(OBSERVATION_PREFIX)
-        )
-        if is_output and isinstance(content, str) and len(content) > COMPRESSED_OUTPUT_CHARS:
-            msg = {**msg, "content": cut_middle(content, COMPRESSED_OUTPUT_CHARS)}
+        cuttable = _is_result(msg) or (answers and msg.get("role") == "assistant")
+        if cuttable and isinstance(content, str) and len(content) > limit:
+            msg = {**msg, "content": cut_middle(content, limit)}
             changed += 1
         out.append(msg)
     return out, changed
+
+
+def _cut_to_fit(group: Group, room: int, cost: Callable[[Group], int]) -> Group:
+    """The group with its results cut (head and tail) just enough to fit `room`."""
+    longest = max((len(m.get("content") or "") for m in group if _is_result(m)), default=0)
+    low, high = 0, longest
+    best = _shorten(group, 0, answers=False)[0]
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = _shorten(group, mid, answers=False)[0]
+        if cost(candidate) <= room:
+            best, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+class _Selection:
+    """The optional groups, with their costs, shrunk stage by stage until they fit."""
+
+    def __init__(self, hist: list[Group], steps: list[Group], counter: TokenCounter) -> None:
+        self.counter = counter
+        self.hist: list[Group | None] = list(hist)
+        self.steps: list[Group | None] = list(steps)
+        self._costs = {"hist": [self.cost(g) for g in hist], "steps": [self.cost(g) for g in steps]}
+        self._total = sum(self._costs["hist"]) + sum(self._costs["steps"])
+        self.dropped = 0
+        self.compressed = 0
+
+    def cost(self, group: Group) -> int:
+        return self.counter.count_messages(group)
+
+    def total(self) -> int:
+        return self._total
+
+    def _lists(self, which: str) -> tuple[list[Group | None], list[int]]:
+        return (self.hist if which == "hist" else self.steps), self._costs[which]
+
+    def replace(self, which: str, i: int, group: Group | None) -> None:
+        groups, costs = self._lists(which)
+        new_cost = 0 if group is None else self.cost(group)
+        self._total += new_cost - costs[i]
+        groups[i], costs[i] = group, new_cost
+
+    def shorten(self, which: str, upto: int, limit: int, answers: bool, room: int) -> None:
+        """Oldest first, and only as many as it takes: the newer stay whole longer."""
+        groups, _ = self._lists(which)
+        for i in range(upto):
+            if self._total <= room:
+                return
+            group = groups[i]
+            if group is not None:
+                short, n = _shorten(group, limit, answers=answers)
+                if n:
+                    self.compressed += n
+                    self.replace(which, i, short)
+
+    def drop_oldest(self, which: str, upto: int, room: int) -> None:
+        groups, _ = self._lists(which)
+        for i in range(upto):
+            if self._total <= room:
+                return
+            group = groups[i]
+            if group is not None:
+                self.dropped += len(group)
+                self.replace(which, i, None)
+
+
+def _protected_steps(steps: list[Group]) -> int:
+    """How many of the newest step groups are never dropped: the last one, and the last
+    one with results when a note (an empty-reply nudge, a closing instruction) came after."""
+    if not steps:
+        return 0
+    for back, group in enumerate(reversed(steps)):
+        if any(_is_result(m) for m in group):
+            return back + 1
+        if back >= 1:
+            break
+    return 1
 
 
 def build_context(
@@ -115,79 +203,84 @@ def build_context(
     reserve: float = REPLY_RESERVE,
 ) -> BuiltContext:
     counter = counter or default_counter()
-    available = int(budget * (1 - reserve))
+    available = int(budget * (1 - reserve)) - parts.schema_tokens
     if not parts.turn:
         raise ValueError("build_context needs the current task as the first message of the turn")
     task, steps = parts.turn[0], parts.turn[1:]
 
-    # Structure the system message; the board and evidence yield before history does not.
-    system_msg = {"role": "system", "content": _system_text(parts, True, True)}
-    fixed = counter.count_message(system_msg) + counter.count_message(task)
-    if fixed > available:
-        for board, evidence in ((True, False), (False, False)):
-            system_msg = {"role": "system", "content": _system_text(parts, board, evidence)}
-            fixed = counter.count_message(system_msg) + counter.count_message(task)
-            if fixed <= available:
-                break
-
+    # Pinned: the rules, the session's first task, the newest summary, the current task.
     history_groups = group_messages(parts.history)
-    first_task_group: list[dict[str, Any]] | None = None
-    if history_groups and history_groups[0][0].get("role") == "user":
-        first_task_group = history_groups.pop(0)
-    step_groups = group_messages(steps)
-    # Candidates newest first; tagged so the order can be rebuilt.
-    candidates = [("step", i, g) for i, g in enumerate(step_groups)][::-1] + [
-        ("hist", i, g) for i, g in enumerate(history_groups)
-    ][::-1]
+    first = next((i for i, g in enumerate(history_groups) if is_task(g[0])), None)
+    summary = next(
+        (i for i in range(len(history_groups) - 1, -1, -1) if is_summary(history_groups[i][0])),
+        None,
+    )
+    pinned = {i: history_groups[i] for i in (first, summary) if i is not None}
+
+    def fixed_cost(system: Message) -> int:
+        pins = sum(counter.count_messages(g) for g in pinned.values())
+        return counter.count_message(system) + counter.count_message(task) + pins
+
+    system_msg = {"role": "system", "content": _system_text(parts, True, True)}
+    fixed = fixed_cost(system_msg)
+    for board, evidence in ((True, False), (False, False)):
+        if fixed <= available:
+            break
+        system_msg = {"role": "system", "content": _system_text(parts, board, evidence)}
+        fixed = fixed_cost(system_msg)
+    if fixed > available:
+        # Pinned messages are single user messages: cut, never dropped.
+        pinned = {
+            i: [{**g[0], "content": cut_middle(str(g[0].get("content") or ""), PINNED_FLOOR_CHARS)}]
+            for i, g in pinned.items()
+        }
+        fixed = fixed_cost(system_msg)
 
     room = available - fixed
-    total_needed = sum(counter.count_messages(g) for _, _, g in candidates)
-    if first_task_group:
-        total_needed += counter.count_messages(first_task_group)
-    compressed = 0
-    if total_needed > room:
-        squeezed = []
-        for rank, (where, i, g) in enumerate(candidates):
-            if rank >= RECENT_GROUPS_UNCOMPRESSED:
-                g, n = _compress_group(g)
-                compressed += n
-            squeezed.append((where, i, g))
-        candidates = squeezed
+    others = [(i, g) for i, g in enumerate(history_groups) if i not in pinned]
+    step_groups = group_messages(steps)
+    sel = _Selection([g for _, g in others], step_groups, counter)
+    older_steps = len(step_groups) - _protected_steps(step_groups)
+    stages: list[Callable[[], None]] = [
+        lambda: sel.shorten("hist", len(sel.hist), COMPRESSED_OUTPUT_CHARS, True, room),
+        lambda: sel.drop_oldest("hist", len(sel.hist), room),
+        lambda: sel.shorten("steps", older_steps, COMPRESSED_OUTPUT_CHARS, False, room),
+        lambda: sel.shorten("steps", older_steps, STUB_OUTPUT_CHARS, False, room),
+        lambda: sel.drop_oldest("steps", older_steps, room),
+    ]
+    for stage in stages:
+        if sel.total() <= room:
+            break
+        stage()
+    cut_newest = False
+    if sel.total() > max(room, 0):
+        # The last resort: the newest results are cut, head and tail, never dropped.
+        cut_newest = True
+        for i in range(older_steps, len(sel.steps)):
+            group = sel.steps[i]
+            if group is None:
+                continue
+            rest = sel.total() - sel._costs["steps"][i]
+            sel.replace("steps", i, _cut_to_fit(group, max(room - rest, 0), sel.cost))
+            sel.compressed += 1
 
-    kept_steps: dict[int, list[dict[str, Any]]] = {}
-    kept_hist: dict[int, list[dict[str, Any]]] = {}
-    dropped = 0
-    keep_first = False
-    if first_task_group:
-        cost = counter.count_messages(first_task_group)
-        if cost <= room:
-            room -= cost
-            keep_first = True
-        else:
-            dropped += len(first_task_group)
-    exhausted = False
-    for where, i, g in candidates:
-        cost = counter.count_messages(g)
-        if not exhausted and cost <= room:
-            room -= cost
-            (kept_steps if where == "step" else kept_hist)[i] = g
-        else:
-            # Oldest first: once something does not fit, everything older goes too.
-            exhausted = True
-            dropped += len(g)
-
-    messages: list[dict[str, Any]] = [system_msg]
-    if keep_first and first_task_group:
-        messages.extend(first_task_group)
+    kept_hist = dict(pinned)
+    for (i, _), group in zip(others, sel.hist, strict=True):
+        if group is not None:
+            kept_hist[i] = group
+    messages: list[Message] = [system_msg]
     for i in sorted(kept_hist):
         messages.extend(kept_hist[i])
     messages.append(task)
-    for i in sorted(kept_steps):
-        messages.extend(kept_steps[i])
+    for group in sel.steps:
+        if group is not None:
+            messages.extend(group)
     return BuiltContext(
         messages=messages,
-        tokens=available - room,
+        tokens=counter.count_messages(messages),
         budget=budget,
-        dropped_messages=dropped,
-        compressed_messages=compressed,
+        dropped_messages=sel.dropped,
+        compressed_messages=sel.compressed,
+        schema_tokens=parts.schema_tokens,
+        cut_newest=cut_newest,
     )

@@ -33,6 +33,7 @@ async def tools_step(
     if not completion.tool_calls:
         text = completion.content.strip()
         return answer(text, stream=False) if text else _empty_reply(turn, emit)
+    decoded = [decode_tool_arguments(c.name, c.arguments) for c in completion.tool_calls]
     turn.messages.append(
         {
             "role": "assistant",
@@ -41,16 +42,20 @@ async def tools_step(
                 {
                     "id": c.id,
                     "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
+                    # Unreadable arguments are stored as {} (the error is in the result),
+                    # so they are never replayed to the model, or to a strict server.
+                    "function": {
+                        "name": c.name,
+                        "arguments": c.arguments if arguments is not None else "{}",
+                    },
                 }
-                for c in completion.tool_calls
+                for c, (arguments, _) in zip(completion.tool_calls, decoded, strict=True)
             ],
         }
     )
     turn.open_calls = [c.id for c in completion.tool_calls]
     repeated = False
-    for call in completion.tool_calls:
-        arguments, error = decode_tool_arguments(call.name, call.arguments)
+    for call, (arguments, error) in zip(completion.tool_calls, decoded, strict=True):
         if arguments is None:
             model_text = error or "The arguments could not be read."
             calls.not_run(step, call.id, call.name, {"raw": call.arguments}, model_text)

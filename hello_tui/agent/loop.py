@@ -265,8 +265,8 @@ class Agent:
     async def _step_completion(self, turn: Turn, step: int) -> Completion:
         if self.protocol == "tools":
             try:
-                messages = await self._messages(turn, "tools")
                 schemas = self.registry.schemas() or None
+                messages = await self._messages(turn, "tools", schemas)
                 return await self.model.stream(turn, messages, schemas, "answer", step)
             except LLMError as exc:
                 if exc.kind != "tools_unsupported" or not self._auto:
@@ -281,7 +281,9 @@ class Agent:
         messages = await self._messages(turn, "react")
         return await self.model.stream(turn, messages, None, "thought", step)
 
-    async def _messages(self, turn: Turn, protocol: str) -> list[dict[str, Any]]:
+    async def _messages(
+        self, turn: Turn, protocol: str, schemas: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         inputs = await asyncio.to_thread(self.prompts.read_inputs, protocol)
         return self.prompts.context(
             inputs,
@@ -290,6 +292,7 @@ class Agent:
             evidence=self.session.evidence,
             history=self.session.history,
             turn=turn.messages,
+            schemas=schemas,
         )
 
     # ------------------------------------------------------------------ other kinds of turn

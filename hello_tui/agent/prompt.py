@@ -81,8 +81,12 @@ class PromptBuilder:
         evidence: list[str],
         history: list[dict[str, Any]],
         turn: list[dict[str, Any]],
+        schemas: list[dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
-        """The messages of one model call, within the context budget."""
+        """The messages of one model call, within the context budget (schemas included)."""
+        if protocol == "react":
+            # Counted as sent: ReAct requests carry tool calls as text.
+            history, turn = flatten_tool_messages(history), flatten_tool_messages(turn)
         built = build_context(
             ContextParts(
                 system=inputs.system,
@@ -91,11 +95,10 @@ class PromptBuilder:
                 evidence=evidence,
                 history=history,
                 turn=turn,
+                schema_tokens=self.counter.count_schemas(schemas),
             ),
             self.settings.context_budget,
             self.counter,
         )
         self.last_context = built
-        if protocol == "react":
-            return flatten_tool_messages(built.messages)
         return built.messages

@@ -98,6 +98,12 @@ class TokenCounter:
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
         return sum(self.count_message(m) for m in messages)
 
+    def count_schemas(self, schemas: list[dict[str, Any]] | None) -> int:
+        """The tool schemas as they go on the wire (the `tools` field of a request)."""
+        if not schemas:
+            return 0
+        return self.count(json.dumps(schemas, ensure_ascii=False))
+
 
 def _content_text(content: Any) -> str:
     if content is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hello_tui.agent.messages import CANCELLED_RESULT
+from hello_tui.store.history import bounded_answer
 from hello_tui.store.sessions import UsageTotals
 
 REPEAT_LIMIT = 3  # the third identical call in a row is not run
@@ -68,7 +69,7 @@ class Turn:
             self.messages.append({"role": "user", "content": f"Observation: {CANCELLED_RESULT}"})
             self.react_pending = False
         if answer is not None:
-            self.messages.append({"role": "assistant", "content": answer})
+            self.messages.append({"role": "assistant", "content": bounded_answer(answer)})
         self.messages.extend(self.after_answer)
         return self.messages
 

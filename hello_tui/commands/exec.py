@@ -6,7 +6,9 @@ everything that needs approval is declined unless --yes is given.
 
 Exit codes: 0 the turn finished; 1 it failed (e.g. the model was unreachable
 after retries); 2 usage, configuration or preflight errors; 130 interrupted
-(the session is saved and can be continued).
+by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (in each case the running turn is
+cancelled as Esc would, its open tool calls closed, and the session saved, so
+`--continue` picks it up).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from typing import Any, TextIO
 
@@ -21,6 +24,50 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+# Ended by a signal: 128 + its number, as shells report it.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+INTERRUPTED_LINE = "interrupted{by}: the session was saved; continue it with --continue"
+EARLY_STOP_LINE = "interrupted{by} before the turn started: nothing was sent or changed"
+
+
+class _SignalStop:
+    """SIGTERM / SIGHUP end the run the way Ctrl-C does: the turn is cancelled and saved."""
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+        self.engine: Any = None
+        self.turn_started = False
+        self._task: asyncio.Task[Any] | None = None
+        self._installed: list[signal.Signals] = []
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        for sig in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self._on_signal, sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue  # no such signal here (Windows): the default action stands
+            self._installed.append(sig)
+
+    def remove(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        self._installed.clear()
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        if self.received is not None:
+            return  # already stopping: the save must not be cut short by a second signal
+        self.received = sig
+        if self.engine is not None and self.engine.running:
+            self.engine.cancel()  # the turn ends with TurnCancelled after saving
+        elif self._task is not None:
+            self._task.cancel()
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + int(self.received) if self.received is not None else EXIT_INTERRUPTED
 
 
 class _TextPrinter:
@@ -69,6 +116,15 @@ class _TextPrinter:
         self.err.write(f"hello-tui: {message}" + (f"\n  hint: {hint}" if hint else "") + "\n")
         self.err.flush()
 
+    def interrupted(self, line: str) -> None:
+        self._end_line()
+        _interrupted(self, line)
+
+
+def _interrupted(printer: Any, line: str) -> None:
+    printer.err.write("\n" + line + "\n")
+    printer.err.flush()
+
 
 class _JsonPrinter:
     def __init__(self, out: TextIO, err: TextIO) -> None:
@@ -84,8 +140,31 @@ class _JsonPrinter:
         self.out.write(json.dumps({"type": "Error", "error": message, "hint": hint}) + "\n")
         self.out.flush()
 
+    def interrupted(self, line: str) -> None:
+        _interrupted(self, line)
+
 
 async def _exec_turn(settings: Any, args: argparse.Namespace, task: str, printer: Any) -> int:
+    stop = _SignalStop()
+    stop.install()
+    try:
+        code = await _exec_turn_body(settings, args, task, printer, stop)
+    except asyncio.CancelledError:
+        if stop.received is None:
+            raise
+        code = EXIT_FAILED
+    finally:
+        stop.remove()
+    if stop.received is not None:
+        line = INTERRUPTED_LINE if stop.turn_started else EARLY_STOP_LINE
+        printer.interrupted(line.format(by=f" by {stop.received.name}"))
+        return stop.exit_code
+    return code
+
+
+async def _exec_turn_body(
+    settings: Any, args: argparse.Namespace, task: str, printer: Any, stop: _SignalStop
+) -> int:
     from contextlib import aclosing
 
     from hello_tui.core.approval import PolicyApprover
@@ -103,6 +182,7 @@ async def _exec_turn(settings: Any, args: argparse.Namespace, task: str, printer
     except SessionError as exc:
         printer.error(str(exc), "list .helloagents/sessions/ or drop --resume")
         return EXIT_USAGE
+    stop.engine = engine
     try:
         preflight = await engine.preflight()
         if not preflight.ok:
@@ -111,6 +191,7 @@ async def _exec_turn(settings: Any, args: argparse.Namespace, task: str, printer
         code = EXIT_FAILED
         async with aclosing(engine.run_turn(task)) as events:
             async for event in events:
+                stop.turn_started = True
                 printer.event(event)
                 if isinstance(event, TurnFinished):
                     code = EXIT_OK
@@ -144,5 +225,5 @@ def run_exec(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_exec_turn(settings, args, task, printer))
     except KeyboardInterrupt:
-        err.write("\ninterrupted: the session was saved; continue it with --continue\n")
+        printer.interrupted(INTERRUPTED_LINE.format(by=""))
         return EXIT_INTERRUPTED

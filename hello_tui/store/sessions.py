@@ -30,8 +30,10 @@ from typing import Any
 from hello_tui.config import StatePaths
 from hello_tui.core.display import ChatMessage, DisplayEntry, entries_from_dicts, entry_to_dict
 from hello_tui.store.atomic import write_text_atomic
+from hello_tui.store.history import HISTORY_LIMIT, repair_history, trim_history
 
-HISTORY_LIMIT = 50
+__all__ = ["HISTORY_LIMIT", "Session", "SessionStore", "open_session", "trim_history"]
+
 DISPLAY_LIMIT = 2000
 FORMAT_VERSION = 2
 TITLE_CHARS = 120
@@ -100,16 +102,6 @@ def new_session_id() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-def trim_history(history: list[dict[str, Any]], limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
-    """The last `limit` messages, never starting with a tool result cut from its call."""
-    if len(history) <= limit:
-        return history
-    start = len(history) - limit
-    while start < len(history) and history[start].get("role") == "tool":
-        start += 1
-    return history[start:]
-
-
 @dataclass
 class Session:
     id: str
@@ -160,7 +152,8 @@ class Session:
             updated_at=str(data.get("updated_at") or _now()),
             turns=int(data.get("turns") or 0),
             display=entries_from_dicts(display),
-            history=history,
+            # Whatever an interrupted write or an older version left, replay a valid history.
+            history=repair_history(history)[0],
             usage=UsageTotals(
                 prompt_tokens=int(usage.get("prompt_tokens", 0)),
                 completion_tokens=int(usage.get("completion_tokens", 0)),
