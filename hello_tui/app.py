@@ -57,6 +57,21 @@ CTRL_C_WINDOW = 2.0
 # A resumed session's trace shows its newest tool steps (the chat shows everything).
 TRACE_REPLAY_STEPS = 40
 LOCK_WAIT_STATE = "waiting for another hello-tui"
+SESSION_PICKER_LIMIT = 200
+MODE_NOTICES = {
+    "ask": "Every patch and every command that needs approval asks you first.",
+    "auto-edit": "Patches within the limits apply without review (/undo reverts); "
+    "high-risk patches and commands still ask.",
+    "read-only": "Plan mode: nothing is written and no command that needs approval runs.",
+}
+# What /init asks the agent; the AGENTS.md it proposes goes through the normal review.
+INIT_PROMPT = (
+    "/init: explore this repository (its layout, languages, how to build, test and lint it, "
+    "its conventions) and propose an AGENTS.md at the repository root for coding agents: "
+    "the project in two sentences, the commands to build, test and lint, the layout, the "
+    "conventions to follow, and what not to touch. If an AGENTS.md exists, propose "
+    "improvements to it instead. Propose it as a patch."
+)
 
 EngineFactory = Callable[[Settings, Approver], Awaitable["Engine"]]
 ApproverFactory = Callable[["HelloApp"], Approver]
@@ -188,6 +203,14 @@ class HelloApp(App[int]):
             tooltip="Notes and backups",
             priority=True,
         ),
+        Binding(
+            "shift+tab",
+            "cycle_mode",
+            "Mode",
+            id="app.mode",
+            tooltip="Cycle the permission mode: ask, auto-edit, read-only",
+            priority=True,
+        ),
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave hello-tui", priority=True),
         Binding("ctrl+c", "ctrl_c", "Quit", show=False, id="app.ctrl_c", priority=True),
@@ -208,7 +231,11 @@ class HelloApp(App[int]):
     ) -> None:
         super().__init__()
         self.settings = settings
-        self._engine_factory = engine_factory or default_engine_factory(resume, continue_latest)
+        # `--resume` with no id: a fresh session opens, then the session picker.
+        self._pick_session_at_start = resume == ""
+        self._engine_factory = engine_factory or default_engine_factory(
+            resume or None, continue_latest
+        )
         self._approver_factory = approver_factory or default_approver
         self._run_preflight = preflight
         self._clock = clock
@@ -234,6 +261,7 @@ class HelloApp(App[int]):
         self.status.model = self.settings.model
         self.status.protocol = self.settings.protocol
         self.status.max_steps = self.settings.max_steps
+        self.status.mode = self.settings.mode
         self.status.state = "starting"
         self.sidebar = Sidebar(id="sidebar")
         self.sidebar.display = False
@@ -311,12 +339,17 @@ class HelloApp(App[int]):
         if self._pending_prompt is not None:
             (text, goal), self._pending_prompt = self._pending_prompt, None
             self._launch(text, goal)
+        elif self._pick_session_at_start:
+            self._pick_session_at_start = False
+            self.action_resume_list()
 
     def _show_session(self, start: EngineStart) -> None:
         """The engine's session on screen: its chat, newest tool steps, board and totals."""
         engine = start.engine
         self.status.protocol = engine.protocol
         self.status.model = engine.model
+        self.status.mode = engine.mode
+        self.status.sandbox = engine.sandbox_status
         usage = engine.usage
         self.status.tokens = usage.prompt_tokens + usage.completion_tokens
         self.status.cost = usage.cost
@@ -353,6 +386,9 @@ class HelloApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
             return (self.turn_running and not self._turn_closed) or self._write_worker is not None
+        if action == "cycle_mode":
+            # Only on the main screen: modals (the review's shift+tab) keep the key.
+            return len(self.screen_stack) == 1 and self.engine is not None
         return True
 
     @on(TurnState)
@@ -373,24 +409,7 @@ class HelloApp(App[int]):
         if lowered in (":q", ":quit"):
             self.exit(0)
             return
-        if lowered == "/help":
-            self.action_help()
-            return
-        if lowered == "/clear":
-            self.action_clear()
-            return
-        if lowered == "/undo":
-            self.action_undo()
-            return
-        if lowered == "/redo":
-            self.action_redo()
-            return
-        if lowered == "/resume" or lowered.startswith("/resume "):
-            session_id = text.strip()[len("/resume") :].strip()
-            if session_id:
-                self.resume_session(session_id)
-            else:
-                self.action_resume_list()
+        if self.run_slash_command(text) or self.run_shell_line(text):
             return
         if lowered.startswith(":plan"):
             goal = text[len(":plan") :].strip()
@@ -599,12 +618,43 @@ class HelloApp(App[int]):
     def action_help(self) -> None:
         from hello_tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.help_text()))
+
+    def help_text(self) -> str:
+        """The help page, from the command table and the real bindings of every screen."""
+        from hello_tui.screens.command_approval import CommandApprovalScreen
+        from hello_tui.screens.command_table import help_markdown
+        from hello_tui.screens.picker import PickerScreen
+        from hello_tui.screens.review import PatchReviewScreen
+        from hello_tui.widgets.diff_view import DiffView
+        from hello_tui.widgets.sidebar import BackupTree, NotesList
+        from hello_tui.widgets.trace import TracePanel
+
+        return help_markdown(
+            [
+                ("Main screen", [*self.BINDINGS, Binding("ctrl+p", "command_palette", "Commands")]),
+                ("Patch review", [*PatchReviewScreen.BINDINGS, *DiffView.BINDINGS]),
+                ("Command approval", CommandApprovalScreen.BINDINGS),
+                ("Sidebar", [*NotesList.BINDINGS, *BackupTree.BINDINGS]),
+                ("Trace", TracePanel.BINDINGS),
+                ("Pickers (/resume, /model)", PickerScreen.BINDINGS),
+            ]
+        )
 
     def action_clear(self) -> None:
+        if self.turn_running or self.engine is None:
+            self.chat.add("notice", "Wait for the turn to finish before /clear.")
+            return
+        self._clear_context()
+
+    @work(group="sessions", exclusive=True, exit_on_error=False)
+    async def _clear_context(self) -> None:
+        assert self.engine is not None
+        divider = await self.engine.clear_context()
+        # The screen starts afresh too; a resume shows the earlier chat above the divider.
         self.chat.clear()
         self.trace.clear()
-        self.chat.add("notice", "Chat cleared (the session on disk keeps its history).")
+        self.chat.add("notice", divider)
 
     def action_toggle_sidebar(self) -> None:
         sidebar = self.sidebar
@@ -760,21 +810,36 @@ class HelloApp(App[int]):
             return None
 
     def action_resume_list(self) -> None:
+        if self.turn_running:
+            self.chat.add("notice", "Finish or cancel (Esc) the running turn first.")
+            return
         if self.engine is not None:
-            self._list_sessions()
+            self._pick_session()
 
-    @work(group="sessions", exit_on_error=False)
-    async def _list_sessions(self) -> None:
+    @work(group="picker", exit_on_error=False)
+    async def _pick_session(self) -> None:
+        """The session picker: title, date, turns and model of each, the current one marked."""
+        from hello_tui.screens.picker import PickerScreen, PickItem
+
         assert self.engine is not None
-        infos = await self.engine.sessions(limit=10)
+        infos = await self.engine.sessions(limit=SESSION_PICKER_LIMIT)
         if not infos:
             self.chat.add("notice", "No saved sessions yet.")
             return
-        lines = ["Saved sessions (newest first); switch with `/resume ID`:", ""]
-        for info in infos:
-            title = info.title or "(no prompt yet)"
-            lines.append(f"- `{info.id}` {title} · {info.turns} turn(s) · {info.model}")
-        self.chat.add("notice", "\n".join(lines))
+        current = self.engine.session_id
+        items = [
+            PickItem(
+                info.id,
+                info.title or "(no prompt yet)",
+                f"{info.updated_at[:16].replace('T', ' ')} · "
+                f"{info.turns} turn{'s' if info.turns != 1 else ''} · {info.model} · {info.id}",
+                current=info.id == current,
+            )
+            for info in infos
+        ]
+        chosen = await self.push_screen_wait(PickerScreen("Resume a session", items))
+        if chosen and chosen != current:
+            self.resume_session(chosen)
 
     def resume_session(self, session_id: str) -> None:
         """Switch this window to a saved session: its chat, todos and model history."""
@@ -823,6 +888,185 @@ class HelloApp(App[int]):
         self.prompt.load_text(":plan ")
         self.prompt.move_cursor(self.prompt.document.end)
         self.prompt.focus()
+
+    # ------------------------------------------------------------ slash commands and modes
+    def run_slash_command(self, text: str) -> bool:
+        """A `/name args` line of the command table: run its `command_<name>`; False if not one."""
+        from hello_tui.screens.command_table import command_named
+
+        if not text.startswith("/"):
+            return False
+        name, _, args = text[1:].partition(" ")
+        command = command_named(name.lower())
+        if command is None:
+            return False
+        getattr(self, command.handler)(args.strip())
+        return True
+
+    def command_help(self, args: str) -> None:
+        self.action_help()
+
+    def command_clear(self, args: str) -> None:
+        self.action_clear()
+
+    def command_undo(self, args: str) -> None:
+        self.action_undo()
+
+    def command_redo(self, args: str) -> None:
+        self.action_redo()
+
+    def command_resume(self, args: str) -> None:
+        if args:
+            self.resume_session(args)
+        else:
+            self.action_resume_list()
+
+    def command_new(self, args: str) -> None:
+        if self.turn_running or self.engine is None:
+            self.chat.add("notice", "Wait for the turn to finish before /new.")
+            return
+        self._new_session()
+
+    @work(group="sessions", exclusive=True, exit_on_error=False)
+    async def _new_session(self) -> None:
+        engine = self.engine
+        assert engine is not None
+        await engine.new_session()
+        self.chat.clear()
+        self.trace.clear()
+        self._show_session(EngineStart(engine, [], [], []))
+        self.chat.add("notice", f"New session `{engine.session_id}`.")
+
+    def command_mode(self, args: str) -> None:
+        if not args:
+            mode = self.engine.mode if self.engine is not None else self.settings.mode
+            self.chat.add("notice", f"Permission mode: {mode} (shift+tab cycles).")
+            return
+        self.set_mode(args)
+
+    def action_cycle_mode(self) -> None:
+        from hello_tui.engine.types import next_mode
+
+        if self.engine is not None:
+            self.set_mode(next_mode(self.engine.mode))
+
+    def set_mode(self, name: str) -> None:
+        """Switch the permission mode; the engine applies it from its next decision on."""
+        if self.engine is None:
+            self.chat.add("notice", "The agent is still starting; try again in a moment.")
+            return
+        try:
+            mode = self.engine.set_mode(name)
+        except ValueError as exc:
+            self.chat.add("error", str(exc))
+            return
+        self.status.mode = mode
+        self.notify(MODE_NOTICES[mode], title=f"Mode: {mode}", timeout=4)
+
+    def command_model(self, args: str) -> None:
+        if self.engine is None:
+            self.chat.add("notice", "The agent is still starting; try again in a moment.")
+            return
+        if args:
+            self.switch_model(args)
+        else:
+            self._pick_model()
+
+    def switch_model(self, name: str) -> None:
+        assert self.engine is not None
+        try:
+            self.engine.set_model(name)
+        except ValueError as exc:
+            self.chat.add("error", str(exc))
+            return
+        self.status.model = self.engine.model
+        self.chat.add("notice", f"Model: `{self.engine.model}` for the rest of this session.")
+
+    @work(group="picker", exit_on_error=False)
+    async def _pick_model(self) -> None:
+        from hello_tui.screens.picker import PickerScreen, PickItem
+
+        engine = self.engine
+        assert engine is not None
+        first = PickItem(engine.model, engine.model, current=True, group="in use")
+        picker = PickerScreen("Choose a model", [first])
+        self.push_screen(picker, self._model_picked)
+        offered = await engine.model_choices()
+        picker.add_items(
+            [
+                PickItem(
+                    c.name,
+                    c.name,
+                    "" if c.usable else "needs its own endpoint and key",
+                    current=c.name == engine.model,
+                    group=c.group,
+                )
+                for c in offered.choices
+            ]
+        )
+        if offered.endpoint_error and picker.is_attached:
+            picker.notify(
+                f"The endpoint's model list: {offered.endpoint_error}", severity="warning"
+            )
+
+    def _model_picked(self, name: str | None) -> None:
+        if not name or self.engine is None:
+            return
+        from hello_tui.config import PROVIDERS
+
+        other = next(
+            (p for p in PROVIDERS if p.model == name and p.name != self.settings.provider), None
+        )
+        if other is not None and other.model != self.engine.model:
+            self.chat.add(
+                "notice",
+                f"`{name}` is {other.name}'s model: start hello-tui with "
+                f"`--base-url {other.base_url}` and {' or '.join(other.key_vars)} set to use it.",
+            )
+            return
+        self.switch_model(name)
+
+    def command_setup(self, args: str) -> None:
+        from hello_tui.screens.setup_help import SetupHelpScreen
+
+        self.push_screen(SetupHelpScreen())
+
+    def command_init(self, args: str) -> None:
+        self._start_turn(INIT_PROMPT)
+
+    # ------------------------------------------------------------ !command
+    def run_shell_line(self, text: str) -> bool:
+        """`!cmd`: the user's own command through the terminal's policy and sandbox."""
+        if not text.startswith("!"):
+            return False
+        command = text[1:].strip()
+        if not command:
+            self.chat.add("notice", "Type a command after `!`, e.g. `!git status`.")
+            return True
+        if self.turn_running or self.engine is None:
+            self.chat.add("notice", "Wait for the turn to finish before running a command.")
+            return True
+        self.chat.add("user", text)
+        self._run_user_command(command)
+        return True
+
+    @work(group="turn", exclusive=True, exit_on_error=False)
+    async def _run_user_command(self, command: str) -> None:
+        engine = self.engine
+        assert engine is not None
+        self.turn_running = True
+        self._set_state("running a tool")
+        try:
+            result = await engine.run_user_command(command)
+        except Exception as exc:  # shown and logged; the app stays usable
+            log.exception("!%s failed", command)
+            self.chat.add("error", f"`!{command}` failed: {exc}")
+            return
+        finally:
+            self.turn_running = False
+            self._set_state("idle")
+        role = "error" if result.status == "error" else "result"
+        self.chat.add(role, f"```text\n{result.text}\n```")
 
     # ------------------------------------------------------------ errors
     def _handle_exception(self, error: Exception) -> None:

@@ -37,6 +37,12 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
         choices=("auto", "tools", "react"),
         help="native tool calls, ReAct text, or auto (tools, ReAct if the endpoint rejects tools)",
     )
+    p.add_argument(
+        "--mode",
+        choices=("ask", "auto-edit", "read-only", "plan"),
+        help="permission mode (CODE_AGENT_MODE): ask for every patch and command (default), "
+        "auto-edit (patches within the limits apply unasked), read-only (plan: nothing written)",
+    )
     p.add_argument("--debug", action="store_true", help="verbose logging")
 
 
@@ -44,7 +50,13 @@ def _session_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--continue", dest="continue_", action="store_true", help="resume the latest session"
     )
-    p.add_argument("--resume", metavar="ID", help="resume the session with this id")
+    p.add_argument(
+        "--resume",
+        metavar="ID",
+        nargs="?",
+        const="",
+        help="resume the session with this id (the app, without an id: pick from a list)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,12 +16,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import urlparse
 
 Protocol = Literal["auto", "tools", "react"]
 SandboxSetting = Literal["auto", "require", "off"]
 SANDBOX_SETTINGS = ("auto", "require", "off")
+# Permission modes (what they do: hello_tui.core.modes).
+Mode = Literal["ask", "auto-edit", "read-only"]
+MODES: tuple[str, ...] = get_args(Mode)
 # How deep the start-up check walks the state folder looking for symbolic links.
 STATE_CHECK_MAX_ENTRIES = 200_000
 
@@ -180,6 +183,9 @@ class Settings:
     request_deadline: float = 600.0  # seconds for one whole model call, retries included
     # CODE_AGENT_SANDBOX: auto | require | off (never from the repo's .env).
     sandbox: SandboxSetting = "auto"
+    # Permission mode: ask | auto-edit | read-only (--mode, CODE_AGENT_MODE, the user config;
+    # never from the repo's .env, which must not switch reviews off).
+    mode: str = "ask"
     # Which source each setting came from, for `doctor`.
     sources: dict[str, str] = field(default_factory=dict)
     # Things the user should be told at start (a key held back from a repo's URL...).
@@ -238,6 +244,7 @@ def load_settings(
     max_steps: int | None = None,
     protocol: str | None = None,
     debug: bool = False,
+    mode: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
     """Resolve settings. `environ` defaults to os.environ (tests pass their own)."""
@@ -337,6 +344,12 @@ def load_settings(
             f"{repo_path / '.env'} sets CODE_AGENT_SANDBOX; the repository cannot change "
             "the command sandbox, so it is ignored (set it in your environment)."
         )
+    mode_name, sources["mode"] = _pick_mode(mode, process_env)
+    if dotenv.get("CODE_AGENT_MODE") and sources["mode"] == "default":
+        notices.append(
+            f"{repo_path / '.env'} sets CODE_AGENT_MODE; the repository cannot change how "
+            "patches and commands are approved, so it is ignored (use --mode or your config)."
+        )
     timeout = _number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0)
     sources["timeout"] = origin("LLM_TIMEOUT") if env.get("LLM_TIMEOUT") else "default"
     if not timeout > 0:
@@ -378,9 +391,35 @@ def load_settings(
         max_answer_bytes=_positive(env, "LLM_MAX_ANSWER_BYTES", int, 1 << 20, sources, origin),
         request_deadline=_positive(env, "LLM_REQUEST_DEADLINE", float, 600.0, sources, origin),
         sandbox=sandbox_setting,  # type: ignore[arg-type]
+        mode=mode_name,
         sources=sources,
         notices=notices,
     )
+
+
+def parse_mode(raw: str) -> Mode:
+    """A mode name as typed (`plan` is read-only); raises ValueError naming the choices."""
+    name = raw.strip().lower()
+    if name == "plan":
+        name = "read-only"
+    if name not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)} (or plan), not {raw!r}")
+    return name  # type: ignore[return-value]
+
+
+def _pick_mode(flag: str | None, process_env: Mapping[str, str]) -> tuple[str, str]:
+    """The permission mode and where it came from: the flag, else the environment, else ask."""
+    raw, source = flag, "flag"
+    if not raw:
+        raw, source = process_env.get("CODE_AGENT_MODE"), "env CODE_AGENT_MODE"
+    if not raw:
+        return "ask", "default"
+    try:
+        return parse_mode(raw), source
+    except ValueError:
+        raise ConfigError(
+            f"--mode / CODE_AGENT_MODE must be ask, auto-edit or read-only (plan), not {raw!r}"
+        ) from None
 
 
 def _positive(
@@ -452,4 +491,5 @@ def settings_from_args(args) -> Settings:
         max_steps=getattr(args, "max_steps", None),
         protocol=getattr(args, "protocol", None),
         debug=bool(getattr(args, "debug", False)),
+        mode=getattr(args, "mode", None),
     )

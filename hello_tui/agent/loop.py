@@ -19,6 +19,7 @@ and switches to ReAct for good when the endpoint rejects `tools`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from typing import Any
@@ -48,6 +49,7 @@ from hello_tui.core.events import (
     TurnFinished,
     TurnStarted,
 )
+from hello_tui.core.modes import READ_ONLY_PROMPT
 from hello_tui.core.tools import ToolContext
 from hello_tui.llm import Completion, LLMClient, LLMError
 from hello_tui.prompts_loader import PromptNotFound
@@ -285,6 +287,9 @@ class Agent:
         self, turn: Turn, protocol: str, schemas: list[dict[str, Any]] | None = None
     ) -> list[dict[str, Any]]:
         inputs = await asyncio.to_thread(self.prompts.read_inputs, protocol)
+        if self.session.mode == "read-only":
+            # The model is told it plans; the mode's approver refuses writes whatever it does.
+            inputs = dataclasses.replace(inputs, system=f"{inputs.system}\n\n{READ_ONLY_PROMPT}")
         return self.prompts.context(
             inputs,
             protocol,

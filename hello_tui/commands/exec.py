@@ -2,7 +2,9 @@
 
 Prints the streamed answer to stdout (or one JSON object per event with
 --json); progress, notices and errors go to stderr. Never reads stdin:
-everything that needs approval is declined unless --yes is given.
+everything that needs approval is declined unless --yes is given. `--mode`
+applies as in the app: auto-edit applies patches within the limits without
+--yes, read-only declines every write and approval-needing command even with it.
 
 Exit codes: 0 the turn finished; 1 it failed (e.g. the model was unreachable
 after retries); 2 usage, configuration or preflight errors; 130 interrupted
@@ -172,6 +174,9 @@ async def _exec_turn_body(
     from hello_tui.engine.facade import Engine
     from hello_tui.engine.types import SessionError
 
+    if getattr(args, "resume", None) == "":
+        printer.error("--resume needs a session id in exec", "hello-tui --resume picks one")
+        return EXIT_USAGE
     try:
         engine = await Engine.open(
             settings,

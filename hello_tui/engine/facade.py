@@ -19,14 +19,15 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, cast
+from typing import Any
 
 from hello_tui.agent.loop import Agent
 from hello_tui.agent.tokens import TokenCounter
 from hello_tui.config import Settings
 from hello_tui.core.approval import Approver
 from hello_tui.core.display import ChatMessage, DisplayEntry
-from hello_tui.core.events import Event
+from hello_tui.core.events import Event, Notice, ToolOutputDelta
+from hello_tui.core.modes import ModeApprover
 from hello_tui.engine.types import (
     MODES,
     BackupComparison,
@@ -34,11 +35,16 @@ from hello_tui.engine.types import (
     CommitResult,
     HistoryEntry,
     Mode,
+    ModelChoice,
+    ModelChoices,
     Note,
+    PatchPlan,
     PreflightResult,
     Reverted,
     SessionInfo,
     UsageTotals,
+    UserCommand,
+    parse_mode,
 )
 from hello_tui.llm import LLMClient
 from hello_tui.store.sessions import Session, SessionStore, open_session
@@ -50,6 +56,8 @@ from hello_tui.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 
 OnWait = Callable[[str], None]
+# The divider `/clear` leaves in the chat: the model saw nothing above it.
+CONTEXT_CLEARED = "──────── context cleared: the model starts afresh from here ────────"
 
 
 class EngineBusy(RuntimeError):
@@ -68,12 +76,15 @@ class Engine:
     ) -> None:
         """Use `Engine.open`; this only wires the parts together."""
         self.settings = settings
-        self.approver = approver
+        self._mode: Mode = parse_mode(settings.mode)
+        # Every decision passes the mode first: auto-edit and read-only are enforced here.
+        self.approver = ModeApprover(approver, lambda: self._mode, self._auto_accepted)
         self.llm = llm
         self.registry = registry
         self._counter = counter
         self._agent: Agent | None = None
         self._closed = False
+        self._user_commands = 0
         if llm.on_retry is None:
             llm.on_retry = self._on_retry
 
@@ -104,6 +115,9 @@ class Engine:
         if registry is None:
             registry = await asyncio.to_thread(_default_registry, settings)
         engine = cls(settings, approver, llm, registry, counter=counter)
+        if settings.sources.get("mode", "default") == "default" and session.mode in MODES:
+            # No mode was asked for: a resumed session keeps the one it was left in.
+            engine._mode = parse_mode(session.mode)
         await engine._switch(session)
         engine.agent.notices.extend(notices)
         return engine
@@ -131,8 +145,15 @@ class Engine:
 
     @property
     def mode(self) -> Mode:
-        mode = self.agent.session.mode
-        return cast(Mode, mode) if mode in MODES else "ask"
+        """The permission mode: the window's, kept across session switches like the model."""
+        return self._mode
+
+    @property
+    def sandbox_status(self) -> str:
+        """The status bar's words for the command sandbox ("sandbox: landlock v7", …)."""
+        from hello_tui.tools.shell.sandbox import sandbox_status
+
+        return sandbox_status(self.settings.sandbox)
 
     @property
     def usage(self) -> UsageTotals:
@@ -160,10 +181,53 @@ class Engine:
         self.settings.model = name
         self.agent.session.model = name
 
-    def set_mode(self, mode: Mode) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        self.agent.session.mode = mode
+    async def model_choices(self, recent_limit: int = 50) -> ModelChoices:
+        """The models `/model` offers: in use, recently used (saved sessions), the endpoint's
+        `/models` list, the provider's default, then other providers' defaults (not usable
+        here: they need their own endpoint and key). The endpoint is never called without a key.
+        """
+        from hello_tui.config import PROVIDERS
+        from hello_tui.llm.errors import LLMError
+
+        current = self.settings.model
+        seen = {current}
+        choices = [ModelChoice(current, "in use")]
+
+        def add(name: str, group: str, usable: bool = True) -> None:
+            if name and name not in seen:
+                seen.add(name)
+                choices.append(ModelChoice(name, group, usable))
+
+        for info in await self.sessions(limit=recent_limit):
+            add(info.model, "recent")
+        error = ""
+        try:
+            for name in await self.llm.list_models():
+                add(name, "endpoint")
+        except LLMError as exc:
+            error = exc.message
+        for provider in PROVIDERS:
+            if provider.name == self.settings.provider:
+                add(provider.model, "default")
+        for provider in PROVIDERS:
+            if provider.name != self.settings.provider:
+                add(provider.model, provider.name, usable=False)
+        return ModelChoices(choices, error)
+
+    def set_mode(self, mode: str) -> Mode:
+        """Switch the permission mode (`plan` means read-only); it applies to the next decision.
+
+        Raises ValueError for an unknown mode."""
+        self._mode = parse_mode(mode)
+        self.agent.session.mode = self._mode
+        return self._mode
+
+    def _auto_accepted(self, plan: PatchPlan) -> None:
+        """auto-edit applied a patch unasked: the chat shows its diff (and /undo reverts it)."""
+        from hello_tui.patch.render import render_plan_diff
+
+        if self._agent is not None:
+            self._agent.ctx.emit(Notice(text=auto_applied_text(render_plan_diff(plan))))
 
     # ------------------------------------------------------------------ turns
 
@@ -198,6 +262,38 @@ class Engine:
         else:
             log.info("retrying a model request in %.1fs: %s", delay, reason)
 
+    async def run_user_command(
+        self, command: str, on_output: Callable[[str], None] | None = None
+    ) -> UserCommand:
+        """`!cmd`: the user's own command, through the terminal tool's parser, policy and
+        sandbox (read-only runs at once, anything else asks the approver, the mode applies).
+        Its output joins the model's context and the session's record."""
+        from hello_tui.tools.terminal import TerminalArgs, TerminalTool
+
+        self._idle("run a command")
+        command = command.strip()
+        if not command:
+            raise ValueError("type a command after !")
+        agent = self.agent
+        self._user_commands += 1
+
+        def emit(event: Event) -> None:
+            if on_output is not None and isinstance(event, ToolOutputDelta):
+                on_output(event.text)
+
+        ctx = dataclasses.replace(agent.ctx, call_id=f"user-{self._user_commands}", emit=emit)
+        result = await TerminalTool().run(TerminalArgs(command=command), ctx)
+        agent.ctx.cwd = ctx.cwd  # a `cd` persists, as it does for the model's commands
+        session = agent.session
+        session.history.append(
+            {"role": "user", "content": f"I ran `{command}` myself. Result:\n{result.text}"}
+        )
+        session.display.append(
+            ChatMessage("result", f"`!{command}`\n```text\n{result.text}\n```", session.turns)
+        )
+        await session.save_async()
+        return UserCommand(command, result.status, result.text, result.declined)
+
     # ------------------------------------------------------------------ sessions
 
     async def sessions(self, limit: int = 50) -> list[SessionInfo]:
@@ -214,11 +310,25 @@ class Engine:
         self._idle("start a new session")
         await self._switch(SessionStore(self.settings.state).new())
 
+    async def clear_context(self) -> str:
+        """`/clear`: the model forgets the conversation (history, evidence, what it read);
+        the session keeps its record, with a divider the chat and a resume show."""
+        self._idle("clear the context")
+        agent = self.agent
+        session = agent.session
+        session.history.clear()
+        session.evidence.clear()
+        agent.ctx.reads.clear()
+        session.display.append(ChatMessage("notice", CONTEXT_CLEARED, session.turns))
+        await session.save_async()
+        return CONTEXT_CLEARED
+
     async def _switch(self, session: Session) -> None:
         if self._agent is not None:
             await self._agent.aclose()
         # The model in use stays the engine's (flags, set_model); the session records it per turn.
         session.model = session.model or self.settings.model
+        session.mode = self._mode
         todos = await asyncio.to_thread(_load_todos, self.settings, session.id)
         self._agent = self._make_agent(session, todos)
 
@@ -335,6 +445,22 @@ class Engine:
 
 
 # ---------------------------------------------------------------- blocking helpers
+
+# An auto-applied patch shows this many diff lines in the chat; the note keeps the whole.
+AUTO_APPLIED_DIFF_LINES = 60
+
+
+def auto_applied_text(diff: str) -> str:
+    lines = diff.rstrip("\n").splitlines()
+    shown = lines[:AUTO_APPLIED_DIFF_LINES]
+    more = len(lines) - len(shown)
+    tail = f"\n… {more} more line{'s' if more != 1 else ''} (the patch's note has them all)"
+    body = "\n".join(shown)
+    fence = "````" if "```" in body else "```"
+    return (
+        "Applied without review (auto-edit mode; /undo reverts it):\n"
+        f"{fence}diff\n{body}\n{fence}" + (tail if more > 0 else "")
+    )
 
 
 def _startup_notices(settings: Settings) -> list[str]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
+from hello_tui.core.modes import MODES, Mode, next_mode, parse_mode
 from hello_tui.llm import PreflightResult
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
 from hello_tui.patch.selection import replan_with_edits
@@ -13,10 +13,30 @@ from hello_tui.patch.types import CommitResult, FilePlan, Hunk, PatchError, Patc
 from hello_tui.store.notes import Note, NoteError
 from hello_tui.store.sessions import SessionError, SessionInfo, SessionNotFound, UsageTotals
 
-# ask: every patch and command is reviewed; auto-edit: patches apply without review;
-# read-only: nothing may be written. The facade stores the mode; the tools act on it.
-Mode = Literal["ask", "auto-edit", "read-only"]
-MODES: tuple[str, ...] = get_args(Mode)
+
+@dataclass(frozen=True)
+class ModelChoice:
+    name: str
+    group: str  # "in use", "recent", "endpoint", "default", or another provider's name
+    usable: bool = True  # False: another provider's model (its endpoint and key are not set)
+
+
+@dataclass(frozen=True)
+class ModelChoices:
+    """What `/model` offers; `endpoint_error` says why the endpoint's list is missing."""
+
+    choices: list[ModelChoice]
+    endpoint_error: str = ""
+
+
+@dataclass(frozen=True)
+class UserCommand:
+    """A `!cmd` the user ran: its status (success, error, …) and the text the model reads."""
+
+    command: str
+    status: str
+    text: str
+    declined: bool  # refused by the policy or declined by the user: nothing ran
 
 
 @dataclass(frozen=True)
@@ -48,6 +68,8 @@ __all__ = [
     "HistoryEntry",
     "Hunk",
     "Mode",
+    "ModelChoice",
+    "ModelChoices",
     "Note",
     "NoteError",
     "PatchError",
@@ -61,5 +83,8 @@ __all__ = [
     "ToolStep",
     "UndoRefused",
     "UsageTotals",
+    "UserCommand",
+    "next_mode",
+    "parse_mode",
     "replan_with_edits",
 ]

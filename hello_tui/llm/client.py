@@ -536,6 +536,23 @@ class LLMClient:
 
     # -- preflight
 
+    async def list_models(self, timeout: float = 10.0) -> list[str]:
+        """The endpoint's `GET /models` ids, sorted; [] without a key (nothing is sent).
+
+        Raises LLMError (classified like a chat error) when the endpoint fails or is slow."""
+        if missing_key_hint(self.settings) is not None:
+            return []
+
+        async def ids() -> list[str]:
+            return [model.id async for model in self._client.models.list()]
+
+        try:
+            return sorted(set(await asyncio.wait_for(ids(), timeout)))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise classify_error(exc, self.settings) from exc
+
     async def preflight(self) -> PreflightResult:
         """One `max_tokens=1` request proving key, URL and model work. Never raises."""
         started = time.perf_counter()

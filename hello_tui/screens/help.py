@@ -1,4 +1,4 @@
-"""Keys and commands of the main screen."""
+"""The help page (F1, /help): Markdown the app builds from its command table and bindings."""
 
 from __future__ import annotations
 
@@ -7,41 +7,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
-
-HELP_TEXT = """\
-# hello-tui
-
-Type a task and press **Enter**. The agent explores the repository with tools,
-keeps a todo list, and proposes patches; nothing is written until you accept
-a patch in the review screen.
-
-## Keys
-| key | action |
-| --- | --- |
-| Enter | send the prompt |
-| shift+enter, ctrl+j | new line in the prompt |
-| ↑ / ↓ on the first / last line | previous / next prompt |
-| Esc | cancel the running turn |
-| ctrl+b | show / hide the sidebar (notes and backups) |
-| ctrl+p | command palette |
-| f1 | this help |
-| ctrl+q, ctrl+c twice | quit |
-
-## Commands
-| command | what it does |
-| --- | --- |
-| `:plan <goal>` | ask for a plan (steps, risks, validation) without changing files |
-| `/undo` | undo the last applied patch (or restore) |
-| `/clear` | clear the chat and trace |
-| `/resume` | list saved sessions |
-| `/help` | this help |
-| `:quit`, `:q` | quit |
-
-## Sidebar
-Enter on a note opens it. Enter on a backup file shows it side by side with the
-current file; `R` restores the file (or the whole folder) after a confirmation,
-and the restore itself can be undone with `/undo`.
-"""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -58,11 +23,15 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
     def compose(self) -> ComposeResult:
         box = VerticalScroll(id="help-box")
         box.border_title = "Help"
         with box:
-            yield Markdown(HELP_TEXT)
+            yield Markdown(self.text)
         yield Footer()
 
     def action_dismiss(self) -> None:

@@ -1,4 +1,5 @@
-"""The status bar: repo, model, protocol, turn state, step n of max, tokens (and cost when priced)."""
+"""The status bar: repo, model, protocol, permission mode, turn state, step n of max, tokens
+(and cost when priced), and the command sandbox's state."""
 
 from __future__ import annotations
 
@@ -12,6 +13,14 @@ STATE_STYLE = {
     "running a tool": ("⚙ running a tool", "#e0af68"),
     "waiting for you": ("✋ waiting for you", "#f7768e"),
     "starting": ("◌ starting", "#7f849c"),
+}
+
+
+# The permission mode's words and colour; ask, the default, is shown quietly.
+MODE_STYLE = {
+    "ask": ("ask", "#7f849c"),
+    "auto-edit": ("⚡ auto-edit", "bold #e0af68"),
+    "read-only": ("◇ read-only (plan)", "bold #7dcfff"),
 }
 
 
@@ -36,6 +45,8 @@ class StatusBar(Widget):
     max_steps: reactive[int] = reactive(0)
     tokens: reactive[int] = reactive(0)
     cost: reactive[float | None] = reactive(None)
+    mode: reactive[str] = reactive("ask")
+    sandbox: reactive[str] = reactive("")
 
     def render(self) -> Text:
         label, colour = STATE_STYLE.get(self.state, (self.state, "#c0caf5"))
@@ -47,10 +58,15 @@ class StatusBar(Widget):
         ]
         if self.protocol:
             parts += [(f" ({self.protocol})", "#7f849c")]
+        mode_label, mode_style = MODE_STYLE.get(self.mode, (self.mode, ""))
+        parts += [sep, (mode_label, mode_style)]
         parts += [sep, (label, f"bold {colour}")]
         if self.max_steps and self.step:
             parts += [sep, (f"step {self.step}/{self.max_steps}", "")]
         parts += [sep, (f"{short_count(self.tokens)} tokens", "")]
         if self.cost is not None:
             parts += [(f" ${self.cost:.4f}", "#e0af68")]
+        if self.sandbox:
+            unconfined = self.sandbox.endswith(("none", "off"))
+            parts += [sep, (self.sandbox, "#f7768e" if unconfined else "#7f849c")]
         return Text.assemble(*parts, no_wrap=True, overflow="ellipsis")

@@ -202,3 +202,20 @@ def test_exec_auto_falls_back_to_react(tmp_path, scripted_server):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fell back\n"
     assert "ReAct" in proc.stderr
+
+
+def test_mode_auto_edit_applies_a_patch_without_yes(tmp_path, scripted_server):
+    server = scripted_server([tool_calls([call("apply_patch", {"patch": PATCH})]), text("made it")])
+    proc = cli(tmp_path, "--mode", "auto-edit", "create new.txt", server=server)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "new.txt").read_text() == "created\n"
+
+
+def test_mode_read_only_declines_even_with_yes(tmp_path, scripted_server):
+    server = scripted_server([tool_calls([call("apply_patch", {"patch": PATCH})]), text("planned")])
+    proc = cli(
+        tmp_path, "--yes", "create new.txt", server=server, env={"CODE_AGENT_MODE": "read-only"}
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "new.txt").exists()
+    assert "read-only" in server.chat_requests[-1]["messages"][-1]["content"]
