@@ -282,7 +282,7 @@ class Engine:
                 on_output(event.text)
 
         ctx = dataclasses.replace(agent.ctx, call_id=f"user-{self._user_commands}", emit=emit)
-        result = await TerminalTool().run(TerminalArgs(command=command), ctx)
+        result = await TerminalTool().run(TerminalArgs(command=command, timeout=None), ctx)
         agent.ctx.cwd = ctx.cwd  # a `cd` persists, as it does for the model's commands
         session = agent.session
         session.history.append(

@@ -84,7 +84,8 @@ def _object_arguments(raw: Any) -> str:
 def _repaired_call(call: Any) -> dict[str, Any] | None:
     if not isinstance(call, dict) or not call.get("id"):
         return None
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = call.get("function")
+    fn: dict[str, Any] = function if isinstance(function, dict) else {}
     return {
         **call,
         "type": call.get("type") or "function",
