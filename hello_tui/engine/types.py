@@ -7,6 +7,8 @@ from typing import Literal, get_args
 
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
 from hello_tui.llm import PreflightResult
+from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
+from hello_tui.mcp.report import render as render_mcp_servers
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
 from hello_tui.patch.selection import replan_with_edits
 from hello_tui.patch.types import CommitResult, FilePlan, Hunk, PatchError, PatchPlan, Selection
@@ -47,6 +49,9 @@ __all__ = [
     "FilePlan",
     "HistoryEntry",
     "Hunk",
+    "McpServerConfig",
+    "McpServerState",
+    "McpToolInfo",
     "Mode",
     "Note",
     "NoteError",
@@ -61,5 +66,6 @@ __all__ = [
     "ToolStep",
     "UndoRefused",
     "UsageTotals",
+    "render_mcp_servers",
     "replan_with_edits",
 ]

@@ -34,6 +34,7 @@ a patch in the review screen.
 | `/undo` | undo the last applied patch (or restore) |
 | `/clear` | clear the chat and trace |
 | `/resume` | list saved sessions |
+| `/mcp` | MCP servers: where they come from, their state, their tools |
 | `/help` | this help |
 | `:quit`, `:q` | quit |
 
