@@ -37,7 +37,15 @@ from textual.worker import Worker, WorkerState
 from hello_tui.config import ConfigError, Settings
 from hello_tui.core import events as ev
 from hello_tui.core import logs
-from hello_tui.core.approval import Approver, CommandVerdict, PatchDecision
+from hello_tui.core.approval import (
+    Approver,
+    CommandVerdict,
+    PatchDecision,
+    ServerStartRequest,
+    ServerVerdict,
+    ToolCallRequest,
+    ToolVerdict,
+)
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
 from hello_tui.widgets.chat_log import ChatEntry, ChatView
 from hello_tui.widgets.prompt_input import PromptInput
@@ -155,6 +163,20 @@ class StateTrackingApprover:
             return await self.inner.approve_command(command, reason)
         finally:
             self.app.post_message(TurnState("running a tool"))
+
+    async def approve_tool_call(self, request: ToolCallRequest) -> ToolVerdict:
+        self.app.post_message(TurnState("waiting for you"))
+        try:
+            return await self.inner.approve_tool_call(request)
+        finally:
+            self.app.post_message(TurnState("running a tool"))
+
+    async def approve_server(self, request: ServerStartRequest) -> ServerVerdict:
+        self.app.post_message(TurnState("waiting for you"))
+        try:
+            return await self.inner.approve_server(request)
+        finally:
+            self.app.post_message(TurnState("thinking"))
 
 
 def default_approver(app: HelloApp) -> Approver:
@@ -422,6 +444,18 @@ class HelloApp(App[int]):
             self.chat.add("notice", f"Unknown command {text}. Type /help for the list.")
             return
         self._start_turn(text)
+
+    def show_mcp_servers(self) -> None:
+        """`/mcp`: the configured MCP servers, their state and their tools, as a chat notice."""
+        from hello_tui.engine.types import render_mcp_servers
+
+        if self.engine is None:
+            self.chat.add("notice", "The agent is not started yet; try /mcp again in a moment.")
+            return
+        listing = render_mcp_servers(self.engine.mcp_servers())
+        self.chat.add(
+            "notice", f"MCP servers (they start at the first turn):\n\n```text\n{listing}\n```"
+        )
 
     def _start_turn(self, text: str, plan_goal: str | None = None) -> None:
         if self.turn_running:
@@ -914,6 +948,9 @@ class HelloApp(App[int]):
 
     def command_redo(self, args: str) -> None:
         self.action_redo()
+
+    def command_mcp(self, args: str) -> None:
+        self.show_mcp_servers()
 
     def command_resume(self, args: str) -> None:
         if args:

@@ -18,7 +18,18 @@ import sys
 
 from hello_tui import __version__
 
-SUBCOMMANDS = ("exec", "apply", "undo", "redo", "history", "recover", "doctor", "demo", "tui")
+SUBCOMMANDS = (
+    "exec",
+    "apply",
+    "undo",
+    "redo",
+    "history",
+    "recover",
+    "doctor",
+    "mcp",
+    "demo",
+    "tui",
+)
 
 
 def _repo_flag(p: argparse.ArgumentParser) -> None:
@@ -76,7 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("exec", help="run one turn headless and print the answer")
     _model_flags(ex)
     _session_flags(ex)
-    ex.add_argument("--yes", action="store_true", help="approve patches and commands")
+    ex.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve patches, commands, MCP tool calls and the repo's MCP servers (this run only)",
+    )
     ex.add_argument("--json", action="store_true", help="print one JSON object per event")
     ex.add_argument("task", nargs="+", help="what to do")
 
@@ -111,6 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     doc = sub.add_parser("doctor", help="show the resolved configuration and test the model")
     _model_flags(doc)
+
+    mcp = sub.add_parser("mcp", help="MCP servers: where they come from, their state, their tools")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    mcp_list = mcp_sub.add_parser("list", help="list the configured servers and their tools")
+    _repo_flag(mcp_list)
+    mcp_list.add_argument("--json", action="store_true", help="print JSON")
+    mcp_list.add_argument(
+        "--no-start", action="store_true", help="do not start servers to list their tools"
+    )
 
     demo = sub.add_parser("demo", help="try the app on a sample repo with a scripted model")
     demo.add_argument("--keep", action="store_true", help="keep the sample repo afterwards")
@@ -167,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
             from hello_tui.commands.doctor import run_doctor
 
             return run_doctor(args)
+        if command == "mcp":
+            from hello_tui.commands.mcp import run_mcp
+
+            return run_mcp(args)
         if command == "demo":
             from hello_tui.demo import run_demo
 

@@ -39,6 +39,14 @@ def _isolate_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """The user's own config (MCP servers) and state (approvals) never reach a test."""
+    base = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
+
+
 @pytest.fixture
 def scripted_server() -> Any:
     """Factory: `scripted_server(script, **options)` -> a started ScriptedModelServer.

@@ -74,6 +74,17 @@ def _print_recovery(settings: Settings, out: TextIO) -> None:
         print(f"  interrupted patch not recovered: {blocked}", file=out)
 
 
+def _print_mcp(settings: Settings, out: TextIO) -> None:
+    from hello_tui.commands.mcp import doctor_lines
+
+    try:
+        lines = doctor_lines(settings)
+    except Exception as exc:  # noqa: BLE001 - doctor reports; it never shows a traceback
+        lines = [f"mcp: the check failed — {type(exc).__name__}: {exc}"]
+    for line in lines:
+        print(line, file=out)
+
+
 async def _preflight(settings: Settings):
     from hello_tui.llm import LLMClient
 
@@ -106,6 +117,7 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 2
     _print_settings(settings, out)
     _print_recovery(settings, out)
+    _print_mcp(settings, out)
     try:
         result = asyncio.run(_preflight(settings))
     except Exception as exc:  # noqa: BLE001 - doctor reports; it never shows a traceback

@@ -7,7 +7,7 @@ The TUI implements it with modal screens; `exec` and `apply` with a policy
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:  # the plan is the patch engine's; core only names it
     from hello_tui.patch.types import PatchPlan, Selection
@@ -27,11 +27,41 @@ class PatchDecision:
 # it this time with network access (every other command runs without network).
 CommandVerdict = Literal["once", "session", "network", "deny"]
 
+# once: this call; session: this tool unasked until the app closes; always: this tool of
+# this server definition unasked from now on (remembered in the user's state).
+ToolVerdict = Literal["once", "session", "always", "deny"]
+# always: start it now and from now on (remembered); once: start it for this session only.
+ServerVerdict = Literal["always", "once", "deny"]
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A call to an external (MCP) tool, as the user is asked about it."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ServerStartRequest:
+    """A server a repo's configuration wants to start on the user's machine."""
+
+    server: str
+    origin: str  # the file that defines it, e.g. .mcp.json
+    summary: str  # the command line, or the URL
+    env_names: tuple[str, ...] = ()  # the variables its definition sets (values not shown)
+
 
 class Approver(Protocol):
     async def review_patch(self, plan: PatchPlan) -> PatchDecision: ...
 
     async def approve_command(self, command: str, reason: str) -> CommandVerdict: ...
+
+    async def approve_tool_call(self, request: ToolCallRequest) -> ToolVerdict: ...
+
+    async def approve_server(self, request: ServerStartRequest) -> ServerVerdict: ...
 
 
 class PolicyApprover:
@@ -54,3 +84,10 @@ class PolicyApprover:
         if not self.yes:
             return "deny"
         return "network" if self.network else "once"
+
+    async def approve_tool_call(self, request: ToolCallRequest) -> ToolVerdict:
+        return "once" if self.yes else "deny"
+
+    async def approve_server(self, request: ServerStartRequest) -> ServerVerdict:
+        # --yes starts a repo's servers for this run; it never approves them for good.
+        return "once" if self.yes else "deny"

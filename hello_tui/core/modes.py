@@ -9,8 +9,11 @@ the prompt says:
   high-risk) is accepted without asking; it is still planned, backed up,
   noted and undoable by the normal commit path. High-risk patches and every
   command that needs approval still go to the user;
-- `read-only`: every patch and every command that would need approval is
-  declined without asking (read-only commands never reach the approver).
+- `read-only`: every patch, every command that would need approval and every
+  MCP tool call (an outside tool may change anything) is declined without
+  asking (read-only commands never reach the approver).
+
+Starting an MCP server is the user's decision in every mode.
 
 The mode is read on each decision, so switching it mid-session takes effect at
 once.
@@ -22,7 +25,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hello_tui.config import MODES, Mode, parse_mode
-from hello_tui.core.approval import Approver, CommandVerdict, PatchDecision
+from hello_tui.core.approval import (
+    Approver,
+    CommandVerdict,
+    PatchDecision,
+    ServerStartRequest,
+    ServerVerdict,
+    ToolCallRequest,
+    ToolVerdict,
+)
 
 if TYPE_CHECKING:
     from hello_tui.patch.types import PatchPlan
@@ -84,3 +95,11 @@ class ModeApprover:
         if self.mode == "read-only":
             return "deny"
         return await self.inner.approve_command(command, reason)
+
+    async def approve_tool_call(self, request: ToolCallRequest) -> ToolVerdict:
+        if self.mode == "read-only":
+            return "deny"
+        return await self.inner.approve_tool_call(request)
+
+    async def approve_server(self, request: ServerStartRequest) -> ServerVerdict:
+        return await self.inner.approve_server(request)

@@ -7,6 +7,9 @@ Then `run_turn(text)` / `plan(goal)` stream `core.events`; `cancel()` ends
 the running turn (its stream ends with TurnCancelled); `aclose()` stops a
 running turn and its tool, flushes the transcript and closes the client.
 
+MCP servers (`.mcp.json`, the user's config, `add_mcp_servers`) start at
+the first turn and stop at `aclose()`; `mcp_servers()` says how each one is.
+
 Undo and restore wait asynchronously for another process's write lock (the
 callback hears "waiting…", and cancelling the call ends the wait) and then
 write on a worker thread. Every store (sessions, notes, todos, backups) is
@@ -47,6 +50,7 @@ from hello_tui.engine.types import (
     parse_mode,
 )
 from hello_tui.llm import LLMClient
+from hello_tui.mcp import McpManager, McpServerConfig, McpServerState
 from hello_tui.store.sessions import Session, SessionStore, open_session
 from hello_tui.store.todos import TodoStore
 from hello_tui.store.transcript import TranscriptLog
@@ -85,6 +89,12 @@ class Engine:
         self._agent: Agent | None = None
         self._closed = False
         self._user_commands = 0
+        self.mcp = McpManager(
+            settings.repo,
+            registry,
+            log_dir=settings.state.logs,
+            secrets=(settings.api_key,) if settings.api_key else (),
+        )
         if llm.on_retry is None:
             llm.on_retry = self._on_retry
 
@@ -232,7 +242,19 @@ class Engine:
     # ------------------------------------------------------------------ turns
 
     def run_turn(self, text: str) -> AsyncGenerator[Event, None]:
-        return self.agent.run_turn(text)
+        return self._turn_with_tools(text)
+
+    async def _turn_with_tools(self, text: str) -> AsyncGenerator[Event, None]:
+        # MCP servers start at the first turn, so their tools are offered from its first
+        # model call; their notices (a server refused, failed, trimmed) open the turn.
+        await self.mcp.ensure_started(self.approver)
+        self.agent.notices.extend(self.mcp.take_notices())
+        events = self.agent.run_turn(text)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            await events.aclose()
 
     def plan(self, goal: str) -> AsyncGenerator[Event, None]:
         """`:plan <goal>`: a turn with one planning call (no tools, nothing written)."""
@@ -254,7 +276,20 @@ class Engine:
         self._closed = True
         if self._agent is not None:
             await self._agent.aclose()
+        await self.mcp.aclose()
         await self.llm.aclose()
+
+    # ------------------------------------------------------------------ MCP servers
+
+    def mcp_servers(self) -> list[McpServerState]:
+        """Every configured MCP server: where it comes from, its state, its tools."""
+        return self.mcp.states()
+
+    def add_mcp_servers(self, configs: list[McpServerConfig]) -> None:
+        """Servers handed over by a client (an editor over ACP); they start at the next turn
+        and need no approval to start (the client's user configured them), but every call
+        to their tools is approved like any other."""
+        self.mcp.add_servers(configs)
 
     def _on_retry(self, attempt: int, delay: float, reason: str) -> None:
         if self._agent is not None and self._agent.running:

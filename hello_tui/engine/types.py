@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
 from hello_tui.core.modes import MODES, Mode, next_mode, parse_mode
 from hello_tui.llm import PreflightResult
+from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
+from hello_tui.mcp.report import render as render_mcp_servers
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
 from hello_tui.patch.selection import replan_with_edits
 from hello_tui.patch.types import CommitResult, FilePlan, Hunk, PatchError, PatchPlan, Selection
@@ -67,6 +69,9 @@ __all__ = [
     "FilePlan",
     "HistoryEntry",
     "Hunk",
+    "McpServerConfig",
+    "McpServerState",
+    "McpToolInfo",
     "Mode",
     "ModelChoice",
     "ModelChoices",
@@ -86,5 +91,6 @@ __all__ = [
     "UserCommand",
     "next_mode",
     "parse_mode",
+    "render_mcp_servers",
     "replan_with_edits",
 ]

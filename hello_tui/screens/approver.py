@@ -15,9 +15,17 @@ from textual.screen import Screen
 from textual.worker import NoActiveWorker, get_current_worker
 
 from hello_tui.config import Settings
-from hello_tui.core.approval import CommandVerdict, PatchDecision
+from hello_tui.core.approval import (
+    CommandVerdict,
+    PatchDecision,
+    ServerStartRequest,
+    ServerVerdict,
+    ToolCallRequest,
+    ToolVerdict,
+)
 from hello_tui.engine.types import PatchPlan
 from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.screens.mcp_approval import ServerApprovalScreen, ToolApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen, ReplanFn
 
 
@@ -58,6 +66,18 @@ class TuiApprover:
     async def approve_command(self, command: str, reason: str) -> CommandVerdict:
         verdict = await self._ask(CommandApprovalScreen(command, reason))
         if verdict in ("once", "session", "network"):
+            return verdict
+        return "deny"
+
+    async def approve_tool_call(self, request: ToolCallRequest) -> ToolVerdict:
+        verdict = await self._ask(ToolApprovalScreen(request))
+        if verdict in ("once", "session", "always"):
+            return verdict
+        return "deny"
+
+    async def approve_server(self, request: ServerStartRequest) -> ServerVerdict:
+        verdict = await self._ask(ServerApprovalScreen(request))
+        if verdict in ("once", "always"):
             return verdict
         return "deny"
 

@@ -42,12 +42,24 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._failures: dict[str, int] = {}
         self._disabled_until: dict[str, float] = {}
+        self._groups: dict[str, list[str]] = {}  # tools that come and go (MCP servers')
         self._clock = clock
         for tool in tools:
             self.register(tool)
 
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
+
+    def set_group(self, group: str, tools: Iterable[Tool]) -> None:
+        """Replace the tools registered under `group`; none may take a name already in use."""
+        for name in self._groups.pop(group, []):
+            self._tools.pop(name, None)
+        added = []
+        for tool in tools:
+            if tool.name not in self._tools:
+                self._tools[tool.name] = tool
+                added.append(tool.name)
+        self._groups[group] = added
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

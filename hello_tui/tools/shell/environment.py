@@ -89,3 +89,19 @@ def command_environment(
     )
     env.update(git_environment(repo))
     return {k: v for k, v in env.items() if not any(s and s in v for s in secrets)}
+
+
+# A long-running tool server (MCP) is a program the user chose to start, not a command
+# the model wrote: it keeps the same allow-list but the user's real HOME, TMPDIR and
+# TERM, because such servers find their caches, runtimes and settings there.
+SERVER_PASSED_THROUGH = (*PASSED_THROUGH, "HOME", "TMPDIR", "TERM")
+
+
+def server_environment(
+    source: Mapping[str, str], *, secrets: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The allow-listed environment a tool server starts with (its own `env` is added on top)."""
+    env = {name: source[name] for name in SERVER_PASSED_THROUGH if source.get(name)}
+    env.update({name: value for name, value in source.items() if name.startswith("LC_")})
+    env.setdefault("PATH", DEFAULT_PATH)
+    return {k: v for k, v in env.items() if not any(s and s in v for s in secrets)}

@@ -1,0 +1,90 @@
+"""A real MCP server for the tests, written with the SDK's server side.
+
+Run as a script it serves stdio (`python demo_server.py [--many N] [--slow-start SECONDS]`);
+imported,
+`build(...)` gives the server whose streamable HTTP app the tests mount on
+127.0.0.1. When DEMO_MARKER names a file, starting appends a line to it, so a
+test can tell whether the server ever ran.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+
+def build(many: int = 0) -> MCPServer:
+    server = MCPServer("demo")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two whole numbers."""
+        return a + b
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """Say the text in capitals."""
+        return text.upper()
+
+    @server.tool()
+    def refuse(reason: str) -> str:
+        """Always reports an error."""
+        raise ToolError(f"refused: {reason}")
+
+    @server.tool()
+    def die() -> str:
+        """End the server's process at once."""
+        os._exit(3)
+
+    @server.tool()
+    def env(name: str) -> str:
+        """The value of one environment variable of the server."""
+        return os.environ.get(name, "(unset)")
+
+    @server.tool()
+    def touch(path: str) -> str:
+        """Create a file (so a test can see whether a call ran)."""
+        Path(path).write_text("touched\n")
+        return f"created {path}"
+
+    @server.tool()
+    async def sleep(seconds: float) -> str:
+        """Wait, then answer."""
+        import anyio
+
+        await anyio.sleep(seconds)
+        return "awake"
+
+    @server.tool()
+    def weather(city: str) -> dict[str, object]:
+        """Structured weather for a city."""
+        return {"city": city, "celsius": 21}
+
+    for index in range(many):
+
+        def numbered(x: int, index: int = index) -> int:
+            return x + index
+
+        server.add_tool(
+            numbered,
+            name=f"tool_{index:03d}",
+            description=f"Numbered tool {index}. " + "It adds its number to x. " * 20,
+        )
+    return server
+
+
+if __name__ == "__main__":
+    marker = os.environ.get("DEMO_MARKER")
+    if marker:
+        with Path(marker).open("a") as fh:
+            fh.write("started\n")
+    if "--slow-start" in sys.argv:
+        import time
+
+        time.sleep(float(sys.argv[sys.argv.index("--slow-start") + 1]))
+    many = int(sys.argv[sys.argv.index("--many") + 1]) if "--many" in sys.argv else 0
+    build(many).run()
