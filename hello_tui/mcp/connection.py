@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 State = Literal["stopped", "starting", "running", "failed", "crashed", "closed"]
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0
+PING_TIMEOUT = 2.0
 
 
 class ServerGone(Exception):
@@ -191,6 +192,26 @@ class ServerConnection:
                 await task
         except BaseException:
             log.debug("MCP server %s stopped with an error", self.name, exc_info=True)
+
+    async def check_alive(self, timeout: float = PING_TIMEOUT) -> None:
+        """Ping a running server; one whose connection is gone is marked crashed. A slow
+        answer is not a death: a busy server keeps its tools."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        client = self._client
+        if client is None or self.state != "running":
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                await client.session.send_ping()
+        except TimeoutError:
+            log.info("MCP server %s did not answer a ping within %.0f s", self.name, timeout)
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._crashed(exc.message)
+        except (OSError, EOFError, BaseExceptionGroup) as exc:
+            self._crashed(describe(exc))
 
     # ------------------------------------------------------------------ calls
 

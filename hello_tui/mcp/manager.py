@@ -146,10 +146,14 @@ class McpManager:
     # ------------------------------------------------------------------ starting
 
     async def ensure_started(self, approver: Approver) -> None:
-        """Start every configured server not tried yet (asking for repo servers first)."""
+        """Start every configured server not tried yet (asking for repo servers first), and
+        drop the tools of running ones that died since the last turn."""
         async with self._lock:
             if not self._config_read:  # the files are read once, off the event loop
                 await asyncio.to_thread(self._read_config)
+            # A server that died since the last turn must not have its tools offered again.
+            running = [c for c in self._connections.values() if c.state == "running"]
+            await asyncio.gather(*(c.check_alive() for c in running))
             pending = [
                 c
                 for n, c in self._configs.items()

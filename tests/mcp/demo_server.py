@@ -41,6 +41,11 @@ def build(many: int = 0) -> MCPServer:
         os._exit(3)
 
     @server.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @server.tool()
     def env(name: str) -> str:
         """The value of one environment variable of the server."""
         return os.environ.get(name, "(unset)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 
 from hello_tui.core.events import Notice, ToolCallFinished, TurnCancelled, TurnFinished
 from hello_tui.mcp import McpServerConfig
@@ -367,7 +369,7 @@ async def test_hundreds_of_tools_are_trimmed_with_a_notice(
         texts = [n.text for n in of(events, Notice)]
         assert any("'demo' brings more tools" in t for t in texts)
         [state] = engine.mcp_servers()
-        assert len(state.tools) == 308 and sum(t.offered for t in state.tools) == len(names)
+        assert len(state.tools) == 309 and sum(t.offered for t in state.tools) == len(names)
     finally:
         await engine.aclose()
 
@@ -427,6 +429,63 @@ async def test_a_missing_variable_makes_the_server_invalid_not_started(
         assert any("HELLO_TUI_TEST_UNSET_VARIABLE is not set" in n.text for n in of(events, Notice))
         [state] = engine.mcp_servers()
         assert state.state == "invalid" and "is not set" in state.error
+    finally:
+        await engine.aclose()
+
+
+async def test_an_http_server_that_goes_away_mid_session(
+    tmp_path, scripted_server, model_settings, http_demo
+):
+    server = scripted_server(
+        [
+            tool_calls([call("mcp__web__shout", {"text": "one"})]),
+            text("first"),
+            tool_calls([call("mcp__web__shout", {"text": "two"})]),
+            text("second"),
+        ]
+    )
+    engine = await open_engine(model_settings(tmp_path, server), approver=AskedApprover())
+    engine.add_mcp_servers(
+        [
+            McpServerConfig(
+                name="web",
+                transport="http",
+                url=http_demo.url,
+                headers={"Authorization": TOKEN},
+                source="client",
+                timeout=10,
+            )
+        ]
+    )
+    try:
+        events = await collect(engine, "shout once")
+        assert of(events, ToolCallFinished)[0].text == "ONE"
+        await asyncio.to_thread(http_demo.stop)
+        events = await collect(engine, "shout again")
+        [finished] = of(events, ToolCallFinished)
+        assert finished.status == "error"
+        assert events[-1].answer == "second"
+        assert engine.mcp_servers()[0].state == "crashed"
+    finally:
+        await engine.aclose()
+
+
+async def test_a_server_that_died_between_turns_is_not_offered_again(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([tool_calls([call("mcp__demo__pid", {})]), text("got it"), text("ok")])
+    engine = await open_engine(model_settings(tmp_path, server), approver=AskedApprover())
+    engine.add_mcp_servers([stdio_config()])
+    try:
+        events = await collect(engine, "what is the server's pid")
+        pid = int(of(events, ToolCallFinished)[0].text)
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        events = await collect(engine, "summarise the repo")
+        assert events[-1].answer == "ok"
+        assert not [n for n in offered(server.chat_requests[2]) if n.startswith("mcp__")]
+        assert any("'demo' stopped" in n.text for n in of(events, Notice))
+        assert engine.mcp_servers()[0].state == "crashed"
     finally:
         await engine.aclose()
 
