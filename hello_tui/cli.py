@@ -9,6 +9,7 @@ hello-tui history                              applied patches, newest first
 hello-tui recover                              show and finish an interrupted patch
 hello-tui doctor                               resolved configuration + preflight
 hello-tui demo                                 the app on a sample repo with a scripted model
+hello-tui acp                                  an ACP agent on stdio (Zed, Toad, other clients)
 """
 
 from __future__ import annotations
@@ -18,7 +19,18 @@ import sys
 
 from hello_tui import __version__
 
-SUBCOMMANDS = ("exec", "apply", "undo", "redo", "history", "recover", "doctor", "demo", "tui")
+SUBCOMMANDS = (
+    "exec",
+    "apply",
+    "undo",
+    "redo",
+    "history",
+    "recover",
+    "doctor",
+    "demo",
+    "tui",
+    "acp",
+)
 
 
 def _repo_flag(p: argparse.ArgumentParser) -> None:
@@ -100,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     doc = sub.add_parser("doctor", help="show the resolved configuration and test the model")
     _model_flags(doc)
 
+    acp = sub.add_parser(
+        "acp", help="serve the Agent Client Protocol on stdio, for editors such as Zed"
+    )
+    _model_flags(acp)
+
     demo = sub.add_parser("demo", help="try the app on a sample repo with a scripted model")
     demo.add_argument("--keep", action="store_true", help="keep the sample repo afterwards")
     return parser
@@ -155,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             from hello_tui.commands.doctor import run_doctor
 
             return run_doctor(args)
+        if command == "acp":
+            from hello_tui.acp.command import run_acp
+
+            return run_acp(args)
         if command == "demo":
             from hello_tui.demo import run_demo
 
