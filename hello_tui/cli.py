@@ -9,6 +9,7 @@ hello-tui history                              applied patches, newest first
 hello-tui recover                              show and finish an interrupted patch
 hello-tui doctor                               resolved configuration + preflight
 hello-tui demo                                 the app on a sample repo with a scripted model
+hello-tui acp                                  an ACP agent on stdio (Zed, Toad, other clients)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ SUBCOMMANDS = (
     "mcp",
     "demo",
     "tui",
+    "acp",
 )
 
 
@@ -135,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_list.add_argument(
         "--no-start", action="store_true", help="do not start servers to list their tools"
     )
+    acp = sub.add_parser(
+        "acp", help="serve the Agent Client Protocol on stdio, for editors such as Zed"
+    )
+    _model_flags(acp)
 
     demo = sub.add_parser("demo", help="try the app on a sample repo with a scripted model")
     demo.add_argument("--keep", action="store_true", help="keep the sample repo afterwards")
@@ -195,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
             from hello_tui.commands.mcp import run_mcp
 
             return run_mcp(args)
+        if command == "acp":
+            from hello_tui.acp.command import run_acp
+
+            return run_acp(args)
         if command == "demo":
             from hello_tui.demo import run_demo
 

@@ -1,0 +1,70 @@
+"""`hello-tui acp`: serve the Agent Client Protocol on stdin/stdout until the client hangs up.
+
+Logging goes to the log file of the repository given with --repo (default:
+the current folder); so does anything else that would have reached stdout
+(see `stdio_guard`). Exit codes: 0 the client closed the connection; 2 a
+configuration error before serving (said on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import cast
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+# Prompts with embedded files can be large: one JSON-RPC line may hold several megabytes.
+LINE_LIMIT = 50 * 1024 * 1024
+
+
+class _IntoOurLog(logging.Handler):
+    """Records of other libraries (the ACP SDK logs on the root logger) go to our log file."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # Our own records reach the root logger too (propagation), and so does a forwarded one.
+        if record.name.startswith("hello_tui") or getattr(record, "forwarded", False):
+            return
+        record.forwarded = True
+        logging.getLogger("hello_tui.acp.libraries").handle(record)
+
+
+async def _serve(args: argparse.Namespace, protocol_fd: int) -> None:
+    from acp import Agent, run_agent
+
+    from hello_tui.acp.server import HelloTuiAgent
+    from hello_tui.acp.stdio_guard import protocol_streams
+
+    reader, writer = await protocol_streams(protocol_fd, LINE_LIMIT)
+    agent = HelloTuiAgent(args)
+    try:
+        # The SDK's Agent protocol lists every method; those we lack answer "method not found".
+        await run_agent(cast("Agent", agent), writer, reader)
+    finally:
+        await agent.close()
+
+
+def run_acp(args: argparse.Namespace) -> int:
+    from hello_tui.acp.stdio_guard import guard_stdout
+    from hello_tui.config import ConfigError, settings_from_args
+    from hello_tui.core import logs
+
+    try:
+        settings = settings_from_args(args)
+    except ConfigError as exc:
+        sys.stderr.write(f"hello-tui acp: {exc}\n")
+        return EXIT_USAGE
+    log_file = logs.configure(settings)
+    protocol_fd = guard_stdout(log_file)
+    root = logging.getLogger()
+    root.addHandler(_IntoOurLog())
+    # Other libraries' warnings and errors only: their debug lines can carry request details.
+    root.setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+    try:
+        asyncio.run(_serve(args, protocol_fd))
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
