@@ -26,6 +26,12 @@ extension namespace) so other clients never see them:
 - `network`, kind `_allow_once_network` (commands): run it once with network
   access (every other approved command runs offline).
 
+MCP tool calls (`approve_tool_call`) ask on their tool call with the same
+three options (`allow_always`: this tool unasked for the rest of the session);
+an MCP server a repository's `.mcp.json` wants to start (`approve_server`)
+asks on a tool call of its own (kind `execute`): `allow` starts it for this
+session, `allow_always` for good (remembered), `reject` does not start it.
+
 The session's mode holds here too: in `read-only` no patch is written and no
 command that needs approval runs (nobody is asked); in `auto-edit` patches
 are written unasked, except a high-risk one.
@@ -44,7 +50,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from acp.schema import (
     AllowedOutcome,
@@ -54,11 +60,19 @@ from acp.schema import (
     RequestPermissionResponse,
     TextContentBlock,
     ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
     ToolCallUpdate,
 )
 
 from hello_tui.core.approval import CommandVerdict, PatchDecision
-from hello_tui.core.events import CommandApprovalNeeded, Event, PatchProposed
+from hello_tui.core.events import (
+    CommandApprovalNeeded,
+    Event,
+    PatchProposed,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 
 if TYPE_CHECKING:
     from hello_tui.engine.types import PatchPlan, Selection
@@ -71,6 +85,10 @@ ALLOW, ALLOW_ALWAYS, REJECT, HUNKS, NETWORK = "allow", "allow_always", "reject",
 PAIRING_WAIT = 5.0
 
 RequestPermission = Callable[[str, ToolCallUpdate, list[PermissionOption]], Awaitable[Any]]
+Notify = Callable[[Any], Awaitable[None]]
+# The engine's verdicts for MCP (core.approval's ToolVerdict and ServerVerdict).
+ToolVerdict = Literal["once", "session", "always", "deny"]
+ServerVerdict = Literal["always", "once", "deny"]
 
 
 def client_offers_hunks(client_meta: dict[str, Any] | None) -> bool:
@@ -98,15 +116,19 @@ class AcpApprover:
         *,
         hunk_choices: bool = False,
         mode: Callable[[], str] = lambda: "ask",
+        notify: Notify | None = None,
     ) -> None:
         self._request = request
         self._mode = mode
+        self._notify = notify
         self.session_id = session_id
         self.repo = repo
         self.hunk_choices = hunk_choices
         self.always_patches = False
         self._patches: deque[tuple[tuple[str, ...], str]] = deque()
         self._commands: deque[tuple[str, str]] = deque()
+        self._external: deque[tuple[str, str]] = deque()  # MCP tool calls: (tool, call id)
+        self._servers_asked = 0
         self._arrived = asyncio.Condition()
 
     # ------------------------------------------------------------------ pairing
@@ -118,6 +140,19 @@ class AcpApprover:
             self._patches.append((paths, event.call_id))
         elif isinstance(event, CommandApprovalNeeded):
             self._commands.append((event.command, event.call_id))
+        elif isinstance(event, ToolCallStarted) and event.tool.startswith("mcp__"):
+            self._external.append((event.tool, event.call_id))
+        elif isinstance(event, ToolCallFinished):
+            # A call that finished without asking (e.g. a tool already allowed) asks no more.
+            pendings: tuple[deque[tuple[Any, str]], ...] = (
+                self._patches,
+                self._commands,
+                self._external,
+            )
+            for pending in pendings:
+                for item in [i for i in pending if i[1] == event.call_id]:
+                    pending.remove(item)
+            return
         else:
             return
         async with self._arrived:
@@ -127,11 +162,15 @@ class AcpApprover:
         """A turn ended: nothing of it is still waiting to ask."""
         self._patches.clear()
         self._commands.clear()
+        self._external.clear()
 
     async def _call_id(self, pending: deque[tuple[Any, str]], key: Any, fallback: str) -> str:
+        def matches(k: Any) -> bool:
+            return key is None or k == key
+
         def take() -> str | None:
             for item in pending:
-                if item[0] == key:
+                if matches(item[0]):
                     pending.remove(item)
                     return item[1]
             return None
@@ -139,7 +178,7 @@ class AcpApprover:
         async with self._arrived:
             try:
                 found = await asyncio.wait_for(
-                    self._arrived.wait_for(lambda: any(k == key for k, _ in pending)),
+                    self._arrived.wait_for(lambda: any(matches(k) for k, _ in pending)),
                     PAIRING_WAIT,
                 )
             except TimeoutError:
@@ -234,6 +273,73 @@ class AcpApprover:
         return {ALLOW: "once", ALLOW_ALWAYS: "session", NETWORK: "network"}.get(
             outcome.option_id, "deny"
         )  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ MCP
+
+    async def approve_tool_call(self, request: Any) -> ToolVerdict:
+        """An MCP tool call (`core.approval.ToolCallRequest`: server, tool, arguments)."""
+        # MCP tools run one at a time, right after their ToolCallStarted: the oldest is this one.
+        call_id = await self._call_id(self._external, None, "mcp-call")
+        if self._mode() == "read-only":
+            return "deny"
+        options = [
+            _option(ALLOW, "Allow once", "allow_once"),
+            _option(ALLOW_ALWAYS, "Allow this tool for this session", "allow_always"),
+            _option(REJECT, "Reject", "reject_once"),
+        ]
+        about = f"{request.description}\n\n" if request.description else ""
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=f"{request.server}: {request.tool}",
+            kind="other",
+            status="pending",
+            content=[_text(f"{about}MCP tool {request.tool} of server '{request.server}'.")],
+            raw_input=request.arguments,
+        )
+        outcome = await self._ask(tool_call, options)
+        if outcome is None:
+            return "deny"
+        verdicts: dict[str, ToolVerdict] = {ALLOW: "once", ALLOW_ALWAYS: "session"}
+        return verdicts.get(outcome.option_id, "deny")
+
+    async def approve_server(self, request: Any) -> ServerVerdict:
+        """A repository's MCP server wants to start (`core.approval.ServerStartRequest`)."""
+        self._servers_asked += 1
+        call_id = f"mcp-server-{self._servers_asked}-{request.server}"
+        title = f"Start MCP server '{request.server}' from {request.origin}"
+        env = ", ".join(request.env_names)
+        detail = f"It runs: {request.summary}" + (f" (sets {env})" if env else "")
+        if self._notify is not None:  # the request names a tool call: the client sees it first
+            await self._notify(
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=call_id,
+                    title=title,
+                    kind="execute",
+                    status="pending",
+                    content=[_text(detail)],
+                )
+            )
+        options = [
+            _option(ALLOW, "Start it for this session", "allow_once"),
+            _option(ALLOW_ALWAYS, "Start it now and from now on", "allow_always"),
+            _option(REJECT, "Do not start it", "reject_once"),
+        ]
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id, title=title, kind="execute", status="pending"
+        )
+        outcome = await self._ask(tool_call, options)
+        verdicts: dict[str, ServerVerdict] = {ALLOW: "once", ALLOW_ALWAYS: "always"}
+        verdict = verdicts.get(outcome.option_id, "deny") if outcome is not None else "deny"
+        if self._notify is not None:
+            await self._notify(
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=call_id,
+                    status="completed" if verdict != "deny" else "failed",
+                )
+            )
+        return verdict
 
     # ------------------------------------------------------------------ the request
 

@@ -133,6 +133,7 @@ class HelloTuiAgent:
             settings.repo,
             hunk_choices=self._hunk_choices,
             mode=lambda: engine.mode if engine is not None else "ask",
+            notify=lambda update: self._send(approver.session_id, [update]),
         )
         try:
             engine = await Engine.open(settings, approver, resume=resume)
