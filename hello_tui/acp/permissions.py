@@ -26,12 +26,11 @@ extension namespace) so other clients never see them:
 - `network`, kind `_allow_once_network` (commands): run it once with network
   access (every other approved command runs offline).
 
-MCP tool calls are asked on their own tool call (`allow` once, `allow_always`
-this tool for the session, `reject`). Starting a server from the repo's
-`.mcp.json` runs a program the repository names, so it is asked too, on a tool
-call of its own that hello-tui announces first (`allow` this session,
-`allow_always` approve and remember outside the repo, `reject`). Servers the
-client itself names in `session/new` need no question.
+MCP tool calls (`approve_tool_call`) ask on their tool call with the same
+three options (`allow_always`: this tool unasked for the rest of the session);
+an MCP server a repository's `.mcp.json` wants to start (`approve_server`)
+asks on a tool call of its own (kind `execute`): `allow` starts it for this
+session, `allow_always` for good (remembered), `reject` does not start it.
 
 The session's mode holds here too: in `read-only` no patch is written and no
 command that needs approval runs (nobody is asked); in `auto-edit` patches
@@ -74,7 +73,13 @@ from hello_tui.core.approval import (
     ToolCallRequest,
     ToolVerdict,
 )
-from hello_tui.core.events import CommandApprovalNeeded, Event, PatchProposed, ToolCallStarted
+from hello_tui.core.events import (
+    CommandApprovalNeeded,
+    Event,
+    PatchProposed,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 
 if TYPE_CHECKING:
     from hello_tui.engine.types import PatchPlan, Selection
@@ -87,9 +92,7 @@ ALLOW, ALLOW_ALWAYS, REJECT, HUNKS, NETWORK = "allow", "allow_always", "reject",
 PAIRING_WAIT = 5.0
 
 RequestPermission = Callable[[str, ToolCallUpdate, list[PermissionOption]], Awaitable[Any]]
-# Sends one session/update of this session (a tool call hello-tui starts itself).
-Announce = Callable[[Any], Awaitable[Any]]
-MCP_PREFIX = "mcp__"
+Notify = Callable[[Any], Awaitable[None]]
 
 
 def client_offers_hunks(client_meta: dict[str, Any] | None) -> bool:
@@ -117,19 +120,19 @@ class AcpApprover:
         *,
         hunk_choices: bool = False,
         mode: Callable[[], str] = lambda: "ask",
-        announce: Announce | None = None,
+        notify: Notify | None = None,
     ) -> None:
         self._request = request
-        self._announce = announce
-        self._servers_asked = 0
         self._mode = mode
+        self._notify = notify
         self.session_id = session_id
         self.repo = repo
         self.hunk_choices = hunk_choices
         self.always_patches = False
         self._patches: deque[tuple[tuple[str, ...], str]] = deque()
         self._commands: deque[tuple[str, str]] = deque()
-        self._mcp_calls: deque[tuple[str, str]] = deque()
+        self._external: deque[tuple[str, str]] = deque()  # MCP tool calls: (tool, call id)
+        self._servers_asked = 0
         self._arrived = asyncio.Condition()
 
     # ------------------------------------------------------------------ pairing
@@ -141,9 +144,19 @@ class AcpApprover:
             self._patches.append((paths, event.call_id))
         elif isinstance(event, CommandApprovalNeeded):
             self._commands.append((event.command, event.call_id))
-        elif isinstance(event, ToolCallStarted) and event.tool.startswith(MCP_PREFIX):
-            # An MCP tool asks from inside its call, in the order the calls started.
-            self._mcp_calls.append((MCP_PREFIX, event.call_id))
+        elif isinstance(event, ToolCallStarted) and event.tool.startswith("mcp__"):
+            self._external.append((event.tool, event.call_id))
+        elif isinstance(event, ToolCallFinished):
+            # A call that finished without asking (e.g. a tool already allowed) asks no more.
+            pendings: tuple[deque[tuple[Any, str]], ...] = (
+                self._patches,
+                self._commands,
+                self._external,
+            )
+            for pending in pendings:
+                for item in [i for i in pending if i[1] == event.call_id]:
+                    pending.remove(item)
+            return
         else:
             return
         async with self._arrived:
@@ -153,12 +166,15 @@ class AcpApprover:
         """A turn ended: nothing of it is still waiting to ask."""
         self._patches.clear()
         self._commands.clear()
-        self._mcp_calls.clear()
+        self._external.clear()
 
     async def _call_id(self, pending: deque[tuple[Any, str]], key: Any, fallback: str) -> str:
+        def matches(k: Any) -> bool:
+            return key is None or k == key
+
         def take() -> str | None:
             for item in pending:
-                if item[0] == key:
+                if matches(item[0]):
                     pending.remove(item)
                     return item[1]
             return None
@@ -166,7 +182,7 @@ class AcpApprover:
         async with self._arrived:
             try:
                 found = await asyncio.wait_for(
-                    self._arrived.wait_for(lambda: any(k == key for k, _ in pending)),
+                    self._arrived.wait_for(lambda: any(matches(k) for k, _ in pending)),
                     PAIRING_WAIT,
                 )
             except TimeoutError:
@@ -265,67 +281,68 @@ class AcpApprover:
     # ------------------------------------------------------------------ MCP
 
     async def approve_tool_call(self, request: ToolCallRequest) -> ToolVerdict:
-        call_id = await self._call_id(self._mcp_calls, MCP_PREFIX, "mcp")
+        """An MCP tool call: asked on the tool call that runs it."""
+        # MCP tools run one at a time, right after their ToolCallStarted: the oldest is this one.
+        call_id = await self._call_id(self._external, None, "mcp-call")
         if self._mode() == "read-only":
             return "deny"
         options = [
             _option(ALLOW, "Allow once", "allow_once"),
-            _option(ALLOW_ALWAYS, f"Allow {request.tool} for this session", "allow_always"),
+            _option(ALLOW_ALWAYS, "Allow this tool for this session", "allow_always"),
             _option(REJECT, "Reject", "reject_once"),
         ]
-        about = f"MCP server `{request.server}`, tool `{request.tool}`"
-        if request.description:
-            about += f": {request.description}"
+        about = f"{request.description}\n\n" if request.description else ""
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
             title=f"{request.server}: {request.tool}",
             kind="other",
             status="pending",
+            content=[_text(f"{about}MCP tool {request.tool} of server '{request.server}'.")],
             raw_input=request.arguments,
-            content=[_text(about)],
         )
         outcome = await self._ask(tool_call, options)
         if outcome is None:
             return "deny"
-        return {ALLOW: "once", ALLOW_ALWAYS: "session"}.get(outcome.option_id, "deny")  # type: ignore[return-value]
+        verdicts: dict[str, ToolVerdict] = {ALLOW: "once", ALLOW_ALWAYS: "session"}
+        return verdicts.get(outcome.option_id, "deny")
 
     async def approve_server(self, request: ServerStartRequest) -> ServerVerdict:
-        """A repo's server: announced as a tool call of its own, then asked on it."""
-        if self._announce is None:
-            return "deny"
+        """A repository's MCP server wants to start: asked on a tool call of its own."""
         self._servers_asked += 1
         call_id = f"mcp-server-{self._servers_asked}-{request.server}"
-        title = f"Start MCP server `{request.server}` from {request.origin}"
-        details = f"It runs: {request.summary}"
-        if request.env_names:
-            details += f" (it sets {', '.join(request.env_names)})"
-        await self._announce(
-            ToolCallStart(
-                session_update="tool_call",
-                tool_call_id=call_id,
-                title=title,
-                kind="execute",
-                status="pending",
-                content=[_text(details)],
+        title = f"Start MCP server '{request.server}' from {request.origin}"
+        env = ", ".join(request.env_names)
+        detail = f"It runs: {request.summary}" + (f" (sets {env})" if env else "")
+        if self._notify is not None:  # the request names a tool call: the client sees it first
+            await self._notify(
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=call_id,
+                    title=title,
+                    kind="execute",
+                    status="pending",
+                    content=[_text(detail)],
+                )
             )
-        )
         options = [
             _option(ALLOW, "Start it for this session", "allow_once"),
-            _option(ALLOW_ALWAYS, "Start it and remember", "allow_always"),
+            _option(ALLOW_ALWAYS, "Start it now and from now on", "allow_always"),
             _option(REJECT, "Do not start it", "reject_once"),
         ]
-        tool_call = ToolCallUpdate(tool_call_id=call_id, title=title, status="pending")
-        outcome = await self._ask(tool_call, options)
-        verdict: ServerVerdict = "deny"
-        if outcome is not None:
-            verdict = {ALLOW: "once", ALLOW_ALWAYS: "always"}.get(outcome.option_id, "deny")  # type: ignore[assignment]
-        await self._announce(
-            ToolCallProgress(
-                session_update="tool_call_update",
-                tool_call_id=call_id,
-                status="completed" if verdict != "deny" else "failed",
-            )
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id, title=title, kind="execute", status="pending"
         )
+        outcome = await self._ask(tool_call, options)
+        verdicts: dict[str, ServerVerdict] = {ALLOW: "once", ALLOW_ALWAYS: "always"}
+        verdict = verdicts.get(outcome.option_id, "deny") if outcome is not None else "deny"
+        if self._notify is not None:
+            await self._notify(
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=call_id,
+                    status="completed" if verdict != "deny" else "failed",
+                )
+            )
         return verdict
 
     # ------------------------------------------------------------------ the request

@@ -133,9 +133,7 @@ class HelloTuiAgent:
             settings.repo,
             hunk_choices=self._hunk_choices,
             mode=lambda: engine.mode if engine is not None else "ask",
-            announce=lambda update: self._conn.session_update(
-                session_id=approver.session_id, update=update
-            ),
+            notify=lambda update: self._send(approver.session_id, [update]),
         )
         try:
             engine = await Engine.open(settings, approver, resume=resume)
