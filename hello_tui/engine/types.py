@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from hello_tui.agent.compaction import CompactResult
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
 from hello_tui.llm import PreflightResult
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
@@ -43,6 +44,7 @@ __all__ = [
     "BackupInfo",
     "ChatMessage",
     "CommitResult",
+    "CompactResult",
     "DisplayEntry",
     "FilePlan",
     "HistoryEntry",
