@@ -603,6 +603,12 @@ class HelloApp(App[int]):
     def _on_NoteWritten(self, event: ev.NoteWritten) -> None:
         self.refresh_sidebar()
 
+    def _on_AnswerRestarted(self, event: ev.AnswerRestarted) -> None:
+        self.chat.stream_discard()
+
+    def _on_ContextUsage(self, event: ev.ContextUsage) -> None:
+        self.status.context = (event.used, event.budget)
+
     def _on_Usage(self, event: ev.Usage) -> None:
         # The event carries the session's totals: assign them.
         self.status.tokens = event.session_prompt_tokens + event.session_completion_tokens
@@ -792,6 +798,20 @@ class HelloApp(App[int]):
         assert engine is not None
         await self._revert(engine.undo, "Undo")
 
+    def action_compact(self) -> None:
+        if self.turn_running or self.engine is None:
+            self.chat.add("notice", "Wait for the turn to finish before /compact.")
+            return
+        self._compact()
+
+    @work(group="write", exit_on_error=False)
+    async def _compact(self) -> None:
+        engine = self.engine
+        assert engine is not None
+        self.chat.add("notice", "Compacting the conversation…")
+        result = await engine.compact()
+        self.chat.add("notice", result.text)
+
     def action_redo(self) -> None:
         if self.turn_running or self.engine is None:
             self.chat.add("notice", "Wait for the turn to finish before /redo.")
@@ -948,6 +968,9 @@ class HelloApp(App[int]):
 
     def command_redo(self, args: str) -> None:
         self.action_redo()
+
+    def command_compact(self, args: str) -> None:
+        self.action_compact()
 
     def command_mcp(self, args: str) -> None:
         self.show_mcp_servers()

@@ -177,6 +177,9 @@ class Settings:
     strict_write_suffixes: bool = False
     terminal_timeout: float = 60.0
     context_budget: int = 8000
+    # CODE_AGENT_COMPACT_AT: compact the history when a request would fill this share of the
+    # budget (0 < x <= 1); None ("off") never compacts on its own.
+    compact_at: float | None = 0.8
     price_input: float | None = None  # per million tokens
     price_output: float | None = None
     max_answer_bytes: int = 1 << 20  # one model answer, in UTF-8 bytes
@@ -386,6 +389,7 @@ def load_settings(
         context_budget=_number(
             env.get("CODE_AGENT_CONTEXT_BUDGET"), "CODE_AGENT_CONTEXT_BUDGET", int, 8000
         ),
+        compact_at=_compact_at(env.get("CODE_AGENT_COMPACT_AT")),
         price_input=_number(env.get("LLM_PRICE_INPUT"), "LLM_PRICE_INPUT", float, None),
         price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
         max_answer_bytes=_positive(env, "LLM_MAX_ANSWER_BYTES", int, 1 << 20, sources, origin),
@@ -478,6 +482,27 @@ def check_state_dir(repo: Path, name: str) -> str:
         if seen > STATE_CHECK_MAX_ENTRIES:
             break
     return relative.as_posix()
+
+
+def _compact_at(raw: str | None) -> float | None:
+    """`CODE_AGENT_COMPACT_AT`: "off", a fraction ("0.8") or a percentage ("80%", "80")."""
+    text = (raw or "").strip().lower()
+    if not text:
+        return 0.8
+    if text in ("off", "no", "false", "never", "0"):
+        return None
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        value = -1.0
+    if text.endswith("%") or value > 1:
+        value /= 100
+    if not 0 < value <= 1:
+        raise ConfigError(
+            f"CODE_AGENT_COMPACT_AT must be off, a fraction such as 0.8, or a percentage "
+            f"such as 80%, not {raw!r}"
+        )
+    return value
 
 
 def settings_from_args(args) -> Settings:

@@ -24,6 +24,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from typing import Any
 
+from hello_tui.agent.compaction import CompactResult, compact_history
 from hello_tui.agent.dialects import react_step, tools_step
 from hello_tui.agent.messages import converge_instruction, flatten_tool_messages
 from hello_tui.agent.model_calls import ModelCalls, TextAs
@@ -39,6 +40,7 @@ from hello_tui.core.approval import Approver
 from hello_tui.core.display import ChatMessage, DisplayRecorder
 from hello_tui.core.events import (
     AssistantDelta,
+    ContextUsage,
     Event,
     FinishReason,
     Notice,
@@ -51,7 +53,7 @@ from hello_tui.core.events import (
 )
 from hello_tui.core.modes import READ_ONLY_PROMPT
 from hello_tui.core.tools import ToolContext
-from hello_tui.llm import Completion, LLMClient, LLMError
+from hello_tui.llm import Completion, LLMClient, LLMError, ollama_context_warning
 from hello_tui.prompts_loader import PromptNotFound
 from hello_tui.store.sessions import Session
 from hello_tui.store.transcript import TranscriptLog
@@ -101,13 +103,15 @@ class Agent:
         self.registry = registry
         self.session = session
         self.log = log
-        self.prompts = PromptBuilder(settings, registry, counter or default_counter())
+        self.counter = counter or default_counter()
+        self.prompts = PromptBuilder(settings, registry, self.counter)
         self._auto = settings.protocol == "auto"
         # An auto session whose endpoint already rejected tools stays with ReAct.
         react = settings.protocol == "react" or (self._auto and session.protocol == "react")
         self.protocol = "react" if react else "tools"
         self.todos: list[dict[str, Any]] = list(todos or [])  # the board, kept by TodoChanged
         self.notices: list[str] = []  # said at the start of the next turn
+        self._context_checked = False  # Ollama's context length is asked at the first turn
         self.recorder = DisplayRecorder(turn=session.turns)
         self._queue: asyncio.Queue[Event | None] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -201,6 +205,7 @@ class Agent:
             self._emit(Notice(text=notice, level="warning"))
         self.notices.clear()
         try:
+            await self._check_context_once()
             await body(turn)
         except asyncio.CancelledError:
             await self._end(turn, TurnCancelled())
@@ -213,6 +218,15 @@ class Agent:
             log.exception("internal error in turn %d", turn.number)
             message = f"internal error: {type(exc).__name__}: {exc}"
             await self._end(turn, TurnFailed(error=message, hint=logs.internal_error_hint()))
+
+    async def _check_context_once(self) -> None:
+        """Ollama silently cuts prompts longer than its context: say so before the first turn."""
+        if self._context_checked:
+            return
+        self._context_checked = True
+        warning = await ollama_context_warning(self.settings)
+        if warning is not None:
+            self._emit(Notice(text=warning, level="warning"))
 
     async def _end(self, turn: Turn, closing: Event, answer: str | None = None) -> None:
         """Close the turn into the session, save it, then send the closing event."""
@@ -247,6 +261,7 @@ class Agent:
         if wants_todo_list(task_text) and self.registry.get("todo") is not None:
             task_text = f"{task_text}\n\n{TODO_NUDGE}"
         turn.messages.append({"role": "user", "content": task_text})
+        await self._compact_if_full(turn)
         max_steps = self.settings.max_steps
         for step in range(1, max_steps + 1):
             turn.steps = step
@@ -263,6 +278,46 @@ class Agent:
                 await self._converge(turn, "repeated_call")
                 return
         await self._converge(turn, "max_steps")
+
+    # ------------------------------------------------------------------ compaction
+
+    async def compact(self) -> CompactResult:
+        """Older history becomes one pinned summary (`/compact`, and automatically when full)."""
+        turn = self.model.current if self.running else None
+
+        async def complete(messages: list[dict[str, Any]], max_tokens: int) -> str:
+            completion = await self.llm.complete(messages, max_tokens=max_tokens, temperature=0)
+            self.model.account(turn, completion)
+            return completion.content
+
+        history, result = await compact_history(
+            self.session.history, self.settings.context_budget, self.counter, complete
+        )
+        if result.method != "nothing":
+            self.session.history = history
+            await self.session.save_async()
+        return result
+
+    async def _compact_if_full(self, turn: Turn) -> None:
+        """Compact before the first step when the request would fill `compact_at` of the budget."""
+        share = self.settings.compact_at
+        if share is None or not self.session.history:
+            return
+        protocol = self.protocol
+        inputs = await asyncio.to_thread(self.prompts.read_inputs, protocol)
+        schemas = self.registry.schemas() if protocol == "tools" else None
+        need = (
+            self.counter.count(inputs.system)
+            + self.counter.count(inputs.agents_md or "")
+            + self.counter.count_schemas(schemas)
+            + self.counter.count_messages(self.session.history)
+            + self.counter.count_messages(turn.messages)
+        )
+        if need <= share * self.settings.context_budget:
+            return
+        result = await self.compact()
+        if result.method != "nothing":
+            self._emit(Notice(text=result.text))
 
     async def _step_completion(self, turn: Turn, step: int) -> Completion:
         if self.protocol == "tools":
@@ -290,7 +345,7 @@ class Agent:
         if self.session.mode == "read-only":
             # The model is told it plans; the mode's approver refuses writes whatever it does.
             inputs = dataclasses.replace(inputs, system=f"{inputs.system}\n\n{READ_ONLY_PROMPT}")
-        return self.prompts.context(
+        messages = self.prompts.context(
             inputs,
             protocol,
             todos=self.todos,
@@ -299,6 +354,10 @@ class Agent:
             turn=turn.messages,
             schemas=schemas,
         )
+        built = self.prompts.last_context
+        if built is not None:
+            self._emit(ContextUsage(used=built.used, budget=built.budget))
+        return messages
 
     # ------------------------------------------------------------------ other kinds of turn
 

@@ -15,8 +15,16 @@ from typing import Any, Literal
 
 from hello_tui.agent.turn import Turn
 from hello_tui.config import Settings
-from hello_tui.core.events import AssistantDelta, Event, ThoughtDelta, Usage
-from hello_tui.llm import Completion, LLMClient, LLMError, ReasoningDelta, TextDelta, cost
+from hello_tui.core.events import AnswerRestarted, AssistantDelta, Event, ThoughtDelta, Usage
+from hello_tui.llm import (
+    Completion,
+    LLMClient,
+    LLMError,
+    ReasoningDelta,
+    StreamRestarted,
+    TextDelta,
+    cost,
+)
 from hello_tui.prompts_loader import load_prompt
 from hello_tui.store.sessions import Session
 
@@ -80,6 +88,8 @@ class ModelCalls:
                     self.emit(ThoughtDelta(text=item.text, step=step))
             elif isinstance(item, ReasoningDelta):
                 self.emit(ThoughtDelta(text=item.text, step=step))
+            elif isinstance(item, StreamRestarted):
+                self.emit(AnswerRestarted(reason=item.reason, attempt=item.attempt))
             elif isinstance(item, Completion):
                 completion = item
         if completion is None:

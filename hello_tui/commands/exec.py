@@ -97,6 +97,12 @@ class _TextPrinter:
             self.err.write(f"  {event.tool}: {event.status}: {event.model_text[:300]}\n")
         elif kind == "Notice":
             self.err.write(f"note: {event.text}\n")
+        elif kind == "AnswerRestarted":
+            self._end_line()  # stdout cannot be taken back: say plainly the text is void
+            self.err.write(
+                f"note: the answer above was cut off ({event.reason}) and is void; "
+                "asking the model again\n"
+            )
         elif kind == "PatchResolved":
             self.err.write(f"patch: {event.summary}\n")
         elif kind == "WriteLockWait" and event.phase == "waiting":

@@ -92,6 +92,9 @@ class DisplayRecorder:
         if isinstance(event, ev.AssistantDelta):
             self._answer.append(event.text)
             return []
+        if isinstance(event, ev.AnswerRestarted):
+            self._answer.clear()  # the cut-off answer is void; a new one follows
+            return []
         if isinstance(event, ev.ThoughtDelta):
             self._thoughts[event.step] = self._thoughts.get(event.step, "") + event.text
             return []

@@ -184,6 +184,23 @@ class Notice(Event):
 
 
 @dataclass(frozen=True)
+class AnswerRestarted(Event):
+    """The answer streamed so far was cut off and is void: drop what was shown of it; the
+    model is asked again and a new answer follows."""
+
+    reason: str
+    attempt: int  # the attempt that starts now (2 for the first retry)
+
+
+@dataclass(frozen=True)
+class ContextUsage(Event):
+    """How full the next request is: messages and tool schemas against the context budget."""
+
+    used: int
+    budget: int
+
+
+@dataclass(frozen=True)
 class TurnFinished(Event):
     answer: str
     steps: int

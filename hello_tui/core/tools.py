@@ -96,11 +96,44 @@ class Tool(abc.ABC):
         """Do the work; never raise for expected failures, return an error result."""
 
     def schema(self) -> dict[str, Any]:
-        params = self.Args.model_json_schema()
-        params.pop("title", None)
-        for prop in params.get("properties", {}).values():
-            prop.pop("title", None)
+        params = compact_parameters(self.Args.model_json_schema())
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": params},
         }
+
+
+# Bounds are checked when a call is validated, and the error says what was wrong; in
+# every request they cost tokens and rarely change what a model sends.
+_LEFT_OUT = frozenset({"title", "minimum", "maximum", "exclusiveMinimum", "minLength"})
+
+
+def _compact_property(prop: dict[str, Any]) -> dict[str, Any]:
+    prop = {k: v for k, v in prop.items() if k not in _LEFT_OUT}
+    options = prop.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        # Optional[X] is said by leaving the field out of "required"; the null branch
+        # and its null default only cost tokens (the arguments are validated here anyway).
+        rest = [o for o in options if o != {"type": "null"}]
+        del prop["anyOf"]
+        if len(rest) == 1:
+            prop = {**{k: v for k, v in rest[0].items() if k not in _LEFT_OUT}, **prop}
+        else:
+            prop["anyOf"] = rest
+    if "default" in prop and (prop["default"] is None or prop["default"] is False):
+        del prop["default"]
+    return prop
+
+
+def compact_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """A tool's JSON schema as sent to the model: the same contract, fewer tokens.
+
+    Titles, bounds, `null` branches of optional fields, null/false defaults and
+    `additionalProperties` are left out; pydantic still validates every call
+    against the full model, so nothing the model may send changes.
+    """
+    out = {k: v for k, v in params.items() if k not in ("title", "additionalProperties")}
+    props = out.get("properties")
+    if isinstance(props, dict):
+        out["properties"] = {name: _compact_property(p) for name, p in props.items()}
+    return out

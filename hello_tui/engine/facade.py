@@ -24,6 +24,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+from hello_tui.agent.compaction import CompactResult
 from hello_tui.agent.loop import Agent
 from hello_tui.agent.tokens import TokenCounter
 from hello_tui.config import Settings
@@ -173,6 +174,19 @@ class Engine:
     @property
     def running(self) -> bool:
         return self._agent is not None and self._agent.running
+
+    @property
+    def context_usage(self) -> tuple[int, int] | None:
+        """(tokens, budget) of the last request: messages and tool schemas. None before one."""
+        built = self.agent.prompts.last_context
+        return None if built is None else (built.used, built.budget)
+
+    async def compact(self) -> CompactResult:
+        """`/compact`: the older history becomes one pinned summary (a model call sized to
+        fit, a mechanical summary if it fails); the session is saved. `.text` says what
+        was done. Raises EngineBusy while a turn runs (the loop compacts on its own)."""
+        self._idle("compact the conversation")
+        return await self.agent.compact()
 
     def take_notices(self) -> list[str]:
         """Notices from opening (a recovered patch, a corrupt session set aside). Those not

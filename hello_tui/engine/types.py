@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hello_tui.agent.compaction import CompactResult
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
 from hello_tui.core.modes import MODES, Mode, next_mode, parse_mode
 from hello_tui.llm import PreflightResult
@@ -65,6 +66,7 @@ __all__ = [
     "BackupInfo",
     "ChatMessage",
     "CommitResult",
+    "CompactResult",
     "DisplayEntry",
     "FilePlan",
     "HistoryEntry",

@@ -39,6 +39,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("clear", "/clear", "clear the chat and the model's context (a new session)"),
     SlashCommand("undo", "/undo", "undo the last applied patch (or restore)"),
     SlashCommand("redo", "/redo", "bring back the last undone patch"),
+    SlashCommand("compact", "/compact", "summarise the older conversation to free context"),
     SlashCommand("mcp", "/mcp", "MCP servers: where they come from, their state, their tools"),
     SlashCommand("init", "/init", "let the agent explore the repo and propose an AGENTS.md"),
     SlashCommand("setup", "/setup", "how to configure a model; save an API key"),

@@ -40,19 +40,11 @@ def estimate_tokens(text: str) -> int:
 
 
 class ContextFetchArgs(ToolArgs):
-    query: str = Field(
-        min_length=1, description="What to look for; literal text unless regex is true."
-    )
-    sources: list[SourceName] | None = Field(
-        None, description="Any of files, notes, memory, tests (default: all four)."
-    )
-    paths: list[str] | None = Field(
-        None, description="Limit the files source to these files or folders (default: repo)."
-    )
-    budget_tokens: int | None = Field(
-        None, ge=100, le=32000, description="Total size of the answer (default 800 per source)."
-    )
-    regex: bool = Field(False, description="Treat query as a regular expression (files source).")
+    query: str = Field(min_length=1)
+    sources: list[SourceName] | None = Field(None)
+    paths: list[str] | None = Field(None)
+    budget_tokens: int | None = Field(None, ge=100, le=32000)
+    regex: bool = False
 
 
 def _normalise(text: str) -> str:
@@ -62,9 +54,7 @@ def _normalise(text: str) -> str:
 class ContextFetchTool(Tool):
     name = "context_fetch"
     description = (
-        "Gather context for a question in one call: searches repository files (with 5 lines "
-        "of context), notes, memory and the last test failures; ranked, de-duplicated and "
-        "kept within a token budget."
+        "Gather ranked context for a question from files, notes, memory and test failures."
     )
     Args = ContextFetchArgs
 

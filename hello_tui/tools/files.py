@@ -71,16 +71,13 @@ def file_digest(path: Path) -> ReadRecord:
 
 
 class LsArgs(ToolArgs):
-    path: str = Field(".", description="Folder to list, relative to the repository root.")
-    depth: int = Field(2, ge=1, le=8, description="How many folder levels to show (default 2).")
+    path: str = "."
+    depth: int = Field(2, ge=1, le=8)
 
 
 class LsTool(Tool):
     name = "ls"
-    description = (
-        "List a folder as an indented tree (folders end with '/'). Honours .gitignore and "
-        "hides .git/ and the agent's state folder."
-    )
+    description = "List a folder as a tree (honours .gitignore)."
     Args = LsArgs
 
     async def run(self, args: LsArgs, ctx: ToolContext) -> ToolResult:
@@ -196,16 +193,13 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
 
 
 class GlobArgs(ToolArgs):
-    pattern: str = Field(description="Glob such as '**/*.py' or 'src/*.{js,ts}'; '**' recurses.")
-    path: str = Field(".", description="Folder the pattern is relative to (default: repo root).")
+    pattern: str
+    path: str = "."
 
 
 class GlobTool(Tool):
     name = "glob"
-    description = (
-        "Find files by name pattern ('**' matches any number of folders). Results are sorted "
-        "paths relative to the repository root; .gitignored files are skipped."
-    )
+    description = "Find files by glob pattern, e.g. '**/*.py'."
     Args = GlobArgs
 
     async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolResult:
@@ -269,11 +263,9 @@ class GlobTool(Tool):
 
 
 class ReadArgs(ToolArgs):
-    path: str = Field(description="File to read, relative to the repository root.")
-    offset: int | None = Field(None, ge=1, description="First line to show (1-based).")
-    limit: int | None = Field(
-        None, ge=1, le=5000, description=f"How many lines to show (default {READ_DEFAULT_LIMIT})."
-    )
+    path: str
+    offset: int | None = Field(None, ge=1, description="First line, 1-based.")
+    limit: int | None = Field(None, ge=1, le=5000)
 
 
 def _decode(raw: bytes) -> tuple[str, list[str]]:
@@ -321,8 +313,8 @@ def _split_lines(text: str) -> list[str]:
 class ReadTool(Tool):
     name = "read"
     description = (
-        f"Read a text file with numbered lines ({READ_DEFAULT_LIMIT} lines by default; use "
-        "offset/limit for more). Read a file before you edit it."
+        f"Read a text file with line numbers ({READ_DEFAULT_LIMIT} lines unless offset/limit "
+        "say otherwise)."
     )
     Args = ReadArgs
 

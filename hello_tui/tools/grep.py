@@ -66,17 +66,13 @@ class GrepFailed(Exception):
 
 
 class GrepArgs(ToolArgs):
-    pattern: str = Field(description="Regular expression (Rust/rg syntax) or literal text.")
-    path: str = Field(".", description="File or folder to search (default: repo root).")
-    glob: str | None = Field(
-        None, description="Only files matching this glob, e.g. '*.py'; '!tests/**' excludes."
-    )
-    fixed_strings: bool = Field(False, description="Treat the pattern as literal text.")
-    ignore_case: bool = Field(False, description="Case-insensitive search.")
-    context: int = Field(0, ge=0, le=20, description="Lines of context around each match.")
-    max_results: int = Field(
-        GREP_DEFAULT_MAX_RESULTS, ge=1, le=2000, description="Most matching lines to show."
-    )
+    pattern: str
+    path: str = "."
+    glob: str | None = Field(None, description="e.g. '*.py'; '!tests/**' excludes.")
+    fixed_strings: bool = False
+    ignore_case: bool = False
+    context: int = Field(0, ge=0, le=20)
+    max_results: int = Field(GREP_DEFAULT_MAX_RESULTS, ge=1, le=2000)
 
 
 def find_rg() -> str | None:
@@ -198,8 +194,7 @@ def _is_binary(path: Path) -> bool:
 class GrepTool(Tool):
     name = "grep"
     description = (
-        "Search file contents with a regular expression (ripgrep). Results are grouped by file "
-        "with line numbers ('12:' a match, '13-' context). Skips hidden and .gitignored files."
+        "Search file contents with a regular expression (ripgrep); matches come with line numbers."
     )
     Args = GrepArgs
 

@@ -17,13 +17,11 @@ from hello_tui.store.memory import Memory, MemoryStore, MemoryStoreError
 
 
 class MemoryArgs(ToolArgs):
-    action: Literal["add", "search", "list", "forget"] = Field(description="What to do.")
-    content: str | None = Field(None, description="What to remember (add).")
-    query: str | None = Field(None, description="Words to look for (search).")
-    importance: float | None = Field(
-        None, ge=0.0, le=1.0, description="0..1, how much this matters (add; default 0.5)."
-    )
-    memory_id: int | None = Field(None, description="Id of the memory to remove (forget).")
+    action: Literal["add", "search", "list", "forget"]
+    content: str | None = None
+    query: str | None = None
+    importance: float | None = Field(None, ge=0.0, le=1.0, description="Default 0.5.")
+    memory_id: int | None = None
 
 
 def _lines(memories: builtins.list[Memory]) -> str:
@@ -36,8 +34,7 @@ def _lines(memories: builtins.list[Memory]) -> str:
 class MemoryTool(Tool):
     name = "memory"
     description = (
-        "Long-term memory across sessions for this repository: add a fact worth keeping, "
-        "search it later (works for any language), list, forget. Written only on add."
+        "Remember facts about this repository across sessions; search, list or forget them."
     )
     Args = MemoryArgs
     read_only = False

@@ -22,20 +22,17 @@ PREVIEW_CHARS = 160
 
 
 class NoteArgs(ToolArgs):
-    action: NoteAction = Field(description="What to do with notes.")
-    note_id: str | None = Field(None, description="Id of the note (read, update, delete).")
-    title: str | None = Field(None, description="Title (create; optional for update).")
-    content: str | None = Field(None, description="Markdown body (create; optional for update).")
+    action: NoteAction
+    note_id: str | None = None
+    title: str | None = None
+    content: str | None = Field(None, description="Markdown.")
     note_type: str | None = Field(
         None,
-        description="One of task_state, conclusion, blocker, action, reference, general "
-        "(create, update, or to filter list).",
+        description="task_state, conclusion, blocker, action, reference, general",
     )
-    tags: list[str] | None = Field(None, description="Tags (create, update).")
-    query: str | None = Field(None, description="Words to look for (search).")
-    limit: int | None = Field(
-        None, ge=1, le=100, description="Most notes to return (list, search)."
-    )
+    tags: list[str] | None = None
+    query: str | None = None
+    limit: int | None = Field(None, ge=1, le=100)
 
 
 def _one_line(text: str, width: int = PREVIEW_CHARS) -> str:
@@ -70,8 +67,8 @@ def _summary_data(note: Note) -> dict:
 class NoteTool(Tool):
     name = "note"
     description = (
-        "Keep structured notes that survive the session: task state, conclusions, blockers, "
-        "actions, references. Actions: create, read, update, delete, list, search, summary."
+        "Keep notes that outlive the session: task state, conclusions, blockers, actions, "
+        "references."
     )
     Args = NoteArgs
     # Notes live in hello-tui's own state folder, not in the user's code: no review needed.

@@ -145,18 +145,13 @@ async def make_plan(
 
 
 class PlanArgs(ToolArgs):
-    goal: str = Field(min_length=1, description="What should be achieved, in one or two sentences.")
-    constraints: str | list[str] | None = Field(
-        None, description="Limits the plan must respect (files not to touch, no new deps, ...)."
-    )
+    goal: str = Field(min_length=1)
+    constraints: str | list[str] | None = Field(None, description="What the plan must respect.")
 
 
 class PlanTool(Tool):
     name = "plan"
-    description = (
-        "Ask for a step-by-step plan (## Plan with 5-12 steps, ## Risks, ## Validation) before "
-        "a multi-file or risky change. One model call; changes nothing on disk."
-    )
+    description = "Get a step-by-step plan before a multi-file or risky change; writes nothing."
     Args = PlanArgs
 
     async def run(self, args: PlanArgs, ctx: ToolContext) -> ToolResult:

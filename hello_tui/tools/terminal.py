@@ -34,26 +34,15 @@ SIGPIPE_STATUS = 141  # a stage stopped because the next one quit reading (`| he
 
 
 class TerminalArgs(ToolArgs):
-    command: str = Field(
-        min_length=1,
-        description="One shell command line, run from the current directory inside the repo.",
-    )
-    timeout: float | None = Field(
-        None, gt=0, le=3600, description="Seconds before the command is stopped (default 60)."
-    )
+    command: str = Field(min_length=1)
+    timeout: float | None = Field(None, gt=0, le=3600, description="Seconds (default 60).")
 
 
 class TerminalTool(Tool):
     name = "terminal"
     description = (
-        "Run a shell command in the repository. Read-only commands (ls, cat, grep, rg, find, "
-        "git status/diff/log/show, ...) run at once; anything else (tests, builds, scripts, "
-        "git commits, deletions) waits for the user's approval; sudo, paths outside the repo, "
-        "writes into .git/ and interactive programs are refused. Commands run in a sandbox: "
-        "read-only ones write only to $TMPDIR and have no network; approved ones may also "
-        "write in the repo (not .git/) and use the network only if the user allowed it. "
-        "`cd DIR` persists. stdout, stderr and the exit status of every pipeline stage are "
-        "reported separately."
+        "Run a shell command in the repository (sandboxed; anything that is not read-only "
+        "waits for the user's approval). `cd` persists."
     )
     Args = TerminalArgs
     read_only = False

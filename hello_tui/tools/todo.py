@@ -16,24 +16,16 @@ from hello_tui.store.todos import TodoError, TodoStatus, TodoStore, render_board
 
 
 class TodoArgs(ToolArgs):
-    action: Literal["add", "update", "delete", "clear", "list"] = Field(
-        description="What to do with the todo list."
-    )
-    id: int | str | None = Field(None, description="Id of the todo (update, delete).")
-    title: str | None = Field(None, description="Short title (add; optional for update).")
-    desc: str | None = Field(None, description="Longer description (add, update).")
-    status: TodoStatus | None = Field(
-        None, description="pending, in_progress or completed (add, update)."
-    )
+    action: Literal["add", "update", "delete", "clear", "list"] = Field()
+    id: int | str | None = None
+    title: str | None = None
+    desc: str | None = None
+    status: TodoStatus | None = Field(None)
 
 
 class TodoTool(Tool):
     name = "todo"
-    description = (
-        "Keep a todo list for the current task, shown to the user as a board. Actions: add, "
-        "update, delete, clear, list. Statuses: pending, in_progress, completed; at most one "
-        "todo is in_progress at a time."
-    )
+    description = "Keep the task's todo list, shown to the user; one item in_progress at a time."
     Args = TodoArgs
     read_only = False
 

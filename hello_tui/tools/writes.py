@@ -298,16 +298,14 @@ def _with_eol(text: str, eol: str) -> str:
 
 class ApplyPatchArgs(ToolArgs):
     patch: str = Field(
-        description="The patch: '*** Begin Patch' … '*** End Patch' (Add/Update/Delete File "
-        "sections) or a unified diff."
+        description="'*** Begin Patch' … '*** End Patch' (Add/Update/Delete File) or a unified diff."
     )
 
 
 class ApplyPatchTool(Tool):
     name = "apply_patch"
     description = (
-        "Propose a patch to one or more files. The user reviews it (whole or per hunk) before "
-        "anything is written; the result says what was applied and what was declined."
+        "Change one or more files with a patch; the user reviews it before anything is written."
     )
     Args = ApplyPatchArgs
     read_only = False
@@ -322,10 +320,10 @@ class ApplyPatchTool(Tool):
 
 
 class EditArgs(ToolArgs):
-    path: str = Field(description="File to change (read it first).")
-    old_text: str = Field(description="Exact text to replace; must occur exactly once.")
-    new_text: str = Field(description="Replacement text.")
-    replace_all: bool = Field(False, description="Replace every occurrence of old_text.")
+    path: str
+    old_text: str
+    new_text: str
+    replace_all: bool = False
 
 
 def _line_of(text: str, index: int) -> int:
@@ -410,8 +408,8 @@ def apply_edit(
 class EditTool(Tool):
     name = "edit"
     description = (
-        "Replace an exact piece of text in a file you have read: old_text must occur exactly "
-        "once (or set replace_all). The change goes through the user's review like a patch."
+        "Replace text that occurs once in a file (or everywhere, with replace_all); "
+        "the user reviews it."
     )
     Args = EditArgs
     read_only = False
@@ -461,15 +459,14 @@ class EditTool(Tool):
 
 
 class WriteArgs(ToolArgs):
-    path: str = Field(description="File to create, or to rewrite as a whole.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str
+    content: str
 
 
 class WriteTool(Tool):
     name = "write"
     description = (
-        "Create a new file, or replace a whole existing file (flagged as high-risk in the "
-        "review; prefer edit or apply_patch for changes to existing files)."
+        "Create a file, or rewrite one whole (prefer edit or apply_patch for existing files)."
     )
     Args = WriteArgs
     read_only = False

@@ -309,6 +309,11 @@ class ChatView(VerticalScroll):
             self._post("finish")
         return text
 
+    def stream_discard(self) -> None:
+        """Drop the reply being written (it was cut off and is asked again)."""
+        self._live_text = []
+        self._post("discard")
+
     # ---- the widget side: applied in order by this widget's message loop -----
     async def _run_ops(self) -> None:
         while self._ops:
@@ -322,6 +327,8 @@ class ChatView(VerticalScroll):
                     await self._write(rest[0])
                 elif kind == "finish":
                     await self._finish()
+                elif kind == "discard":
+                    await self._finish(keep=False)
                 elif kind == "add":
                     self.history.add(rest[0], rest[1])
                     self.anchor()
@@ -372,11 +379,15 @@ class ChatView(VerticalScroll):
             self.history.add("assistant" if not self._parts_committed else "continued", text)
             self._parts_committed += 1
 
-    async def _finish(self) -> None:
+    async def _finish(self, keep: bool = True) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:
             await stop_stream(stream)
-        self._add_part("".join(self._shown)[self._live_start :])
+        if keep:
+            self._add_part("".join(self._shown)[self._live_start :])
+        elif self._parts_committed:
+            # Paragraphs of the void reply already moved into history go too.
+            self.history.load(self.history.entries[: -self._parts_committed])
         self._shown = []
         self._shown_chars = self._live_start = self._parts_committed = 0
         self.query_one("#live-header").display = False

@@ -1,5 +1,5 @@
-"""The status bar: repo, model, protocol, permission mode, turn state, step n of max, tokens
-(and cost when priced), and the command sandbox's state."""
+"""The status bar: repo, model, protocol, permission mode, turn state, step n of max,
+context used / budget, tokens (and cost when priced), and the command sandbox's state."""
 
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ class StatusBar(Widget):
     cost: reactive[float | None] = reactive(None)
     mode: reactive[str] = reactive("ask")
     sandbox: reactive[str] = reactive("")
+    # The last request's size against the context budget (messages + tool schemas).
+    context: reactive[tuple[int, int] | None] = reactive(None)
 
     def render(self) -> Text:
         label, colour = STATE_STYLE.get(self.state, (self.state, "#c0caf5"))
@@ -63,6 +65,10 @@ class StatusBar(Widget):
         parts += [sep, (label, f"bold {colour}")]
         if self.max_steps and self.step:
             parts += [sep, (f"step {self.step}/{self.max_steps}", "")]
+        if self.context is not None:
+            used, budget = self.context
+            colour = "#f7768e" if budget and used > 0.8 * budget else "#7f849c"
+            parts += [sep, (f"ctx {short_count(used)}/{short_count(budget)}", colour)]
         parts += [sep, (f"{short_count(self.tokens)} tokens", "")]
         if self.cost is not None:
             parts += [(f" ${self.cost:.4f}", "#e0af68")]

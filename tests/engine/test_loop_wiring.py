@@ -1,0 +1,111 @@
+"""The client's signals wired into the loop: a restarted stream, Ollama's context, the protocol."""
+
+from __future__ import annotations
+
+from hello_tui.core.display import ChatMessage
+from hello_tui.core.events import (
+    AnswerRestarted,
+    AssistantDelta,
+    ContextUsage,
+    Notice,
+    TurnFailed,
+    TurnFinished,
+)
+from hello_tui.testing.scripted_model import (
+    ScriptedOllama,
+    drop,
+    error,
+    ollama_model,
+    text,
+)
+from tests.engine.agent_kit import collect, of, open_engine, saved
+from tests.engine.test_exec_model_faults import exec_cli
+
+MODEL = "qwen2.5-coder:7b"
+
+
+async def test_a_restarted_stream_voids_the_partial_answer(
+    tmp_path, scripted_server, model_settings
+):
+    cut = text("Partial words that never end", chunk_size=4)
+    server = scripted_server([drop(5, cut, framing="close"), text("The whole answer.")])
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "describe it")
+    (restart,) = of(events, AnswerRestarted)
+    assert restart.attempt == 2
+    kinds = [type(e).__name__ for e in events]
+    first_delta = kinds.index("AssistantDelta")
+    assert first_delta < kinds.index("AnswerRestarted")  # something was shown, then voided
+    after = events[kinds.index("AnswerRestarted") :]
+    assert "".join(e.text for e in of(after, AssistantDelta)) == "The whole answer."
+    assert isinstance(events[-1], TurnFinished)
+    answers = [e for e in engine.display() if isinstance(e, ChatMessage) and e.role == "assistant"]
+    assert [a.text for a in answers] == ["The whole answer."]
+    history = saved(engine)["history"]
+    assert history[-1] == {"role": "assistant", "content": "The whole answer."}
+    await engine.aclose()
+
+
+def test_exec_says_the_cut_off_text_is_void(tmp_path, scripted_server):
+    cut = text("Partial words that never end", chunk_size=4)
+    server = scripted_server([drop(5, cut, framing="close"), text("The whole answer.")])
+    proc = exec_cli(tmp_path, server, "describe it")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith("The whole answer.\n")
+    (note,) = [line for line in proc.stderr.splitlines() if "is void" in line]
+    assert note.startswith("note: the answer above was cut off")
+    assert "Traceback" not in proc.stderr
+
+
+async def test_a_small_ollama_context_is_a_warning_at_the_first_turn_only(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server(
+        [text("one"), text("two")],
+        ollama=ScriptedOllama(models={MODEL: ollama_model(32768)}, running={MODEL: 4096}),
+    )
+    engine = await open_engine(model_settings(tmp_path, server, model=MODEL))
+    first = await collect(engine, "first question")
+    warnings = [n.text for n in of(first, Notice) if "4096 tokens" in n.text]
+    assert len(warnings) == 1 and "OLLAMA_CONTEXT_LENGTH" in warnings[0]
+    second = await collect(engine, "second question")
+    assert not [n for n in of(second, Notice) if "4096 tokens" in n.text]
+    await engine.aclose()
+
+
+async def test_no_warning_when_ollama_has_room(tmp_path, scripted_server, model_settings):
+    server = scripted_server(
+        [text("one")],
+        ollama=ScriptedOllama(models={MODEL: ollama_model(32768)}, running={MODEL: 32768}),
+    )
+    engine = await open_engine(model_settings(tmp_path, server, model=MODEL))
+    events = await collect(engine, "first question")
+    assert not [n for n in of(events, Notice) if "tokens" in n.text]
+    await engine.aclose()
+
+
+async def test_auto_protocol_stays_with_tools_on_other_errors(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([error(400, "context_length_exceeded: too long")])
+    engine = await open_engine(model_settings(tmp_path, server))
+    events = await collect(engine, "do something")
+    assert isinstance(events[-1], TurnFailed)
+    assert engine.protocol == "tools"
+    assert not [n for n in of(events, Notice) if "ReAct" in n.text]
+    assert all("tools" in r for r in server.chat_requests)
+    await engine.aclose()
+
+
+async def test_every_step_reports_the_context_used_against_the_budget(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([text("done")])
+    settings = model_settings(tmp_path, server, environ={"CODE_AGENT_CONTEXT_BUDGET": "6000"})
+    engine = await open_engine(settings)
+    events = await collect(engine, "hello there, look at the code")
+    (usage,) = of(events, ContextUsage)
+    assert usage.budget == 6000
+    assert 0 < usage.used <= 6000
+    assert engine.context_usage == (usage.used, 6000)
+    await engine.aclose()
