@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, Callable
-from typing import Any
+import threading
+from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hello_tui.agent.loop import Agent
 from hello_tui.agent.tokens import TokenCounter
@@ -30,6 +31,7 @@ from hello_tui.core.events import Event, Notice, ToolOutputDelta
 from hello_tui.core.modes import ModeApprover
 from hello_tui.engine.types import (
     MODES,
+    Attachment,
     BackupComparison,
     BackupInfo,
     CommitResult,
@@ -45,6 +47,7 @@ from hello_tui.engine.types import (
     UsageTotals,
     UserCommand,
     parse_mode,
+    with_attachments,
 )
 from hello_tui.llm import LLMClient
 from hello_tui.store.sessions import Session, SessionStore, open_session
@@ -53,11 +56,14 @@ from hello_tui.store.transcript import TranscriptLog
 from hello_tui.store.write_lock import WAITING_TEXT, lock_is_free, write_when_free
 from hello_tui.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from hello_tui.tools.file_index import FileIndex
+
 log = logging.getLogger(__name__)
 
 OnWait = Callable[[str], None]
 # The divider `/clear` leaves in the chat: the model saw nothing above it.
-CONTEXT_CLEARED = "──────── context cleared: the model starts afresh from here ────────"
+CONTEXT_CLEARED = "──── context cleared: the model starts afresh from here ────"
 
 
 class EngineBusy(RuntimeError):
@@ -85,6 +91,7 @@ class Engine:
         self._agent: Agent | None = None
         self._closed = False
         self._user_commands = 0
+        self._file_index: FileIndex | None = None
         if llm.on_retry is None:
             llm.on_retry = self._on_retry
 
@@ -103,6 +110,7 @@ class Engine:
         """Raises SessionNotFound when `resume` names no saved session."""
         # The engine's own copy: switching the model must not change the caller's settings.
         settings = dataclasses.replace(settings)
+        await asyncio.to_thread(settings.state.ensure)
         session, notices = await asyncio.to_thread(
             open_session, settings.state, resume=resume, continue_latest=continue_latest
         )
@@ -210,7 +218,8 @@ class Engine:
             if provider.name == self.settings.provider:
                 add(provider.model, "default")
         for provider in PROVIDERS:
-            if provider.name != self.settings.provider:
+            # "default" is a local server's placeholder, not a model anyone can pick.
+            if provider.name != self.settings.provider and provider.model != "default":
                 add(provider.model, provider.name, usable=False)
         return ModelChoices(choices, error)
 
@@ -231,8 +240,30 @@ class Engine:
 
     # ------------------------------------------------------------------ turns
 
-    def run_turn(self, text: str) -> AsyncGenerator[Event, None]:
-        return self.agent.run_turn(text)
+    def run_turn(
+        self, text: str, attachments: Sequence[Attachment] = ()
+    ) -> AsyncGenerator[Event, None]:
+        """A turn; attached files (`@path`) go with the text, each cut to its budget."""
+        return self.agent.run_turn(with_attachments(text, attachments))
+
+    def file_index(self) -> FileIndex:
+        """The repository's files for `@` completion; the first call starts the walk on a
+        thread (searches see what has been found so far)."""
+        if self._file_index is None:
+            from hello_tui.tools.file_index import FileIndex
+
+            index = FileIndex(self.settings.repo, self.settings.state_dir_name)
+            self._file_index = index
+            threading.Thread(target=index.build, name="file-index", daemon=True).start()
+        return self._file_index
+
+    async def attachment(self, rel: str) -> Attachment:
+        """A repository file as it goes with a message; raises ValueError (secrets, binary,
+        outside the repo)."""
+        from hello_tui.tools.file_index import read_attachment
+
+        text, cut = await asyncio.to_thread(read_attachment, self.settings.repo, rel)
+        return Attachment(rel, text, cut)
 
     def plan(self, goal: str) -> AsyncGenerator[Event, None]:
         """`:plan <goal>`: a turn with one planning call (no tools, nothing written)."""
@@ -282,14 +313,14 @@ class Engine:
                 on_output(event.text)
 
         ctx = dataclasses.replace(agent.ctx, call_id=f"user-{self._user_commands}", emit=emit)
-        result = await TerminalTool().run(TerminalArgs(command=command), ctx)
+        result = await TerminalTool().run(TerminalArgs(command=command, timeout=None), ctx)
         agent.ctx.cwd = ctx.cwd  # a `cd` persists, as it does for the model's commands
         session = agent.session
         session.history.append(
             {"role": "user", "content": f"I ran `{command}` myself. Result:\n{result.text}"}
         )
         session.display.append(
-            ChatMessage("result", f"`!{command}`\n```text\n{result.text}\n```", session.turns)
+            ChatMessage("notice", f"`!{command}`\n```text\n{result.text}\n```", session.turns)
         )
         await session.save_async()
         return UserCommand(command, result.status, result.text, result.declined)
