@@ -16,6 +16,7 @@ facade, which does it off the event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -31,7 +32,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, TextArea
 from textual.worker import Worker, WorkerState
 
 from hello_tui.config import ConfigError, Settings
@@ -48,6 +49,13 @@ from hello_tui.core.approval import (
 )
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
 from hello_tui.widgets.chat_log import ChatEntry, ChatView
+from hello_tui.widgets.completion import (
+    AttachmentChips,
+    CompletionList,
+    Suggestion,
+    completion_target,
+    mentioned_paths,
+)
 from hello_tui.widgets.prompt_input import PromptInput
 from hello_tui.widgets.sidebar import BackupPick, BackupTree, Sidebar
 from hello_tui.widgets.status_bar import StatusBar
@@ -56,6 +64,7 @@ from hello_tui.widgets.trace import TracePanel
 
 if TYPE_CHECKING:
     from hello_tui.engine.facade import Engine
+    from hello_tui.engine.types import Attachment
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +75,7 @@ CTRL_C_WINDOW = 2.0
 TRACE_REPLAY_STEPS = 40
 LOCK_WAIT_STATE = "waiting for another hello-tui"
 SESSION_PICKER_LIMIT = 200
+FILE_SUGGESTIONS = 12
 MODE_NOTICES = {
     "ask": "Every patch and every command that needs approval asks you first.",
     "auto-edit": "Patches within the limits apply without review (/undo reverts); "
@@ -291,6 +301,9 @@ class HelloApp(App[int]):
         self.prompt = PromptInput(
             id="prompt", placeholder="Ask for a change… (Enter sends, /help for commands)"
         )
+        self.completion = CompletionList(id="completion")
+        self.chips = AttachmentChips(id="chips")
+        self.prompt.completion = self.completion
         self.trace = TracePanel(id="trace", clock=self._clock)
         self.todos = TodoBoard(id="todos")
         yield self.status
@@ -298,6 +311,8 @@ class HelloApp(App[int]):
             yield self.sidebar
             with Vertical(id="center"):
                 yield self.chat
+                yield self.completion
+                yield self.chips
                 yield self.prompt
             with Vertical(id="right"):
                 yield self.trace
@@ -311,12 +326,14 @@ class HelloApp(App[int]):
         if self._initial_prompt:
             self.prompt.load_text(self._initial_prompt)
             self.prompt.move_cursor(self.prompt.document.end)
-        if not self.settings.model_configured:
-            from hello_tui.screens.setup_help import SetupHelpScreen
-
-            self.push_screen(SetupHelpScreen())
-        # Open the engine after the first frame: importing the client is the slow part.
-        self.call_after_refresh(self._import_engine)
+        if self.settings.model_configured:
+            # Open the engine after the first frame: importing the client is the slow part.
+            self.call_after_refresh(self._import_engine)
+        else:
+            # An after-refresh callback waits on the current screen's refresh, and the setup
+            # dialog may be closed before it ever refreshes: schedule it on the app instead.
+            self.open_setup()
+            self.call_later(self._import_engine)
 
     async def on_unmount(self) -> None:
         if self.engine is not None:
@@ -461,6 +478,12 @@ class HelloApp(App[int]):
         if self.turn_running:
             self.chat.add("notice", "A turn is running; wait for it or press Esc to cancel it.")
             return
+        if not self.settings.model_configured:
+            # Never call a provider without a key: the prompt keeps its text for later.
+            self.prompt.load_text(text)
+            self.chat.add("notice", "No model is configured, so nothing was sent; /setup.")
+            self.open_setup()
+            return
         # The prompt is shown as it is sent; the recorder's copy of it is not shown again.
         self.chat.add("user", text)
         if self.engine is None:
@@ -496,7 +519,10 @@ class HelloApp(App[int]):
                 self.post_message(AnswerChunk("".join(pending)))
                 pending.clear()
 
-        stream = engine.plan(plan_goal) if plan_goal is not None else engine.run_turn(text)
+        if plan_goal is not None:
+            stream = engine.plan(plan_goal)
+        else:
+            stream = engine.run_turn(text, await self._attachments(text))
         try:
             async with aclosing(stream) as events:
                 async for event in events:
@@ -938,6 +964,19 @@ class HelloApp(App[int]):
         if self.turn_running:
             yield SystemCommand("Cancel turn", "Stop the running turn", self.action_cancel_turn)
 
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's "Save screenshot" writes into the state folder (a ~/Downloads may
+        not exist) and says where."""
+        if path is None:
+            folder = self.settings.state.ensure() / "screenshots"
+            folder.mkdir(exist_ok=True)
+            path = str(folder)
+        key = super().deliver_screenshot(filename, path, time_format)
+        self.notify(f"Screenshot saved in {path}", title="Screenshot")
+        return key
+
     def _prefill_plan(self) -> None:
         self.prompt.load_text(":plan ")
         self.prompt.move_cursor(self.prompt.document.end)
@@ -1057,7 +1096,7 @@ class HelloApp(App[int]):
                 PickItem(
                     c.name,
                     c.name,
-                    "" if c.usable else "needs its own endpoint and key",
+                    "" if c.usable else "another provider's: needs its own endpoint",
                     current=c.name == engine.model,
                     group=c.group,
                 )
@@ -1087,12 +1126,119 @@ class HelloApp(App[int]):
         self.switch_model(name)
 
     def command_setup(self, args: str) -> None:
-        from hello_tui.screens.setup_help import SetupHelpScreen
+        self.open_setup()
 
-        self.push_screen(SetupHelpScreen())
+    def open_setup(self, problem: str = "") -> None:
+        """The setup dialog; a key saved there goes to the user config, and the agent restarts
+        with it."""
+        from hello_tui.screens.setup_help import SetupHelpScreen
+        from hello_tui.userconfig import config_path
+
+        if isinstance(self.screen, SetupHelpScreen):
+            return
+        self.push_screen(SetupHelpScreen(problem, str(config_path())), self._setup_done)
+
+    def _setup_done(self, choice: Any) -> None:
+        if choice is not None:
+            self._save_key(choice)
+
+    @work(group="setup", exclusive=True, exit_on_error=False)
+    async def _save_key(self, choice: Any) -> None:
+        from hello_tui.config import PROVIDER_BY_NAME
+        from hello_tui.userconfig import UserConfigError, config_path, save_key
+
+        path = config_path()
+        try:
+            await asyncio.to_thread(save_key, path, choice.provider, choice.key)
+        except (OSError, UserConfigError) as exc:
+            self.chat.add("error", f"The key could not be saved: {exc}")
+            return
+        provider = PROVIDER_BY_NAME[choice.provider]
+        # A model the user named (flag or environment) stays; otherwise the provider's default.
+        keep_model = self.settings.sources.get("model", "").startswith(("flag", "env"))
+        self.settings = dataclasses.replace(
+            self.settings,
+            api_key=choice.key,
+            provider=provider.name,
+            base_url=provider.base_url,
+            model=self.settings.model if keep_model else provider.model,
+            sources={**self.settings.sources, "api_key": "user config", "base_url": "user config"},
+        )
+        self.chat.add("notice", f"Key for {provider.name} saved in `{path}`; restarting the agent…")
+        old, self.engine = self.engine, None
+        if old is not None:
+            await old.aclose()
+        self.engine_error = ""
+        self.status.model = self.settings.model
+        self._set_state("starting")
+        self._open_engine()
 
     def command_init(self, args: str) -> None:
         self._start_turn(INIT_PROMPT)
+
+    # ------------------------------------------------------------ completion and attachments
+    @on(TextArea.Changed, "#prompt")
+    def _prompt_changed(self, event: TextArea.Changed) -> None:
+        self.update_completion()
+
+    def update_completion(self) -> None:
+        """Suggestions for the word at the cursor, and chips for the files mentioned."""
+        from hello_tui.screens.command_table import matching_commands
+
+        text = self.prompt.text
+        row, column = self.prompt.cursor_location
+        lines = text.split("\n")
+        cursor = sum(len(line) + 1 for line in lines[:row]) + column
+        target = completion_target(text, cursor)
+        suggestions: list[Suggestion] = []
+        if target is not None and target.kind == "slash":
+            suggestions = [
+                Suggestion(c.name, c.help, c.usage) for c in matching_commands(target.typed)
+            ]
+            if len(suggestions) == 1 and suggestions[0].value == target.typed:
+                suggestions = []  # typed in full: nothing left to complete
+        elif target is not None and self.engine is not None:
+            index = self.engine.file_index()
+            found = index.search(target.typed, limit=FILE_SUGGESTIONS)
+            suggestions = [Suggestion(path) for path in found if path != target.typed]
+        if suggestions and target is not None:
+            self.completion.show(target, suggestions)
+        else:
+            self.completion.hide()
+        self.chips.set_paths(self._attachable(mentioned_paths(text)))
+
+    def _attachable(self, paths: list[str]) -> list[str]:
+        if self.engine is None:
+            return []
+        index = self.engine.file_index()
+        return [p for p in paths if p in index]
+
+    async def _attachments(self, text: str) -> list[Attachment]:
+        """The files the prompt mentions with `@path`, read (and cut) for the message."""
+        assert self.engine is not None
+        attached = []
+        for path in self._attachable(mentioned_paths(text)):
+            try:
+                attached.append(await self.engine.attachment(path))
+            except (ValueError, OSError) as exc:
+                self.chat.add("notice", f"Not attached: {exc}")
+        if attached:
+            chips = ", ".join(f"`{a.path}`" + (" (cut)" if a.cut else "") for a in attached)
+            self.chat.add("notice", f"📎 Attached: {chips}")
+        return attached
+
+    @on(CompletionList.Chosen)
+    def _completion_chosen(self, message: CompletionList.Chosen) -> None:
+        target = message.target
+        text = self.prompt.text
+        prefix = "/" if target.kind == "slash" else "@"
+        replacement = prefix + message.suggestion.value + " "
+        new_text = text[: target.start] + replacement + text[target.end :].lstrip(" ")
+        self.prompt.load_text(new_text)
+        cursor = target.start + len(replacement)
+        before = new_text[:cursor]
+        self.prompt.move_cursor((before.count("\n"), len(before.rsplit("\n", 1)[-1])))
+        self.completion.hide()
 
     # ------------------------------------------------------------ !command
     def run_shell_line(self, text: str) -> bool:
@@ -1125,7 +1271,7 @@ class HelloApp(App[int]):
         finally:
             self.turn_running = False
             self._set_state("idle")
-        role = "error" if result.status == "error" else "result"
+        role = "error" if result.status == "error" else "notice"
         self.chat.add(role, f"```text\n{result.text}\n```")
 
     # ------------------------------------------------------------ errors

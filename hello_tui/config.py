@@ -1,4 +1,5 @@
-"""Settings: flags > environment > <repo>/.env > defaults, provider detection, state paths.
+"""Settings: flags > environment > the user's config file > <repo>/.env > defaults,
+provider detection, state paths.
 
 Provider keys are only ever sent to their own provider's host: a stray
 OPENAI_API_KEY must never travel to whatever LLM_BASE_URL names.
@@ -120,6 +121,17 @@ class StatePaths:
 
     root: Path
 
+    def ensure(self) -> Path:
+        """Create the folder if needed, with a `.gitignore` of `*` so `git status` stays clean."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / ".gitignore"
+        if not ignore.exists():
+            try:
+                ignore.write_text("# hello-tui's state: never committed\n*\n", encoding="utf-8")
+            except OSError:
+                pass  # a read-only state folder still works; git just sees it
+        return self.root
+
     @property
     def notes(self) -> Path:
         return self.root / "notes"
@@ -189,6 +201,10 @@ class Settings:
     # Permission mode: ask | auto-edit | read-only (--mode, CODE_AGENT_MODE, the user config;
     # never from the repo's .env, which must not switch reviews off).
     mode: str = "ask"
+    # From the user's config file only: the app's theme ("" = Textual's default) and
+    # notifications when a turn ends (on, bell, off).
+    theme: str = ""
+    notifications: str = "on"
     # Which source each setting came from, for `doctor`.
     sources: dict[str, str] = field(default_factory=dict)
     # Things the user should be told at start (a key held back from a repo's URL...).
@@ -227,6 +243,20 @@ def _load_dotenv(repo: Path) -> dict[str, str]:
         raise ConfigError(f"{env_file} could not be read ({exc}); fix or remove it") from None
 
 
+def _load_user_config(
+    process_env: Mapping[str, str],
+) -> tuple[Path, dict, dict[str, str]]:
+    """The user's config file: its path, its settings, and those as environment names."""
+    from hello_tui import userconfig
+
+    path = userconfig.config_path(process_env)
+    try:
+        data = userconfig.load(path)
+    except userconfig.UserConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    return path, data, userconfig.as_environment(data, PROVIDER_BY_NAME)
+
+
 def _number(raw: str | None, name: str, kind: type, default):
     if raw is None or raw == "":
         return default
@@ -256,12 +286,15 @@ def load_settings(
         raise ConfigError(f"--repo {repo_path} is not a directory")
     process_env = dict(os.environ if environ is None else environ)
     dotenv = _load_dotenv(repo_path)
-    # .env fills in only what the environment does not already say.
-    env = {**dotenv, **process_env}
-    sources: dict[str, str] = {}
+    user_file, user_data, user_env = _load_user_config(process_env)
+    # The user's config fills in what the environment does not say; .env what neither says.
+    env = {**dotenv, **user_env, **process_env}
+    sources: dict[str, str] = {"user_config": str(user_file) if user_data else ""}
 
     def origin(name: str) -> str:
-        return ("env" if process_env.get(name) else ".env") + f" {name}"
+        if process_env.get(name):
+            return f"env {name}"
+        return ("user config" if user_env.get(name) else ".env") + f" {name}"
 
     def pick(flag_value, *names: str):
         if flag_value not in (None, ""):
@@ -347,7 +380,7 @@ def load_settings(
             f"{repo_path / '.env'} sets CODE_AGENT_SANDBOX; the repository cannot change "
             "the command sandbox, so it is ignored (set it in your environment)."
         )
-    mode_name, sources["mode"] = _pick_mode(mode, process_env)
+    mode_name, sources["mode"] = _pick_mode(mode, process_env, user_env)
     if dotenv.get("CODE_AGENT_MODE") and sources["mode"] == "default":
         notices.append(
             f"{repo_path / '.env'} sets CODE_AGENT_MODE; the repository cannot change how "
@@ -396,6 +429,8 @@ def load_settings(
         request_deadline=_positive(env, "LLM_REQUEST_DEADLINE", float, 600.0, sources, origin),
         sandbox=sandbox_setting,  # type: ignore[arg-type]
         mode=mode_name,
+        theme=str(user_data.get("theme", "")),
+        notifications=str(user_data.get("notifications", "on")),
         sources=sources,
         notices=notices,
     )
@@ -411,11 +446,16 @@ def parse_mode(raw: str) -> Mode:
     return name  # type: ignore[return-value]
 
 
-def _pick_mode(flag: str | None, process_env: Mapping[str, str]) -> tuple[str, str]:
-    """The permission mode and where it came from: the flag, else the environment, else ask."""
+def _pick_mode(
+    flag: str | None, process_env: Mapping[str, str], user_env: Mapping[str, str]
+) -> tuple[str, str]:
+    """The permission mode and where it came from: the flag, the environment, the user's
+    config, else ask (never the repo's .env)."""
     raw, source = flag, "flag"
     if not raw:
         raw, source = process_env.get("CODE_AGENT_MODE"), "env CODE_AGENT_MODE"
+    if not raw:
+        raw, source = user_env.get("CODE_AGENT_MODE"), "user config mode"
     if not raw:
         return "ask", "default"
     try:

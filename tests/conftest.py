@@ -29,14 +29,19 @@ MODEL_ENV_VARS = (
     "CODE_AGENT_STATE_DIR",
     "LLM_PRICE_INPUT",
     "LLM_PRICE_OUTPUT",
+    "CODE_AGENT_MODE",
 )
 
 
 @pytest.fixture(autouse=True)
-def _isolate_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The developer's own keys and endpoints never leak into a test (or its subprocesses)."""
+def _isolate_model_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The developer's own keys and endpoints never leak into a test (or its subprocesses),
+    and no test reads or writes the real user config: XDG_CONFIG_HOME is a fresh folder."""
     for name in MODEL_ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
 
 
 @pytest.fixture(autouse=True)

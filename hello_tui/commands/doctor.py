@@ -20,6 +20,7 @@ from hello_tui.tools.shell.sandbox import describe as describe_sandbox
 def _describe(settings: Settings) -> list[tuple[str, str, str]]:
     """(label, value, source) rows, in the order a user checks them."""
     from hello_tui.llm.prices import price_for
+    from hello_tui.userconfig import config_path
 
     src = settings.sources
     known = price_for(settings)
@@ -36,11 +37,13 @@ def _describe(settings: Settings) -> list[tuple[str, str, str]]:
         ("repo", str(settings.repo), ""),
         ("project", settings.project, ""),
         (".env", "found" if dotenv.is_file() else "none", ""),
+        ("user config", src.get("user_config") or f"none ({config_path()})", ""),
         ("provider", settings.provider, ""),
         ("base url", settings.base_url, src.get("base_url", "")),
         ("model", settings.model, src.get("model", "")),
         ("api key", settings.masked_key, src.get("api_key", "")),
         ("protocol", settings.protocol, src.get("protocol", "")),
+        ("mode", settings.mode, src.get("mode", "")),
         ("max steps", str(settings.max_steps), src.get("max_steps", "")),
         ("timeout", f"{settings.timeout:g}s", src.get("timeout", "")),
         ("deadline", f"{settings.request_deadline:g}s", src.get("request_deadline", "")),

@@ -2,12 +2,15 @@
 
 No API key and no network: the scripted OpenAI-compatible server (the same
 one the tests use) runs on 127.0.0.1 inside this process, and the sample repo
-is copied to a temporary folder, so nothing of the user's is touched.
+is copied to a temporary folder, so nothing of the user's is touched; the copy is
+removed on any exit (quit, an error, the terminal closed, SIGTERM) unless --keep.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import sys
 import tempfile
 from importlib import resources
@@ -45,12 +48,34 @@ def build_demo_app(repo: Path, server: Any, *, delay: float = 0.0) -> Any:
     return HelloApp(settings, initial_prompt=DEMO_TASK, welcome=WELCOME)
 
 
+# Signals that end the demo from outside: the terminal closed (SIGHUP), `kill` (SIGTERM).
+END_SIGNALS = ("SIGHUP", "SIGTERM")
+
+
+def _remove_on_signals(parent: Path) -> None:
+    """The sample copy goes with the process however it ends, a closed terminal included.
+
+    The default action of SIGHUP kills the process without running `finally`, so the
+    handler removes the copy itself and then exits."""
+
+    def end(signum: int, frame: Any) -> None:
+        shutil.rmtree(parent, ignore_errors=True)
+        os._exit(128 + signum)  # the terminal is gone: nothing left to restore or print
+
+    for name in END_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, end)
+
+
 def run_demo(args: Any) -> int:
     from hello_tui.testing.scripted_model import ScriptedModelServer
 
     keep = bool(getattr(args, "keep", False))
     parent = Path(tempfile.mkdtemp(prefix="hello-tui-demo-"))
     server = ScriptedModelServer(DemoModel(delay=0.01)).start()
+    if not keep:
+        _remove_on_signals(parent)
     try:
         from hello_tui.core import logs
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, Callable
-from typing import Any
+import threading
+from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hello_tui.agent.compaction import CompactResult
 from hello_tui.agent.loop import Agent
@@ -34,6 +35,7 @@ from hello_tui.core.events import Event, Notice, ToolOutputDelta
 from hello_tui.core.modes import ModeApprover
 from hello_tui.engine.types import (
     MODES,
+    Attachment,
     BackupComparison,
     BackupInfo,
     CommitResult,
@@ -49,6 +51,7 @@ from hello_tui.engine.types import (
     UsageTotals,
     UserCommand,
     parse_mode,
+    with_attachments,
 )
 from hello_tui.llm import LLMClient
 from hello_tui.mcp import McpManager, McpServerConfig, McpServerState
@@ -58,11 +61,14 @@ from hello_tui.store.transcript import TranscriptLog
 from hello_tui.store.write_lock import WAITING_TEXT, lock_is_free, write_when_free
 from hello_tui.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from hello_tui.tools.file_index import FileIndex
+
 log = logging.getLogger(__name__)
 
 OnWait = Callable[[str], None]
 # The divider `/clear` leaves in the chat: the model saw nothing above it.
-CONTEXT_CLEARED = "──────── context cleared: the model starts afresh from here ────────"
+CONTEXT_CLEARED = "──── context cleared: the model starts afresh from here ────"
 
 
 class EngineBusy(RuntimeError):
@@ -96,6 +102,7 @@ class Engine:
             log_dir=settings.state.logs,
             secrets=(settings.api_key,) if settings.api_key else (),
         )
+        self._file_index: FileIndex | None = None
         if llm.on_retry is None:
             llm.on_retry = self._on_retry
 
@@ -114,6 +121,7 @@ class Engine:
         """Raises SessionNotFound when `resume` names no saved session."""
         # The engine's own copy: switching the model must not change the caller's settings.
         settings = dataclasses.replace(settings)
+        await asyncio.to_thread(settings.state.ensure)
         session, notices = await asyncio.to_thread(
             open_session, settings.state, resume=resume, continue_latest=continue_latest
         )
@@ -234,7 +242,8 @@ class Engine:
             if provider.name == self.settings.provider:
                 add(provider.model, "default")
         for provider in PROVIDERS:
-            if provider.name != self.settings.provider:
+            # "default" is a local server's placeholder, not a model anyone can pick.
+            if provider.name != self.settings.provider and provider.model != "default":
                 add(provider.model, provider.name, usable=False)
         return ModelChoices(choices, error)
 
@@ -255,8 +264,11 @@ class Engine:
 
     # ------------------------------------------------------------------ turns
 
-    def run_turn(self, text: str) -> AsyncGenerator[Event, None]:
-        return self._turn_with_tools(text)
+    def run_turn(
+        self, text: str, attachments: Sequence[Attachment] = ()
+    ) -> AsyncGenerator[Event, None]:
+        """A turn; attached files (`@path`) go with the text, each cut to its budget."""
+        return self._turn_with_tools(with_attachments(text, attachments))
 
     async def _turn_with_tools(self, text: str) -> AsyncGenerator[Event, None]:
         # MCP servers start at the first turn, so their tools are offered from its first
@@ -269,6 +281,25 @@ class Engine:
                 yield event
         finally:
             await events.aclose()
+
+    def file_index(self) -> FileIndex:
+        """The repository's files for `@` completion; the first call starts the walk on a
+        thread (searches see what has been found so far)."""
+        if self._file_index is None:
+            from hello_tui.tools.file_index import FileIndex
+
+            index = FileIndex(self.settings.repo, self.settings.state_dir_name)
+            self._file_index = index
+            threading.Thread(target=index.build, name="file-index", daemon=True).start()
+        return self._file_index
+
+    async def attachment(self, rel: str) -> Attachment:
+        """A repository file as it goes with a message; raises ValueError (secrets, binary,
+        outside the repo)."""
+        from hello_tui.tools.file_index import read_attachment
+
+        text, cut = await asyncio.to_thread(read_attachment, self.settings.repo, rel)
+        return Attachment(rel, text, cut)
 
     def plan(self, goal: str) -> AsyncGenerator[Event, None]:
         """`:plan <goal>`: a turn with one planning call (no tools, nothing written)."""
@@ -338,7 +369,7 @@ class Engine:
             {"role": "user", "content": f"I ran `{command}` myself. Result:\n{result.text}"}
         )
         session.display.append(
-            ChatMessage("result", f"`!{command}`\n```text\n{result.text}\n```", session.turns)
+            ChatMessage("notice", f"`!{command}`\n```text\n{result.text}\n```", session.turns)
         )
         await session.save_async()
         return UserCommand(command, result.status, result.text, result.declined)

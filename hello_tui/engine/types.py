@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hello_tui.agent.compaction import CompactResult
@@ -30,6 +31,25 @@ class ModelChoices:
 
     choices: list[ModelChoice]
     endpoint_error: str = ""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file mentioned with `@path`, as it goes with the message (cut to a budget)."""
+
+    path: str
+    text: str
+    cut: bool
+
+
+def with_attachments(text: str, attachments: Sequence[Attachment]) -> str:
+    """The message the model reads: the user's words, then each attached file."""
+    parts = [text]
+    for item in attachments:
+        note = " (cut: only the beginning is shown; read the file for the rest)" if item.cut else ""
+        fence = "````" if "```" in item.text else "```"
+        parts.append(f"Attached file `{item.path}`{note}:\n{fence}\n{item.text}\n{fence}")
+    return "\n\n".join(parts)
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,7 @@ class BackupComparison:
 
 __all__ = [
     "MODES",
+    "Attachment",
     "BackupComparison",
     "BackupInfo",
     "ChatMessage",
@@ -95,4 +116,5 @@ __all__ = [
     "parse_mode",
     "render_mcp_servers",
     "replan_with_edits",
+    "with_attachments",
 ]

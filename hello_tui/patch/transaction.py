@@ -102,7 +102,7 @@ class StaleFiles(PatchError):
 
 
 def lock_for(settings: Settings) -> FileLock:
-    settings.state.root.mkdir(parents=True, exist_ok=True)
+    settings.state.ensure()
     return FileLock(str(settings.state.lock_file), timeout=LOCK_TIMEOUT_SECONDS)
 
 

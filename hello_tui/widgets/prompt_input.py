@@ -6,6 +6,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from hello_tui.widgets.completion import CompletionList
+
 
 class PromptInput(TextArea):
     """A TextArea that submits on Enter and recalls earlier prompts with ↑ on its first line."""
@@ -37,8 +39,14 @@ class PromptInput(TextArea):
         self.prompt_history: list[str] = []
         self._history_pos: int | None = None  # None = editing a fresh prompt
         self._draft = ""
+        self.completion: CompletionList | None = None  # set by the app
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.completion is not None and self.completion.handle_key(event.key):
+            # The completion popup is open: its keys choose, move or close it.
+            event.stop()
+            event.prevent_default()
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()

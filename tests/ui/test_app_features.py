@@ -306,3 +306,95 @@ def test_every_table_command_has_a_handler_and_every_handler_is_listed():
         if name.startswith("command_")
     }
     assert handlers == {c.handler for c in SLASH_COMMANDS}
+
+
+async def test_slash_commands_complete_as_you_type_with_their_help(tmp_path, scripted_server):
+    server = scripted_server([])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("/")
+        assert app.completion.shown
+        assert {s.value for s in app.completion.suggestions} == {c.name for c in SLASH_COMMANDS}
+        await pilot.press("r")
+        assert [s.value for s in app.completion.suggestions] == ["resume", "redo"]
+        assert "saved session" in app.completion.suggestions[0].help
+        await pilot.press("down", "tab")
+        assert app.prompt.text == "/redo " and not app.completion.shown
+        app.prompt.load_text("")
+        await pilot.press(*"/mo")
+        await pilot.press("escape")
+        assert not app.completion.shown and app.prompt.text == "/mo"
+
+
+async def test_at_completes_repo_files_and_attaches_the_chosen_one(tmp_path, scripted_server):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "stats.py").write_text("def mean(values):\n    return 42\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "stats_old.py").write_text("old\n")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-secret\n")
+    server = scripted_server([text("seen")])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await wait_until(pilot, lambda: app.engine.file_index().ready)
+        await pilot.press(*"look at @sta")
+        assert [s.value for s in app.completion.suggestions] == ["src/stats.py"]
+        await pilot.press("enter")  # takes the suggestion, does not send
+        assert app.prompt.text == "look at @src/stats.py " and server.chat_requests == []
+        assert app.chips.paths == ["src/stats.py"]
+        await pilot.press(*"please")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        sent = server.chat_requests[-1]["messages"][-1]["content"]
+        assert sent.startswith("look at @src/stats.py please")
+        assert "Attached file `src/stats.py`" in sent and "return 42" in sent
+        assert "📎 Attached: src/stats.py" in _chat(app)
+        app.prompt.load_text("")
+        await pilot.press("@")
+        offered = [s.value for s in app.completion.suggestions]
+        assert "src/stats.py" in offered and ".gitignore" in offered
+        assert "build/stats_old.py" not in offered and ".env" not in offered
+
+
+async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_saved(tmp_path):
+    from hello_tui.screens.setup_help import SetupHelpScreen
+    from hello_tui.userconfig import config_path
+    from tests.ui.engine_double import Script, fake_settings, make_app
+
+    script = Script()
+    app = make_app(fake_settings(tmp_path, configured=False), script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen))
+        text = app.screen.query_one("#setup-text").source
+        assert "DEEPSEEK_API_KEY" in text and "config.toml" in text and "hello-tui demo" in text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.engine is not None, timeout=15)
+        await _send(pilot, app, "fix the bug")
+        await pilot.pause()
+        assert script.received == []  # no provider is called without a key
+        assert isinstance(app.screen, SetupHelpScreen)  # the dialog comes back
+        assert "nothing was sent" in _chat(app)
+        assert app.prompt.text == "fix the bug"  # the words are kept
+        await pilot.press("escape")
+        await _send(pilot, app, "/setup")
+        assert isinstance(app.screen, SetupHelpScreen)
+        await pilot.press(*"sk-test-1234567890")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.engine is not None and app.settings.api_key, 15)
+        assert app.settings.model_configured and app.status.model == "gpt-4o-mini"
+        path = config_path()
+        assert (path.stat().st_mode & 0o777) == 0o600
+        assert 'openai = "sk-test-1234567890"' in path.read_text()
+
+
+async def test_the_palettes_screenshot_goes_to_the_state_folder(tmp_path, scripted_server):
+    server = scripted_server([])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Screenshot")
+        command.callback()
+        folder = tmp_path / ".helloagents" / "screenshots"
+        await wait_until(pilot, lambda: folder.is_dir() and any(folder.glob("*.svg")))

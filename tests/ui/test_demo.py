@@ -66,3 +66,41 @@ def test_demo_keep_leaves_the_copy(monkeypatch, capsys):
         import shutil
 
         shutil.rmtree(seen["repo"].parent, ignore_errors=True)
+
+
+def test_demo_removes_its_copy_when_the_terminal_closes(tmp_path):
+    """A real terminal (a pty) running `hello-tui demo`, then SIGHUP as a closed window sends."""
+    import os
+    import pty
+    import select
+    import signal
+    import sys
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the demo in the pty
+        os.execvpe(sys.executable, [sys.executable, "-m", "hello_tui", "demo"], env)
+    try:
+        deadline = time.monotonic() + 60
+        copies: list = []
+        while time.monotonic() < deadline and not copies:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    os.read(fd, 65536)  # keep the terminal drained
+                except OSError:
+                    break
+            copies = [p for p in tmp_path.glob("hello-tui-demo-*") if (p / "stats-demo").is_dir()]
+        assert copies, "the demo did not start"
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGHUP)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) or os.WIFSIGNALED(status)
+        assert not any(tmp_path.glob("hello-tui-demo-*"))
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(fd)
