@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import aclosing
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
     from hello_tui.engine.types import Attachment
 
 log = logging.getLogger(__name__)
+# Signals that end the app the way ctrl+q does (the session is saved): exit 128 + N.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 # Answer deltas are flushed to the UI at most this often (seconds).
 DELTA_FLUSH_INTERVAL = 0.05
@@ -334,10 +337,33 @@ class HelloApp(App[int]):
             # dialog may be closed before it ever refreshes: schedule it on the app instead.
             self.open_setup()
             self.call_later(self._import_engine)
+        self._install_stop_signals()
 
     async def on_unmount(self) -> None:
+        self._remove_stop_signals()
         if self.engine is not None:
-            await self.engine.aclose()
+            await self.engine.aclose()  # cancels a running turn and saves the session
+
+    def _install_stop_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal closed) end the app as ctrl+q does: saved."""
+        loop = asyncio.get_running_loop()
+        self._stop_signals: list[signal.Signals] = []
+        for sig in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self._stop_on_signal, sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue  # not on this platform or not the main thread: the default stands
+            self._stop_signals.append(sig)
+
+    def _remove_stop_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in getattr(self, "_stop_signals", []):
+            loop.remove_signal_handler(sig)
+        self._stop_signals = []
+
+    def _stop_on_signal(self, sig: signal.Signals) -> None:
+        log.info("ending on %s: the session is saved on the way out", sig.name)
+        self.exit(128 + int(sig))
 
     @work(thread=True, group="startup", exit_on_error=False)
     def _import_engine(self) -> None:
