@@ -75,7 +75,8 @@ class PickerScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self._refill()
-        self.query_one("#picker-filter", Input).focus()
+        for field in self.query("#picker-filter").results(Input):
+            field.focus()
 
     def add_items(self, items: list[PickItem]) -> None:
         """More items (those whose value is listed already are skipped)."""
@@ -101,7 +102,10 @@ class PickerScreen(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
     def _refill(self) -> None:
-        options = self.query_one("#picker-list", OptionList)
+        found = self.query("#picker-list").results(OptionList)
+        options = next(found, None)
+        if options is None:
+            return  # the app is closing while this screen mounts: its children never came
         highlighted = self._highlighted_value()
         self.shown = [i for i in self.items if matches(i, self.filter_text)]
         rows: list[Option] = []

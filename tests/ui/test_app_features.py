@@ -214,7 +214,8 @@ async def test_resume_flag_without_an_id_opens_the_picker(tmp_path, scripted_ser
     app = _app(settings, resume="")
     async with app.run_test(size=(120, 40)) as pilot:
         await _ready(pilot, app)
-        await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        # On the stack is not yet on screen: wait for its list to be filled.
+        await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.shown)
         assert saved.id in [i.value for i in app.screen.items]
 
 
