@@ -49,6 +49,7 @@ from hello_tui.core.approval import (
     ToolVerdict,
 )
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
+from hello_tui.screens.decision import TypeAhead
 from hello_tui.widgets.chat_log import ChatEntry, ChatView
 from hello_tui.widgets.completion import (
     AttachmentChips,
@@ -58,6 +59,7 @@ from hello_tui.widgets.completion import (
     mentioned_paths,
 )
 from hello_tui.widgets.prompt_input import PromptInput
+from hello_tui.widgets.queued_prompts import QueuedPrompts
 from hello_tui.widgets.sidebar import BackupPick, BackupTree, Sidebar
 from hello_tui.widgets.status_bar import StatusBar
 from hello_tui.widgets.todo_board import TodoBoard
@@ -249,6 +251,14 @@ class HelloApp(App[int]):
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave hello-tui", priority=True),
         Binding("ctrl+c", "ctrl_c", "Quit", show=False, id="app.ctrl_c", priority=True),
+        Binding(
+            "ctrl+x",
+            "drop_queued",
+            "Drop queued",
+            id="app.drop_queued",
+            tooltip="Drop the newest queued message",
+            priority=True,  # before the prompt's own ctrl+x (cut); only while a message waits
+        ),
     ]
 
     def __init__(
@@ -282,6 +292,7 @@ class HelloApp(App[int]):
         self._write_worker: Worker[None] | None = None  # an undo/restore waiting for the lock
         self._last_ctrl_c = -CTRL_C_WINDOW * 2
         self._pending_prompt: tuple[str, str | None] | None = None  # sent before the engine
+        self._turn_interrupted = False  # the last turn ended by Esc / ctrl+c
         self.preflight_report: PreflightReport | None = None
         self.engine_error = ""
         self._initial_prompt = initial_prompt
@@ -307,6 +318,8 @@ class HelloApp(App[int]):
         self.completion = CompletionList(id="completion")
         self.chips = AttachmentChips(id="chips")
         self.prompt.completion = self.completion
+        self.queued = QueuedPrompts(id="queued")
+        self.prompt.take_queued = self._edit_queued
         self.trace = TracePanel(id="trace", clock=self._clock)
         self.todos = TodoBoard(id="todos")
         yield self.status
@@ -316,6 +329,7 @@ class HelloApp(App[int]):
                 yield self.chat
                 yield self.completion
                 yield self.chips
+                yield self.queued
                 yield self.prompt
             with Vertical(id="right"):
                 yield self.trace
@@ -450,10 +464,12 @@ class HelloApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return (self.turn_running and not self._turn_closed) or self._write_worker is not None
+            return self._turn_interruptible() or self._write_worker is not None
         if action == "cycle_mode":
             # Only on the main screen: modals (the review's shift+tab) keep the key.
             return len(self.screen_stack) == 1 and self.engine is not None
+        if action == "drop_queued":
+            return bool(self.queued.items)
         return True
 
     @on(TurnState)
@@ -462,6 +478,11 @@ class HelloApp(App[int]):
             self._set_state(message.state)
 
     # ------------------------------------------------------------ prompt and commands
+    @on(TypeAhead)
+    def _type_ahead(self, message: TypeAhead) -> None:
+        # Keys a decision modal refused were typed for the prompt: they go there.
+        self.prompt.take_type_ahead(message.key, message.character)
+
     @on(PromptInput.Submitted)
     def _submitted(self, message: PromptInput.Submitted) -> None:
         self.handle_input(message.text)
@@ -502,7 +523,7 @@ class HelloApp(App[int]):
 
     def _start_turn(self, text: str, plan_goal: str | None = None) -> None:
         if self.turn_running:
-            self.chat.add("notice", "A turn is running; wait for it or press Esc to cancel it.")
+            self._queue_prompt(text)
             return
         if not self.settings.model_configured:
             # Never call a provider without a key: the prompt keeps its text for later.
@@ -672,6 +693,7 @@ class HelloApp(App[int]):
             event.kind, "cancelled"
         )
         self._turn_closed = True
+        self._turn_interrupted = event.kind == "TurnCancelled"
         self.trace.turn_ended(trace_status)
         if self.engine is not None:
             self.status.protocol = self.engine.protocol
@@ -683,6 +705,46 @@ class HelloApp(App[int]):
         self.turn_running = False
         self.refresh_bindings()
         self.prompt.focus()
+        self._after_turn()
+
+    # ------------------------------------------------------------ interrupt and queue
+    def _turn_interruptible(self) -> bool:
+        return self.turn_running and not self._turn_closed
+
+    def _queue_prompt(self, text: str) -> None:
+        """A message sent during a turn waits, shown as pending, until the turn ends."""
+        self.queued.push(text)
+        self.refresh_bindings()
+
+    def _edit_queued(self) -> str | None:
+        """↑ on an empty prompt: the newest queued message comes back to be edited."""
+        text = self.queued.take_last()
+        self.refresh_bindings()
+        return text
+
+    def action_drop_queued(self) -> None:
+        dropped = self.queued.take_last()
+        self.refresh_bindings()
+        if dropped is not None:
+            self.notify("Queued message dropped.", timeout=3)
+
+    def _after_turn(self) -> None:
+        """The turn is over on screen: send the next queued message, or hand them back."""
+        if not self.queued.items:
+            return
+        if self._turn_interrupted:
+            # The user stopped the agent: what they queued is theirs to send again.
+            texts = self.queued.take_all()
+            draft = self.prompt.text.strip()
+            self.prompt.load_text("\n\n".join([*texts, draft] if draft else texts))
+            self.prompt.move_cursor(self.prompt.document.end)
+            self.chat.add("notice", "Turn interrupted; your queued message is back in the prompt.")
+            self.refresh_bindings()
+            return
+        text = self.queued.take_first()
+        self.refresh_bindings()
+        if text is not None:
+            self.handle_input(text)
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
@@ -700,6 +762,16 @@ class HelloApp(App[int]):
 
     # ------------------------------------------------------------ actions
     def action_ctrl_c(self) -> None:
+        """Interrupt the running turn; else clear the prompt; on an empty prompt, twice quits."""
+        if self._turn_interruptible():
+            self.action_cancel_turn()
+            self._last_ctrl_c = -CTRL_C_WINDOW * 2
+            self.notify("Interrupting the turn…", timeout=CTRL_C_WINDOW)
+            return
+        if self.prompt.text:
+            self.prompt.clear_keeping_history()
+            self._last_ctrl_c = -CTRL_C_WINDOW * 2
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c <= CTRL_C_WINDOW:
             self.exit(0)

@@ -83,6 +83,22 @@ class TuiApprover:
 
     async def _ask(self, screen: Screen[Any]) -> Any:
         try:
+            return await self._wait_for(screen)
+        except asyncio.CancelledError:
+            # The turn was interrupted while the user was deciding: the question is moot.
+            self._close(screen)
+            raise
+
+    def _close(self, screen: Screen[Any]) -> None:
+        """Take `screen` (and anything it opened on top of it) off the stack."""
+        stack = self.app.screen_stack
+        if screen not in stack:
+            return
+        for _ in range(len(stack) - stack.index(screen)):
+            self.app.pop_screen()
+
+    async def _wait_for(self, screen: Screen[Any]) -> Any:
+        try:
             get_current_worker()
         except NoActiveWorker:
             # Called on the app's loop outside a worker (a handler, a test):

@@ -2,7 +2,8 @@
 
 Answers with a CommandVerdict: `y` once, `a` for the rest of the session,
 `w` once with network access (commands otherwise run offline in the
-sandbox), `n`/escape deny. Focus starts on Deny so a stray Enter runs nothing.
+sandbox), `n`/escape deny. It is a DecisionModal: keys typed before it armed
+never answer it. Focus starts on Deny so a stray Enter runs nothing.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from hello_tui.core.approval import CommandVerdict
+from hello_tui.screens.decision import DecisionModal
 
 
-class CommandApprovalScreen(ModalScreen[CommandVerdict]):
+class CommandApprovalScreen(DecisionModal[CommandVerdict]):
+    ready_text = "Ready: y once · a for the session · w with network · n deny"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer('once')", "Allow once", id="command.once", tooltip="Run it this time"),
         Binding(
@@ -54,6 +57,7 @@ class CommandApprovalScreen(ModalScreen[CommandVerdict]):
     CommandApprovalScreen #command-reason { height: auto; color: $text-muted; }
     CommandApprovalScreen #command-buttons { height: auto; align-horizontal: right; margin-top: 1; }
     CommandApprovalScreen Button { margin-left: 1; }
+    CommandApprovalScreen #arming { margin-top: 1; }
     """
 
     def __init__(self, command: str, reason: str) -> None:
@@ -71,8 +75,9 @@ class CommandApprovalScreen(ModalScreen[CommandVerdict]):
                 yield Button("Allow for session (a)", id="command-session", variant="warning")
                 yield Button("With network (w)", id="command-network", variant="warning")
                 yield Button("Deny (n)", id="command-deny", variant="primary")
+            yield self.arming_line()
 
-    def on_mount(self) -> None:
+    def on_armed(self) -> None:
         self.query_one("#command-deny", Button).focus()
 
     def action_answer(self, verdict: CommandVerdict) -> None:

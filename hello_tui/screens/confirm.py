@@ -1,5 +1,6 @@
 """Yes/no modals: a generic ConfirmScreen and the high-risk patch confirmation.
 
+Both are DecisionModals (keys typed before they armed never answer them).
 Focus starts on the safe choice ("No"), so a stray Enter never confirms; `y`
 confirms, `n` and escape cancel.
 """
@@ -12,11 +13,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from hello_tui.screens.decision import DecisionModal
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(DecisionModal[bool]):
     """Ask one question; dismisses with True (y) or False (n, escape, the No button)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -37,6 +39,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen #confirm-message { height: auto; }
     ConfirmScreen #confirm-buttons { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmScreen Button { margin-left: 2; }
+    ConfirmScreen #arming { margin-top: 1; }
     """
 
     def __init__(
@@ -49,6 +52,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ) -> None:
         super().__init__(classes="-danger" if danger else None)
         self.title_text = title
+        self.ready_text = f"Ready: {yes_label} · {no_label}"
         self.message = message
         self.yes_label = yes_label
         self.no_label = no_label
@@ -60,8 +64,9 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.yes_label, id="confirm-yes", variant="error")
                 yield Button(self.no_label, id="confirm-no", variant="primary")
+            yield self.arming_line()
 
-    def on_mount(self) -> None:
+    def on_armed(self) -> None:
         self.query_one("#confirm-no", Button).focus()
 
     def action_answer(self, answer: bool) -> None:

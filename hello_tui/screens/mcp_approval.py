@@ -4,7 +4,8 @@ Both look like the command-approval modal. A tool call answers with a
 ToolVerdict: `y` once, `a` this tool for the session, `r` always for this
 server's tool (remembered), `n`/escape deny. A server start answers with a
 ServerVerdict: `y` for this session, `r` approve and remember, `n`/escape
-deny. Focus starts on Deny so a stray Enter runs nothing.
+deny. Both are DecisionModals: keys typed before they armed never answer
+them. Focus starts on Deny so a stray Enter runs nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from hello_tui.core.approval import (
@@ -25,6 +25,7 @@ from hello_tui.core.approval import (
     ToolCallRequest,
     ToolVerdict,
 )
+from hello_tui.screens.decision import DecisionModal
 
 ARGUMENTS_SHOWN = 2000
 
@@ -41,6 +42,7 @@ _CSS = """
 {name} #mcp-reason {{ height: auto; color: $text-muted; }}
 {name} #mcp-buttons {{ height: auto; align-horizontal: right; margin-top: 1; }}
 {name} Button {{ margin-left: 1; }}
+{name} #arming {{ margin-top: 1; }}
 """
 
 _NAV: list[BindingType] = [
@@ -56,7 +58,9 @@ def _arguments(arguments: dict[str, object]) -> str:
     return shown
 
 
-class ToolApprovalScreen(ModalScreen[ToolVerdict]):
+class ToolApprovalScreen(DecisionModal[ToolVerdict]):
+    ready_text = "Ready: y once · a for the session · r always · n deny"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "y", "answer('once')", "Allow once", id="mcp-tool.once", tooltip="Call it this time"
@@ -100,8 +104,9 @@ class ToolApprovalScreen(ModalScreen[ToolVerdict]):
                 yield Button("For session (a)", id="mcp-session", variant="warning")
                 yield Button("Always (r)", id="mcp-always", variant="warning")
                 yield Button("Deny (n)", id="mcp-deny", variant="primary")
+            yield self.arming_line()
 
-    def on_mount(self) -> None:
+    def on_armed(self) -> None:
         self.query_one("#mcp-deny", Button).focus()
 
     def action_answer(self, verdict: ToolVerdict) -> None:
@@ -119,7 +124,9 @@ class ToolApprovalScreen(ModalScreen[ToolVerdict]):
             self.dismiss(verdicts[event.button.id])
 
 
-class ServerApprovalScreen(ModalScreen[ServerVerdict]):
+class ServerApprovalScreen(DecisionModal[ServerVerdict]):
+    ready_text = "Ready: y this session · r approve and remember · n deny"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "y", "answer('once')", "This session", id="mcp-server.once", tooltip="Start it now only"
@@ -162,8 +169,9 @@ class ServerApprovalScreen(ModalScreen[ServerVerdict]):
                 yield Button("This session (y)", id="mcp-once", variant="warning")
                 yield Button("Approve (r)", id="mcp-always", variant="warning")
                 yield Button("Deny (n)", id="mcp-deny", variant="primary")
+            yield self.arming_line()
 
-    def on_mount(self) -> None:
+    def on_armed(self) -> None:
         self.query_one("#mcp-deny", Button).focus()
 
     def action_answer(self, verdict: ServerVerdict) -> None:

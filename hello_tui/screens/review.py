@@ -28,6 +28,8 @@ from textual.widgets.option_list import Option
 from hello_tui.core.approval import PatchDecision
 from hello_tui.engine.types import FilePlan, PatchError, PatchPlan
 from hello_tui.screens.confirm import HighRiskConfirmScreen
+from hello_tui.screens.decision import DecisionModal
+from hello_tui.screens.reject import RejectReasonScreen, confirm_reject_screen
 from hello_tui.widgets.diff_rows import hunks_from_texts
 from hello_tui.widgets.diff_view import DiffView
 
@@ -51,7 +53,8 @@ click        a hunk header toggles it too
 s            side by side ⇄ unified
 e            edit the proposed file in $EDITOR
 a            accept: apply the accepted hunks
-r / escape   reject the whole patch
+r            reject the whole patch, with an optional reason for the agent
+escape       reject the whole patch (asks first)
 ?            this help
 
 Nothing is written until you accept. High-risk patches ask once more."""
@@ -99,12 +102,18 @@ class ReviewHelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class PatchReviewScreen(ModalScreen[PatchDecision]):
+class PatchReviewScreen(DecisionModal[PatchDecision]):
     """Review a PatchPlan; dismisses with the user's PatchDecision."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "accept", "Accept", id="review.accept", tooltip="Apply the accepted hunks"),
-        Binding("r", "reject", "Reject", id="review.reject", tooltip="Reject the whole patch"),
+        Binding(
+            "r",
+            "reject_with_reason",
+            "Reject",
+            id="review.reject",
+            tooltip="Reject the whole patch, saying why",
+        ),
         Binding(
             "space",
             "toggle_hunk",
@@ -118,7 +127,7 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
         ),
         Binding("e", "edit", "Edit", id="review.edit", tooltip="Edit the proposed file in $EDITOR"),
         Binding("question_mark", "help", "Help", id="review.help"),
-        Binding("escape", "reject", "Reject", show=False, id="review.escape"),
+        Binding("escape", "confirm_reject", "Reject", show=False, id="review.escape"),
     ]
 
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
@@ -144,6 +153,7 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
     }
     PatchReviewScreen #review-diff { width: 1fr; height: 1fr; }
     PatchReviewScreen #review-status { height: 1; padding: 0 1; color: $text-muted; }
+    PatchReviewScreen #arming { padding: 0 1; }
     """
 
     def __init__(self, plan: PatchPlan, *, replan: ReplanFn | None = None) -> None:
@@ -174,10 +184,15 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
                 yield files
                 yield DiffView(id="review-diff")
             yield Static("", id="review-status", markup=False)
+            yield self.arming_line()
             yield Footer()
 
-    def on_mount(self) -> None:
+    ready_text = "Ready: a accept · space toggle a hunk · r reject · ? help"
+
+    def on_armed(self) -> None:
         self.query_one(DiffView).focus()
+
+    def on_mount(self) -> None:
         if self.plan.files:
             self._show_file(0)
         else:
@@ -270,7 +285,8 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
 
     @on(DiffView.HeaderClicked)
     def _header_clicked(self) -> None:
-        self.action_toggle_hunk()
+        if self.armed:
+            self.action_toggle_hunk()
 
     @on(OptionList.OptionSelected, "#review-files")
     def _file_clicked(self, event: OptionList.OptionSelected) -> None:
@@ -303,6 +319,9 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
     # ---- actions --------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        armed = super().check_action(action, parameters)
+        if not armed:
+            return armed
         if action in ("next_file", "previous_file"):
             return len(self.plan.files) > 1
         if action == "edit":
@@ -377,8 +396,22 @@ class PatchReviewScreen(ModalScreen[PatchDecision]):
 
         self.app.push_screen(HighRiskConfirmScreen(self.plan.risk.reasons), confirmed)
 
-    def action_reject(self) -> None:
-        self.dismiss(PatchDecision(accepted=False, user_edits=dict(self.user_edits)))
+    def action_reject(self, reason: str = "") -> None:
+        self.dismiss(PatchDecision(accepted=False, reason=reason, user_edits=dict(self.user_edits)))
+
+    def action_confirm_reject(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.action_reject()
+
+        self.app.push_screen(confirm_reject_screen(), answered)
+
+    def action_reject_with_reason(self) -> None:
+        def answered(reason: str | None) -> None:
+            if reason is not None:
+                self.action_reject(reason)
+
+        self.app.push_screen(RejectReasonScreen(), answered)
 
     def action_help(self) -> None:
         self.app.push_screen(ReviewHelpScreen())

@@ -1,6 +1,11 @@
-"""The multi-line prompt: Enter sends, shift+enter / ctrl+j insert a newline, ↑/↓ walk the history."""
+"""The multi-line prompt: Enter sends, shift+enter / ctrl+j insert a newline, ↑/↓ walk the history.
+
+On an empty prompt, ↑ first takes back a queued message (`take_queued`) to edit it.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual import events
 from textual.message import Message
@@ -40,6 +45,8 @@ class PromptInput(TextArea):
         self._history_pos: int | None = None  # None = editing a fresh prompt
         self._draft = ""
         self.completion: CompletionList | None = None  # set by the app
+        # Set by the app: hands back the newest message queued during a turn, if any.
+        self.take_queued: Callable[[], str | None] | None = None
 
     async def _on_key(self, event: events.Key) -> None:
         if self.completion is not None and self.completion.handle_key(event.key):
@@ -60,6 +67,16 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
+    def take_type_ahead(self, key: str, character: str | None) -> None:
+        """A key a decision modal refused (typed for the prompt): typing continues here.
+
+        Enter is not replayed: what was typed stays in the prompt for the user to send.
+        """
+        if key == "backspace":
+            self.action_delete_left()
+        elif character is not None and character.isprintable():
+            self.insert(character)
+
     def submit(self) -> None:
         text = self.text
         if not text.strip():
@@ -71,7 +88,22 @@ class PromptInput(TextArea):
         self.load_text("")
         self.post_message(self.Submitted(self, text))
 
+    def clear_keeping_history(self) -> None:
+        """Empty the prompt (ctrl+c); what it held can be recalled with ↑."""
+        text = self.text
+        if text.strip() and (not self.prompt_history or self.prompt_history[-1] != text):
+            self.prompt_history.append(text)
+        self._history_pos = None
+        self._draft = ""
+        self.load_text("")
+
     def action_cursor_up(self, select: bool = False) -> None:
+        if not select and not self.text and self.take_queued is not None:
+            queued = self.take_queued()
+            if queued is not None:
+                self.load_text(queued)
+                self.move_cursor(self.document.end)
+                return
         if not select and self.cursor_location[0] == 0 and self.prompt_history:
             self.recall(-1)
             return

@@ -139,3 +139,9 @@ async def wait_until(pilot: Any, predicate: Any, timeout: float = 5.0) -> None:
         if loop.time() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.02)
+
+
+async def armed(pilot: Any, timeout: float = 5.0) -> None:
+    """Wait until the active decision modal takes keys (it ignores them while it arms)."""
+    await wait_until(pilot, lambda: getattr(pilot.app.screen, "armed", True), timeout=timeout)
+    await pilot.pause()  # the focus it moves to its safe choice lands

@@ -10,6 +10,7 @@ from textual.worker import WorkerCancelled
 
 from hello_tui.patch.types import FilePlan, PatchPlan, Risk
 from hello_tui.widgets.diff_rows import hunks_from_texts
+from tests.ui.engine_double import armed
 
 STATS_OLD = '''\
 """Small statistics helpers."""
@@ -84,7 +85,9 @@ async def settle(pilot) -> None:
     """Wait for the diff workers and the repaint that follows them.
 
     Only the diff view's workers: a worker waiting on a modal would wait forever.
+    A decision modal on top is waited for until it has armed (it takes keys then).
     """
+    await armed(pilot)
     for _ in range(2):
         await pilot.pause()
         for worker in [w for w in pilot.app.workers if w.group == "diff-view"]:

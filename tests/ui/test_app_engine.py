@@ -14,7 +14,7 @@ from hello_tui.demo.script import DemoModel
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import Script, fake_settings, make_app, wait_until
+from tests.ui.engine_double import Script, armed, fake_settings, make_app, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 LAG_LIMIT = 0.05
@@ -90,6 +90,7 @@ async def _accept_review(pilot, app: HelloApp, before_accepting=None) -> None:
     app.prompt.load_text("change a.txt")
     await pilot.press("enter")
     await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen), timeout=20)
+    await armed(pilot)
     if before_accepting is not None:
         before_accepting()
     await pilot.press("a")
@@ -176,8 +177,10 @@ async def test_resume_restores_the_same_screen(tmp_path, scripted_server):
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=20)
+        await armed(pilot)
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen), timeout=20)
+        await armed(pilot)
         await pilot.press("j", "space", "a")
         await wait_until(pilot, lambda: not app.turn_running, timeout=30)
         await pilot.press(*"/undo", "enter")

@@ -15,7 +15,7 @@ from hello_tui.screens.picker import PickerScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import wait_until
+from tests.ui.engine_double import armed, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 
@@ -261,6 +261,7 @@ async def test_bang_asks_before_a_command_that_writes(tmp_path, scripted_server)
         await _ready(pilot, app)
         await _send(pilot, app, "!touch made.txt")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=15)
+        await armed(pilot)
         await pilot.press("n")
         await wait_until(pilot, lambda: not app.turn_running, timeout=15)
         assert not (tmp_path / "made.txt").exists()

@@ -20,11 +20,12 @@ from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen
 from hello_tui.screens.note_viewer import NoteViewerScreen
+from hello_tui.screens.reject import RejectReasonScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.notes import NoteStore
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import wait_until
+from tests.ui.engine_double import armed, wait_until
 
 ORIGINAL = (
     Path(__file__).resolve().parents[2] / "hello_tui" / "demo" / "repo" / "stats.py"
@@ -59,10 +60,12 @@ async def test_demo_bug_partial_accept_fixes_the_file_and_reruns_the_tests(
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app)
         await wait_until(pilot, lambda: _screen_is(app, CommandApprovalScreen), timeout=20)
+        await armed(pilot)
         assert "pytest" in app.screen.command
         approvals_seen += 1
         await pilot.press("a")  # allow for the session
         await wait_until(pilot, lambda: _screen_is(app, PatchReviewScreen), timeout=20)
+        await armed(pilot)
         review = app.screen
         assert [f.path for f in review.plan.files] == ["stats.py"]
         assert len(review.plan.files[0].hunks) == 2
@@ -106,9 +109,14 @@ async def test_rejected_patch_leaves_the_file_and_tells_the_model(tmp_path, scri
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app)
         await wait_until(pilot, lambda: _screen_is(app, CommandApprovalScreen), timeout=20)
+        await armed(pilot)
         await pilot.press("y")  # once
         await wait_until(pilot, lambda: _screen_is(app, PatchReviewScreen), timeout=20)
+        await armed(pilot)
         await pilot.press("r")
+        await wait_until(pilot, lambda: _screen_is(app, RejectReasonScreen), timeout=10)
+        await armed(pilot)
+        await pilot.press("enter")  # no reason
         await wait_until(pilot, lambda: not app.turn_running, timeout=20)
         assert (repo / "stats.py").read_text() == ORIGINAL
         assert list_backups(app.settings) == []
@@ -130,6 +138,7 @@ async def test_denied_command_does_not_run_and_the_model_is_told(tmp_path, scrip
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "create ran.txt with python")
         await wait_until(pilot, lambda: _screen_is(app, CommandApprovalScreen), timeout=20)
+        await armed(pilot)
         await pilot.press("n")
         await wait_until(pilot, lambda: not app.turn_running, timeout=20)
         assert not (repo / "ran.txt").exists()
@@ -211,11 +220,13 @@ async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_serv
         tree.move_cursor(folder.children[0])
         await pilot.press("R")
         await wait_until(pilot, lambda: _screen_is(app, ConfirmScreen))
+        await armed(pilot)
         await pilot.press("n")
         await pilot.pause()
         assert (repo / "stats.py").read_text() == FIXED_MEAN_ONLY
         await pilot.press("R")
         await wait_until(pilot, lambda: _screen_is(app, ConfirmScreen))
+        await armed(pilot)
         await pilot.press("y")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == ORIGINAL)
         await wait_until(pilot, lambda: len(app.sidebar.backups) == 2)
@@ -296,6 +307,7 @@ async def test_sidebar_restores_a_whole_backup_folder(tmp_path, scripted_server)
         tree.move_cursor(tree.root.children[0])  # the folder, not one of its files
         await pilot.press("R")
         await wait_until(pilot, lambda: _screen_is(app, ConfirmScreen))
+        await armed(pilot)
         await pilot.press("y")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == ORIGINAL)
         await wait_until(pilot, lambda: (repo / "test_stats.py").read_text() == test_before)

@@ -9,13 +9,14 @@ from textual.app import App
 
 from hello_tui.screens.approver import TuiApprover
 from hello_tui.screens.command_approval import CommandApprovalScreen
+from tests.ui.engine_double import armed
 from tests.ui.review_fixtures import ScreenApp
 
 
 async def test_w_allows_the_command_once_with_network():
     app = ScreenApp(CommandApprovalScreen("pip install -e .", "pip is not read-only"))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await armed(pilot)
         await pilot.press("w")
         await pilot.pause()
     assert app.results == ["network"]
@@ -24,6 +25,7 @@ async def test_w_allows_the_command_once_with_network():
 async def test_the_network_button_answers_network():
     app = ScreenApp(CommandApprovalScreen("curl -O https://example.org/x", "curl is not read-only"))
     async with app.run_test(size=(100, 30)) as pilot:
+        await armed(pilot)
         await pilot.click("#command-network")
         await pilot.pause()
     assert app.results == ["network"]
@@ -46,6 +48,7 @@ async def test_the_tui_approver_passes_the_network_choice_on():
         app.ask_command("pip download requests")
         await pilot.pause()
         assert isinstance(app.screen, CommandApprovalScreen)
+        await armed(pilot)
         await pilot.press("w")
         await app.workers.wait_for_complete()
     assert app.answers == ["network"]

@@ -12,6 +12,7 @@ from textual.widgets import Static
 from hello_tui.core.approval import ServerStartRequest, ToolCallRequest
 from hello_tui.screens.approver import TuiApprover
 from hello_tui.screens.mcp_approval import ServerApprovalScreen, ToolApprovalScreen
+from tests.ui.engine_double import armed
 
 CALL = ToolCallRequest("time", "get_current_time", {"timezone": "Europe/Oslo"}, "What time.")
 START = ServerStartRequest("time", ".mcp.json", "uvx mcp-server-time", ("TZ",))
@@ -44,6 +45,7 @@ async def test_a_tool_call_is_answered_with_one_key(key, verdict):
         assert isinstance(app.screen, ToolApprovalScreen)
         shown = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "get_current_time" in shown and "'time'" in shown and "Europe/Oslo" in shown
+        await armed(pilot)
         await pilot.press(key)
         await app.workers.wait_for_complete()
     assert app.answers == [verdict]
@@ -54,6 +56,7 @@ async def test_enter_on_the_focused_button_denies():
     async with app.run_test(size=(100, 30)) as pilot:
         app.ask_tool()
         await pilot.pause()
+        await armed(pilot)
         await pilot.press("enter")
         await app.workers.wait_for_complete()
     assert app.answers == ["deny"]
@@ -68,6 +71,7 @@ async def test_a_repo_server_start_is_answered_with_one_key(key, verdict):
         assert isinstance(app.screen, ServerApprovalScreen)
         shown = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "uvx mcp-server-time" in shown and ".mcp.json" in shown and "TZ" in shown
+        await armed(pilot)
         await pilot.press(key)
         await app.workers.wait_for_complete()
     assert app.answers == [verdict]
@@ -79,7 +83,7 @@ async def test_the_app_asks_for_a_repo_server_then_for_the_call_and_lists_it(
     from hello_tui.app import HelloApp
     from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
     from tests.mcp.conftest import stdio_definition, write_mcp_json
-    from tests.ui.engine_double import wait_until
+    from tests.ui.engine_double import armed, wait_until
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -92,8 +96,10 @@ async def test_the_app_asks_for_a_repo_server_then_for_the_call_and_lists_it(
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         app.handle_input("add 4 and 5 with the demo server")
         await wait_until(pilot, lambda: isinstance(app.screen, ServerApprovalScreen), timeout=20)
+        await armed(pilot)
         await pilot.press("y")
         await wait_until(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), timeout=30)
+        await armed(pilot)
         await pilot.press("y")
         await wait_until(pilot, lambda: not app.turn_running, timeout=30)
         [request] = [r for r in server.chat_requests[1]["messages"] if r["role"] == "tool"]
@@ -103,3 +109,17 @@ async def test_the_app_asks_for_a_repo_server_then_for_the_call_and_lists_it(
         shown = "\n".join(app.chat.history.plain_lines())
         assert "demo [stdio, repo, .mcp.json]: running" in shown
         assert "mcp__demo__add" in shown
+
+
+async def test_keys_typed_before_the_modal_armed_never_answer_it():
+    app = _ApproverApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.ask_tool()
+        await pilot.pause()
+        assert isinstance(app.screen, ToolApprovalScreen) and not app.screen.armed
+        await pilot.press("y", "a", "r")  # typed for the prompt, not for this modal
+        assert isinstance(app.screen, ToolApprovalScreen) and app.answers == []
+        await armed(pilot)
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+    assert app.answers == ["deny"]

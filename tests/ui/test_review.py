@@ -18,8 +18,10 @@ from hello_tui.screens.approver import TuiApprover
 from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
+from hello_tui.screens.reject import RejectReasonScreen
 from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen
 from hello_tui.widgets.diff_view import DiffView
+from tests.ui.engine_double import armed, wait_until
 from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, ScreenApp, file_plan, settle, stats_plan
 
 
@@ -82,22 +84,53 @@ async def test_declining_every_hunk_then_accept_is_a_rejection():
     assert decision.reason == "the user declined every hunk"
 
 
-async def test_reject_returns_rejected_by_the_user():
+async def test_r_asks_for_a_reason_that_goes_with_the_rejection():
     app = review_app(stats_plan())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen))
+        await armed(pilot)
+        await pilot.press(*"use a guard", "enter")
+        await pilot.pause()
+    assert app.results == [PatchDecision(accepted=False, reason="use a guard")]
+
+
+async def test_enter_skips_the_reason_and_escape_goes_back_to_the_review():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen))
+        await armed(pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen))
+        assert app.results == []
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen))
+        await armed(pilot)
+        await pilot.press("enter")
         await pilot.pause()
     assert app.results == [PatchDecision(accepted=False)]
 
 
-async def test_escape_rejects_too():
+async def test_escape_asks_before_rejecting():
     app = review_app(stats_plan())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await armed(pilot)
+        await pilot.press("n")  # back to the review: nothing decided
+        await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen))
+        assert app.results == []
+        await armed(pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await armed(pilot)
+        await pilot.press("y")
         await pilot.pause()
-    assert app.results[0].accepted is False
+    assert app.results == [PatchDecision(accepted=False)]
 
 
 async def test_hunk_indices_come_from_the_plan_not_from_display_order():
@@ -240,7 +273,7 @@ async def test_file_keys_are_hidden_for_a_single_file_and_edit_for_a_delete():
         await settle(pilot)
         actions = {b.binding.action for b in app.screen.active_bindings.values()}
         assert "next_file" not in actions and "edit" not in actions
-        assert {"accept", "reject", "toggle_hunk", "help"} <= actions
+        assert {"accept", "reject_with_reason", "toggle_hunk", "help"} <= actions
     app = review_app(stats_plan())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -334,6 +367,7 @@ async def test_high_risk_accept_needs_y_and_says_why():
         await pilot.press("a")
         await pilot.pause()
         assert isinstance(app.screen, HighRiskConfirmScreen)
+        await armed(pilot)
         message = str(app.screen.query_one("#confirm-message", Static).render())
         assert "rewrites 2 files entirely" in message
         assert app.focused is not None and app.focused.id == "confirm-no"
@@ -349,11 +383,15 @@ async def test_high_risk_cancel_goes_back_to_the_review(cancel_key: str):
         await settle(pilot)
         await pilot.press("a")
         await pilot.pause()
+        await armed(pilot)
         await pilot.press(cancel_key)  # enter presses the focused, safe button
         await pilot.pause()
         assert isinstance(app.screen, PatchReviewScreen)
         assert app.results == []
         await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen))
+        await armed(pilot)
+        await pilot.press("enter")
         await pilot.pause()
     assert app.results[0].accepted is False
 
@@ -413,6 +451,9 @@ async def test_edit_uses_the_given_replan(tmp_path, monkeypatch):
         assert calls == [{"stats.py": "mine\n"}]
         assert len(app.screen.plan.files) == 1
         await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen))
+        await armed(pilot)
+        await pilot.press("enter")
         await pilot.pause()
     assert app.results[0].user_edits == {"stats.py": "mine\n"}
 
@@ -451,7 +492,7 @@ async def test_a_missing_editor_is_reported_not_raised(monkeypatch, tmp_path):
 async def test_command_approval_keys(key: str, verdict: str):
     app = ScreenApp(CommandApprovalScreen("pytest -q", "runs the test suite"))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await armed(pilot)
         assert app.focused is not None and app.focused.id == "command-deny"
         text = str(app.screen.query_one("#command-text", Static).render())
         assert "pytest -q" in text
@@ -463,6 +504,7 @@ async def test_command_approval_keys(key: str, verdict: str):
 async def test_command_approval_buttons():
     app = ScreenApp(CommandApprovalScreen("make", "not on the allow list"))
     async with app.run_test(size=(100, 30)) as pilot:
+        await armed(pilot)
         await pilot.click("#command-session")
         await pilot.pause()
     assert app.results == ["session"]
@@ -472,7 +514,7 @@ async def test_command_approval_buttons():
 async def test_confirm_screen(key: str, answer: bool):
     app = ScreenApp(ConfirmScreen("Restore?", "Overwrite stats.py with the backup."))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await armed(pilot)
         assert isinstance(app.focused, Button) and app.focused.id == "confirm-no"
         await pilot.press(key)
         await pilot.pause()
@@ -533,6 +575,7 @@ async def test_tui_approver_reviews_patches_from_a_worker():
     app = ApproverApp()
     async with app.run_test(size=(120, 40)) as pilot:
         app.ask_patch(stats_plan())
+        await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen))
         await settle(pilot)
         assert isinstance(app.screen, PatchReviewScreen)
         await pilot.press("j", "space", "a")
@@ -548,10 +591,12 @@ async def test_tui_approver_asks_about_commands_from_a_worker():
         app.ask_command("pytest -q")
         await pilot.pause()
         assert isinstance(app.screen, CommandApprovalScreen)
+        await armed(pilot)
         await pilot.press("a")
         await app.workers.wait_for_complete()
         app.ask_command("rm -rf build")
         await pilot.pause()
+        await armed(pilot)
         await pilot.press("n")
         await app.workers.wait_for_complete()
     assert app.answers == ["session", "deny"]
@@ -563,6 +608,7 @@ async def test_tui_approver_also_works_outside_a_worker():
         asking = asyncio.ensure_future(app.approver.approve_command("ls", "why not"))
         await pilot.pause()
         assert isinstance(app.screen, CommandApprovalScreen)
+        await armed(pilot)
         await pilot.press("y")
         verdict = await asyncio.wait_for(asking, 10)
     assert verdict == "once"
@@ -593,6 +639,7 @@ async def test_engine_plan_one_hunk_declined_writes_exactly_the_accepted_hunk(tm
     app = EngineApp(settings)
     async with app.run_test(size=(120, 40)) as pilot:
         app.ask_patch(plan)
+        await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen))
         await settle(pilot)
         await pilot.press("j", "space", "a")  # keep the mean fix, decline the describe change
         await app.workers.wait_for_complete()
@@ -621,6 +668,7 @@ async def test_engine_replan_after_editing_in_editor(tmp_path, monkeypatch):
     app = EngineApp(settings)
     async with app.run_test(size=(120, 40)) as pilot:
         app.ask_patch(plan)
+        await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen))
         await settle(pilot)
         await pilot.press("e")
         await settle(pilot)

@@ -52,7 +52,7 @@ def test_high_risk_review_then_confirm(snap_compare, size):
     async def accept(pilot) -> None:
         await settle(pilot)
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)  # the confirm has armed
 
     plan = stats_plan(high_risk=True, reasons=["deletes 1 file", "touches a sensitive file: .env"])
     app = SnapshotApp(PatchReviewScreen(plan))
@@ -61,14 +61,14 @@ def test_high_risk_review_then_confirm(snap_compare, size):
 
 def test_high_risk_confirm_alone(snap_compare):
     app = SnapshotApp(HighRiskConfirmScreen(["rewrites stats.py entirely"]))
-    assert snap_compare(app, terminal_size=NARROW)
+    assert snap_compare(app, terminal_size=NARROW, run_before=settle)
 
 
 def test_command_approval(snap_compare):
     app = SnapshotApp(
         CommandApprovalScreen("pytest -q tests/test_stats.py", "pytest is not on the allow list")
     )
-    assert snap_compare(app, terminal_size=WIDE)
+    assert snap_compare(app, terminal_size=WIDE, run_before=settle)
 
 
 def test_backup_diff(snap_compare):

@@ -1,0 +1,142 @@
+"""Interrupting a turn (Esc, ctrl+c), ctrl+c twice to quit, and messages queued during a turn.
+
+The real agent and the scripted model server: a long answer streams while the
+user presses keys.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hello_tui.app import HelloApp
+from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.store.sessions import SessionStore
+from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.ui.engine_double import wait_until
+
+LONG = "word " * 3000
+
+
+def _app(tmp_path, server) -> HelloApp:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    return HelloApp(settings_for_server(server, repo), preflight=False)
+
+
+def _chat(app: HelloApp) -> str:
+    return "\n".join(app.chat.history.plain_lines())
+
+
+async def _send(pilot, app: HelloApp, prompt: str) -> None:
+    await wait_until(pilot, lambda: app.engine is not None, timeout=15)
+    app.prompt.load_text(prompt)
+    await pilot.press("enter")
+
+
+async def test_ctrl_c_interrupts_the_turn_and_the_session_stays_consistent(
+    tmp_path, scripted_server
+):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01), text("Second answer.")])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "write a lot")
+        await wait_until(pilot, lambda: app.chat.streaming and len(app.chat.live_text) > 50)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=10)
+        assert app.is_running  # one ctrl+c during a turn interrupts, it does not quit
+        assert "Turn cancelled." in _chat(app)
+        session_id = app.engine.session_id
+        await _send(pilot, app, "and now?")
+        await wait_until(pilot, lambda: not app.turn_running and server.remaining == 0, timeout=15)
+        await wait_until(pilot, lambda: "Second answer." in _chat(app))
+    session = SessionStore(app.settings.state).load(session_id)
+    raw = json.loads(session.path.read_text())
+    assert raw["turns"] == 2
+    roles = [m["role"] for m in session.history]
+    assert roles.count("user") == 2 and roles[-1] == "assistant"
+
+
+async def test_ctrl_c_during_an_approval_interrupts_and_closes_it(tmp_path, scripted_server):
+    server = scripted_server([tool_calls([call("terminal", {"command": "touch x"})])])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "make x")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=20)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=10)
+        assert not isinstance(app.screen, CommandApprovalScreen)
+        assert not (app.settings.repo / "x").exists()
+        assert app.is_running
+
+
+async def test_ctrl_c_clears_the_prompt_then_twice_on_an_empty_prompt_quits(tmp_path):
+    from tests.ui.engine_double import Script, fake_settings, make_app
+
+    app = make_app(fake_settings(tmp_path), Script())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"draft")
+        await pilot.press("ctrl+c")
+        assert app.prompt.text == "" and app.is_running
+        await pilot.press("up")
+        assert app.prompt.text == "draft"  # cleared, not lost
+        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")
+        assert app.is_running  # the first on the empty prompt only warns
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_it_ends(
+    tmp_path, scripted_server
+):
+    server = scripted_server(
+        [text("first " * 600, chunk_size=5, delay=0.01), text("Answer to the queued one.")]
+    )
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        app.prompt.load_text("also this")
+        await pilot.press("enter")
+        assert app.queued.items == ["also this"] and app.queued.display
+        assert app.prompt.text == ""
+        await wait_until(pilot, lambda: "Answer to the queued one." in _chat(app), timeout=20)
+        assert app.queued.items == [] and not app.queued.display
+        users = [m["content"] for m in server.chat_requests[-1]["messages"] if m["role"] == "user"]
+        assert users[-1].endswith("also this")
+
+
+async def test_a_queued_message_can_be_edited_or_dropped(tmp_path, scripted_server):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01), text("Edited answer.")])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        for message in ("drop me", "edit me"):
+            app.prompt.load_text(message)
+            await pilot.press("enter")
+        assert app.queued.items == ["drop me", "edit me"]
+        await pilot.press("up")  # the newest comes back to the prompt
+        assert app.prompt.text == "edit me" and app.queued.items == ["drop me"]
+        await pilot.press(*" again", "enter")
+        assert app.queued.items == ["drop me", "edit me again"]
+        await pilot.press("ctrl+x")  # drops the newest
+        assert app.queued.items == ["drop me"]
+        await pilot.press("ctrl+x")
+        assert app.queued.items == []
+
+
+async def test_an_interrupted_turn_hands_the_queue_back_to_the_prompt(tmp_path, scripted_server):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        app.prompt.load_text("later")
+        await pilot.press("enter")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=10)
+        assert app.queued.items == []
+        assert app.prompt.text == "later"
+        assert server.remaining == 0 and len(server.chat_requests) == 1
