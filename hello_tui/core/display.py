@@ -55,6 +55,11 @@ class ToolStep:
 DisplayEntry = ChatMessage | ToolStep
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 hunk`, `2 hunks`: English plurals for the nouns the screens count."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def hint_suffix(message: str, hint: str) -> str:
     """The hint on a line of its own, unless the message already says it."""
     return f"\nHint: {hint}" if hint and hint not in message else ""
@@ -63,7 +68,8 @@ def hint_suffix(message: str, hint: str) -> str:
 def patch_result_text(event: ev.PatchResolved) -> str:
     lines = [event.summary.strip() or ("Patch applied." if event.applied else "Patch not applied.")]
     if event.applied:
-        lines.append(f"{event.hunks_applied} hunk(s) applied, {event.hunks_declined} declined.")
+        applied = counted(event.hunks_applied, "hunk")
+        lines.append(f"{applied} applied, {event.hunks_declined} declined.")
     if event.backup_dir:
         lines.append(f"Backup: `{event.backup_dir}`")
     return "\n\n".join(lines)

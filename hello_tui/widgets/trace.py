@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from hello_tui.core.display import ToolStep
+from hello_tui.core.display import ToolStep, counted
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
@@ -139,7 +139,7 @@ class TraceRow(Widget, can_focus=True):
                 text.append(line if self.expanded else fit(line, width - 4))
             hidden = len(lines) - len(shown)
             if hidden > 0:
-                more = fit(f"└ {hidden} more lines (enter to expand)", width - 2)
+                more = fit(f"└ {counted(hidden, 'more line')} (enter to expand)", width - 2)
                 text.append(f"\n  {more}", style="#565f89")
         return text
 

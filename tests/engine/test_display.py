@@ -71,7 +71,7 @@ def test_a_turn_with_a_tool_a_patch_an_approval_and_an_answer():
         ToolStep(3, 1, "c1", "read", {"path": "a"}, "success", "x = 1", 0.123, "read first"),
         ChatMessage("notice", "`make`: allowed for this session", 3),
         ChatMessage(
-            "result", "M a\n\n1 hunk(s) applied, 0 declined.\n\nBackup: `.helloagents/backups/1`", 3
+            "result", "M a\n\n1 hunk applied, 0 declined.\n\nBackup: `.helloagents/backups/1`", 3
         ),
         ChatMessage("notice", "slow down", 3),
         ChatMessage("error", "broken", 3),
@@ -143,3 +143,10 @@ def test_events_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         event.text = "y"  # type: ignore[misc]
     assert event.to_dict()["type"] == "Notice" and event.to_dict()["level"] == "info"
+
+
+def test_counts_read_as_english():
+    from hello_tui.core.display import counted
+
+    assert [counted(n, "hunk") for n in (0, 1, 2)] == ["0 hunks", "1 hunk", "2 hunks"]
+    assert counted(1, "more line") == "1 more line"

@@ -203,7 +203,7 @@ async def test_resume_restores_the_same_screen(tmp_path, scripted_server):
     roles = [role for role, _ in before_chat]
     assert {"user", "assistant", "notice", "result"} <= set(roles)  # every kind was compared
     assert ("notice", "`python -m pytest -q`: allowed for this session") in before_chat
-    assert any(role == "result" and "1 hunk(s) applied" in body for role, body in before_chat)
+    assert any(role == "result" and "1 hunk applied" in body for role, body in before_chat)
     assert before_chat[-1][0] == "result" and before_chat[-1][1].startswith("Undone: M stats.py")
     assert [t for _, t, _, _ in before_tools if t != "todo"] == [
         "read",

@@ -93,7 +93,7 @@ async def test_demo_bug_partial_accept_fixes_the_file_and_reruns_the_tests(
             "Rerun the tests",
         ]
         chat = "\n".join(app.chat.history.plain_lines())
-        assert "1 hunk(s) applied, 1 declined" in chat
+        assert "1 hunk applied, 1 declined" in chat
         assert "The tests pass now." in chat
         assert "Patch applied" in [n.title for n in NoteStore(app.settings.state.notes).list()]
         await pilot.press("ctrl+b")
