@@ -32,9 +32,9 @@ an MCP server a repository's `.mcp.json` wants to start (`approve_server`)
 asks on a tool call of its own (kind `execute`): `allow` starts it for this
 session, `allow_always` for good (remembered), `reject` does not start it.
 
-The session's mode holds here too: in `read-only` no patch is written and no
-command that needs approval runs (nobody is asked); in `auto-edit` patches
-are written unasked, except a high-risk one.
+The session's mode is not handled here: the engine puts its mode approver in
+front of this one, so in `read-only` nothing reaches the client, and in
+`auto-edit` only high-risk patches and commands do.
 
 The tool call that asks is found by pairing: the engine reports
 `PatchProposed` / `CommandApprovalNeeded` (with the call's id) right before it
@@ -119,11 +119,9 @@ class AcpApprover:
         repo: Path,
         *,
         hunk_choices: bool = False,
-        mode: Callable[[], str] = lambda: "ask",
         notify: Notify | None = None,
     ) -> None:
         self._request = request
-        self._mode = mode
         self._notify = notify
         self.session_id = session_id
         self.repo = repo
@@ -198,10 +196,7 @@ class AcpApprover:
     async def review_patch(self, plan: PatchPlan) -> PatchDecision:
         paths = tuple(f.path for f in plan.files)
         call_id = await self._call_id(self._patches, paths, "patch")
-        mode = self._mode()
-        if mode == "read-only":
-            return PatchDecision(accepted=False, reason="the session is read-only")
-        if (self.always_patches or mode == "auto-edit") and not plan.risk.high:
+        if self.always_patches and not plan.risk.high:
             return PatchDecision(accepted=True)
         options = [
             _option(ALLOW, "Allow", "allow_once"),
@@ -255,8 +250,6 @@ class AcpApprover:
 
     async def approve_command(self, command: str, reason: str) -> CommandVerdict:
         call_id = await self._call_id(self._commands, command, "command")
-        if self._mode() == "read-only":
-            return "deny"
         options = [
             _option(ALLOW, "Allow once", "allow_once"),
             _option(ALLOW_ALWAYS, "Allow for this session", "allow_always"),
@@ -284,8 +277,6 @@ class AcpApprover:
         """An MCP tool call: asked on the tool call that runs it."""
         # MCP tools run one at a time, right after their ToolCallStarted: the oldest is this one.
         call_id = await self._call_id(self._external, None, "mcp-call")
-        if self._mode() == "read-only":
-            return "deny"
         options = [
             _option(ALLOW, "Allow once", "allow_once"),
             _option(ALLOW_ALWAYS, "Allow this tool for this session", "allow_always"),

@@ -132,7 +132,6 @@ class HelloTuiAgent:
             "",
             settings.repo,
             hunk_choices=self._hunk_choices,
-            mode=lambda: engine.mode if engine is not None else "ask",
             notify=lambda update: self._send(approver.session_id, [update]),
         )
         try:

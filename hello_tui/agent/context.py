@@ -10,7 +10,7 @@ its result.
 When everything does not fit, in this order:
 1. older turns' tool outputs and answers are shortened (head and tail);
 2. older turns go, oldest first;
-3. this turn's older results are shortened, then reduced to a short stub;
+3. this turn's older results are shortened, then cut to 160 characters (head and tail);
 4. this turn's older steps go, oldest first;
 5. only then are the newest results cut, head and tail, with a note saying
    how much was left out. The newest step is never dropped wholesale.
@@ -32,7 +32,7 @@ REPLY_RESERVE = 0.15
 EVIDENCE_ITEMS = 3
 EVIDENCE_CHARS = 600
 COMPRESSED_OUTPUT_CHARS = 800
-STUB_OUTPUT_CHARS = 160
+SHORTEST_OUTPUT_CHARS = 160
 # A pinned message (first task, summary) longer than this is cut only when nothing else fits.
 PINNED_FLOOR_CHARS = 2000
 # ReAct tool results travel as user messages starting with this.
@@ -245,7 +245,7 @@ def build_context(
         lambda: sel.shorten("hist", len(sel.hist), COMPRESSED_OUTPUT_CHARS, True, room),
         lambda: sel.drop_oldest("hist", len(sel.hist), room),
         lambda: sel.shorten("steps", older_steps, COMPRESSED_OUTPUT_CHARS, False, room),
-        lambda: sel.shorten("steps", older_steps, STUB_OUTPUT_CHARS, False, room),
+        lambda: sel.shorten("steps", older_steps, SHORTEST_OUTPUT_CHARS, False, room),
         lambda: sel.drop_oldest("steps", older_steps, room),
     ]
     for stage in stages:

@@ -13,9 +13,10 @@ from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
 from hello_tui.acp.permissions import AcpApprover
 from hello_tui.core.events import ToolCallFinished, ToolCallStarted
+from hello_tui.core.modes import ModeApprover
 
 
-def approver_answering(outcome, mode="ask"):
+def approver_answering(outcome):
     asked: list = []
     notified: list = []
 
@@ -26,7 +27,7 @@ def approver_answering(outcome, mode="ask"):
     async def notify(update):
         notified.append(update)
 
-    approver = AcpApprover(request, "s", Path("/r"), mode=lambda: mode, notify=notify)
+    approver = AcpApprover(request, "s", Path("/r"), notify=notify)
     return approver, asked, notified
 
 
@@ -63,9 +64,11 @@ async def test_mcp_tool_verdicts():
 
 
 async def test_read_only_denies_mcp_calls_unasked():
-    approver, asked, _ = approver_answering(chose("allow"), mode="read-only")
+    approver, asked, _ = approver_answering(chose("allow"))
+    # As the engine does: the session's mode answers before the client is asked.
+    guarded = ModeApprover(approver, lambda: "read-only")
     await approver.observe(ToolCallStarted(1, "c", "mcp__github__search", {}))
-    assert await approver.approve_tool_call(TOOL_CALL) == "deny"
+    assert await guarded.approve_tool_call(TOOL_CALL) == "deny"
     assert asked == []
 
 
