@@ -384,8 +384,16 @@ def place_chunks(
                 pos = found[0]
             elif chunk.headers:
                 pos = found[0]  # the first occurrence after the `@@` anchor
-            elif hints:
+            elif hints and not chunk.counts_wrong:
                 pos = _nearest(path, label, found, pass_no, hints, chunk, notes)
+            elif hints:
+                raise _ambiguous(
+                    path,
+                    label,
+                    found,
+                    pass_no,
+                    ", and its header's counts are wrong, so its line numbers cannot decide",
+                )
             else:
                 raise _ambiguous(path, label, found, pass_no, "")
         if chunk.line_hint is not None:

@@ -32,6 +32,9 @@ class Chunk:
     # `\ No newline` marker). None: the patch cannot say (Codex), the file decides.
     eols: list[str] | None = None
     header_text: str = ""  # the `@@ ... @@` line as written, for messages
+    # The header's counts did not match the hunk's lines: its line numbers are no
+    # better than its counts, so they may not choose between several occurrences.
+    counts_wrong: bool = False
     eol_stated: bool = False  # a `\ No newline` marker says how the file ends (either side)
     # Trailing context items that were bare empty lines: perhaps blank context lines that
     # lost their space, perhaps blank lines after the diff that a miscount took in.

@@ -234,6 +234,24 @@ class UnifiedParser:
             and self.lines[i + 1].startswith("+++ ")
         )
 
+    def _one_headless_file(self, i: int) -> None:
+        """Header lines without their `diff --git` line must be one file's: the same kind
+        twice means several files lost theirs, and which lines were whose is unknowable."""
+        seen: set[str] = set()
+        while i < self.n and self.lines[i].startswith(_EXTENDED):
+            kind = next(k for k in _EXTENDED if self.lines[i].startswith(k))
+            # A second `index` line is left to the section's own checks, which can say
+            # more (a deletion that ran into the next file's lines, for one).
+            if kind in seen and kind != "index ":
+                raise PatchError(
+                    f"Corrupt patch at patch line {i + 1}: {kind.strip()!r} again in header "
+                    "lines that have no 'diff --git' line, so they belong to several files "
+                    "and which file each is for cannot be known. Give each file its "
+                    "'diff --git a/PATH b/PATH' line."
+                )
+            seen.add(kind)
+            i += 1
+
     def _signature(self, k: int) -> bool:
         """A mail's `-- ` signature line (git's version follows it)."""
         if bare(self.lines[k]) not in ("-- ", "--"):
@@ -283,6 +301,7 @@ class UnifiedParser:
             head.header_names = _split_header_names(bare(self.lines[i])[len(_DIFF_GIT) :])
             i = self._extended_header(head, i + 1)
         elif self.lines[i].startswith(_EXTENDED):
+            self._one_headless_file(i)
             head.git = True
             i = self._extended_header(head, i)
         else:
@@ -428,6 +447,7 @@ class UnifiedParser:
     def _warn_recount(self, chunk: Chunk, header: str, old_count: int, new_count: int) -> None:
         old_len, new_len = len(chunk.old_lines), len(chunk.new_lines)
         if (old_len, new_len) != (old_count, new_count):
+            chunk.counts_wrong = True
             self.warnings.append(
                 f"patch line {chunk.source_line}: the hunk header {header!r} counts "
                 f"{old_count} old and {new_count} new lines, the hunk has {old_len} and {new_len}; "

@@ -503,6 +503,28 @@ def test_equally_near_occurrences_are_ambiguous(repo, settings):
         plan_patch_text("--- a/d.txt\n+++ b/d.txt\n@@ -3,2 +3,2 @@\n x\n-y\n+Y\n", settings)
 
 
+def test_header_lines_of_several_files_without_diff_git_lines_are_refused(repo, settings):
+    # Two files' mode lines ran together once their `diff --git` lines were dropped.
+    write(repo, "f.txt", "\n")
+    write(repo, "g.py", "")
+    text = (
+        "old mode 100755\nnew mode 100644\nold mode 100755\nnew mode 100644\n"
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1 +0,0 @@\n-\n"
+    )
+    with pytest.raises(PatchError, match="belong to several files"):
+        plan_patch_text(text, settings)
+    assert (repo / "f.txt").read_text() == "\n"
+
+
+def test_a_header_with_wrong_counts_cannot_choose_between_occurrences(repo, settings):
+    # Counts that do not match the hunk mean its line numbers are not to be trusted
+    # either: three blank lines, and a hunk that says line 1 but was made at line 3.
+    write(repo, "f.txt", "\n\n\n")
+    with pytest.raises(PatchError, match="counts are wrong"):
+        plan_patch_text("--- a/f.txt\n+++ b/f.txt\n@@ -1,99 +1,97 @@\n \n+tail\n", settings)
+    assert (repo / "f.txt").read_text() == "\n\n\n"
+
+
 def test_line_numbers_that_disagree_and_pick_different_places_are_ambiguous(repo, settings):
     write(repo, "d.txt", "x\ny\n" + "k\n" * 10 + "x\ny\n")
     with pytest.raises(PatchError, match="line numbers disagree"):
