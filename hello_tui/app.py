@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import signal
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -49,7 +51,8 @@ from hello_tui.core.approval import (
     ToolVerdict,
 )
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
-from hello_tui.screens.decision import TypeAhead
+from hello_tui.notify import TerminalNotifier
+from hello_tui.screens.decision import DecisionModal, TypeAhead
 from hello_tui.widgets.chat_log import ChatEntry, ChatView
 from hello_tui.widgets.completion import (
     AttachmentChips,
@@ -95,6 +98,17 @@ INIT_PROMPT = (
     "conventions to follow, and what not to touch. If an AGENTS.md exists, propose "
     "improvements to it instead. Propose it as a patch."
 )
+
+# What a desktop notification says when a decision modal waits (by the modal's class, or
+# the nearest base class named here).
+WAITING_TEXT = {
+    "PatchReviewScreen": "A patch waits for your review.",
+    "CommandApprovalScreen": "A command waits for your approval.",
+    "ToolApprovalScreen": "An MCP tool call waits for your approval.",
+    "ServerApprovalScreen": "An MCP server waits for your approval to start.",
+    "HighRiskConfirmScreen": "A high-risk patch waits for your confirmation.",
+    "ConfirmScreen": "A question waits for your answer.",
+}
 
 EngineFactory = Callable[[Settings, Approver], Awaitable["Engine"]]
 ApproverFactory = Callable[["HelloApp"], Approver]
@@ -248,6 +262,22 @@ class HelloApp(App[int]):
             tooltip="Cycle the permission mode: ask, auto-edit, read-only",
             priority=True,
         ),
+        Binding(
+            "pageup",
+            "page_chat(-1)",
+            "Scroll chat",
+            show=False,
+            id="app.chat_page_up",
+            tooltip="Scroll the chat a page (the prompt keeps the focus)",
+        ),
+        Binding(
+            "pagedown",
+            "page_chat(1)",
+            "Scroll chat",
+            show=False,
+            id="app.chat_page_down",
+            tooltip="Scroll the chat a page (the prompt keeps the focus)",
+        ),
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave hello-tui", priority=True),
         Binding("ctrl+c", "ctrl_c", "Quit", show=False, id="app.ctrl_c", priority=True),
@@ -297,6 +327,16 @@ class HelloApp(App[int]):
         self.engine_error = ""
         self._initial_prompt = initial_prompt
         self._welcome = welcome
+        # Calls the user back (bell / desktop notification) only while the terminal is not
+        # focused; decision modals already announced are not announced again.
+        self.notifier = TerminalNotifier(
+            settings.notifications,
+            write=self._write_to_terminal,
+            focused=lambda: self.app_focus,
+            environ=os.environ,
+            title=f"hello-tui ({settings.repo.name})",
+        )
+        self._announced: weakref.WeakSet[Screen[Any]] = weakref.WeakSet()
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -338,6 +378,7 @@ class HelloApp(App[int]):
 
     def on_mount(self) -> None:
         self.prompt.focus()
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         if self._welcome:
             self.chat.add("notice", self._welcome)
         if self._initial_prompt:
@@ -468,6 +509,8 @@ class HelloApp(App[int]):
         if action == "cycle_mode":
             # Only on the main screen: modals (the review's shift+tab) keep the key.
             return len(self.screen_stack) == 1 and self.engine is not None
+        if action == "page_chat":
+            return len(self.screen_stack) == 1  # a modal's own PgUp/PgDn stay its own
         if action == "drop_queued":
             return bool(self.queued.items)
         return True
@@ -689,6 +732,10 @@ class HelloApp(App[int]):
 
     def _end_turn(self, event: ev.Event) -> None:
         self.chat.stream_finish()
+        if isinstance(event, ev.TurnFinished):
+            self.notifier.notify(f"Turn finished: {event.answer or 'no answer'}")
+        elif isinstance(event, ev.TurnFailed):
+            self.notifier.notify(f"The turn failed: {event.error}")
         trace_status = {"TurnFinished": "answered", "TurnFailed": "error"}.get(
             event.kind, "cancelled"
         )
@@ -706,6 +753,24 @@ class HelloApp(App[int]):
         self.refresh_bindings()
         self.prompt.focus()
         self._after_turn()
+
+    # ------------------------------------------------------------ notifications
+    def _write_to_terminal(self, data: str) -> None:
+        if self._driver is not None:
+            self._driver.write(data)
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """A decision modal starts waiting: call the user back if they are away."""
+        if not isinstance(screen, DecisionModal) or screen in self._announced:
+            return  # (a modal shown again after a dialog of its own is not news)
+        self._announced.add(screen)
+        names = [cls.__name__ for cls in type(screen).__mro__]
+        text = next((WAITING_TEXT[n] for n in names if n in WAITING_TEXT), None)
+        text = text or "A decision waits for you."
+        command = getattr(screen, "command", None)
+        if isinstance(command, str) and command:
+            text = f"{text.removesuffix('.')}: {command}"  # which one, at a glance
+        self.notifier.notify(text)
 
     # ------------------------------------------------------------ interrupt and queue
     def _turn_interruptible(self) -> bool:
@@ -778,6 +843,13 @@ class HelloApp(App[int]):
             return
         self._last_ctrl_c = now
         self.notify("Press ctrl+c again to quit.", timeout=CTRL_C_WINDOW)
+
+    def action_page_chat(self, direction: int) -> None:
+        """PgUp / PgDn on the main screen: the chat scrolls, the focus stays where it is."""
+        if direction < 0:
+            self.chat.scroll_page_up(animate=False)
+        else:
+            self.chat.scroll_page_down(animate=False)
 
     def action_help(self) -> None:
         from hello_tui.screens.help import HelpScreen
@@ -1096,6 +1168,18 @@ class HelloApp(App[int]):
 
     def command_help(self, args: str) -> None:
         self.action_help()
+
+    def command_copy(self, args: str) -> None:
+        """`/copy [N]`: the last answer, or its code block N, on the clipboard (OSC 52)."""
+        from hello_tui.widgets.chat_copy import choose_copy
+
+        answer = self.chat.history.last_answer()
+        choice = choose_copy(answer.text if answer is not None else None, args)
+        if choice.text is None:
+            self.notify(choice.message, title="Nothing copied", severity="warning", timeout=6)
+            return
+        self.copy_to_clipboard(choice.text)
+        self.notify(choice.message, title="Copied", timeout=4)
 
     def command_clear(self, args: str) -> None:
         self.action_clear()

@@ -26,6 +26,10 @@ SANDBOX_SETTINGS = ("auto", "require", "off")
 # Permission modes (what they do: hello_tui.core.modes).
 Mode = Literal["ask", "auto-edit", "read-only"]
 MODES: tuple[str, ...] = get_args(Mode)
+# When a turn ends or a decision waits while the terminal is not focused: nothing, the
+# bell, a desktop notification (OSC 9 / OSC 777), or both. "on" is the older name of both.
+Notifications = Literal["off", "bell", "desktop", "both"]
+NOTIFICATIONS: tuple[str, ...] = get_args(Notifications)
 # How deep the start-up check walks the state folder looking for symbolic links.
 STATE_CHECK_MAX_ENTRIES = 200_000
 
@@ -201,10 +205,11 @@ class Settings:
     # Permission mode: ask | auto-edit | read-only (--mode, CODE_AGENT_MODE, the user config;
     # never from the repo's .env, which must not switch reviews off).
     mode: str = "ask"
-    # From the user's config file only: the app's theme ("" = Textual's default) and
-    # notifications when a turn ends (on, bell, off).
+    # From the user's config file only: the app's theme ("" = Textual's default).
     theme: str = ""
-    notifications: str = "on"
+    # CODE_AGENT_NOTIFICATIONS or the user config (never the repo's .env): off | bell |
+    # desktop | both, sent only while the terminal is not focused.
+    notifications: str = "both"
     # Which source each setting came from, for `doctor`.
     sources: dict[str, str] = field(default_factory=dict)
     # Things the user should be told at start (a key held back from a repo's URL...).
@@ -386,6 +391,7 @@ def load_settings(
             f"{repo_path / '.env'} sets CODE_AGENT_MODE; the repository cannot change how "
             "patches and commands are approved, so it is ignored (use --mode or your config)."
         )
+    notifications, sources["notifications"] = _pick_notifications(process_env, user_data)
     timeout = _number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0)
     sources["timeout"] = origin("LLM_TIMEOUT") if env.get("LLM_TIMEOUT") else "default"
     if not timeout > 0:
@@ -430,7 +436,7 @@ def load_settings(
         sandbox=sandbox_setting,  # type: ignore[arg-type]
         mode=mode_name,
         theme=str(user_data.get("theme", "")),
-        notifications=str(user_data.get("notifications", "on")),
+        notifications=notifications,
         sources=sources,
         notices=notices,
     )
@@ -444,6 +450,33 @@ def parse_mode(raw: str) -> Mode:
     if name not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)} (or plan), not {raw!r}")
     return name  # type: ignore[return-value]
+
+
+def parse_notifications(raw: str) -> str:
+    """A notifications setting as typed ("on" means both); raises ValueError naming the choices."""
+    name = raw.strip().lower()
+    if name == "on":
+        name = "both"
+    if name not in NOTIFICATIONS:
+        raise ValueError(f"notifications must be one of {', '.join(NOTIFICATIONS)}, not {raw!r}")
+    return name
+
+
+def _pick_notifications(
+    process_env: Mapping[str, str], user_data: Mapping[str, object]
+) -> tuple[str, str]:
+    """The environment, else the user's config, else both (a repository has no say in how
+    its user is called back)."""
+    raw, source = process_env.get("CODE_AGENT_NOTIFICATIONS"), "env CODE_AGENT_NOTIFICATIONS"
+    if not raw:
+        raw, source = str(user_data.get("notifications") or ""), "user config notifications"
+    if not raw:
+        return "both", "default"
+    try:
+        return parse_notifications(raw), source
+    except ValueError as exc:
+        where = "CODE_AGENT_NOTIFICATIONS" if source.startswith("env") else "your user config"
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _pick_mode(

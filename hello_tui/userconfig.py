@@ -8,7 +8,7 @@ default provider and model, the permission mode, the theme and notifications.
     base_url = "http://localhost:11434/v1"   # instead of a provider's own
     mode = "ask"                 # ask, auto-edit, read-only
     theme = "textual-dark"
-    notifications = "on"         # on, bell, off
+    notifications = "both"       # off, bell, desktop, both
 
     [keys]
     deepseek = "sk-…"

@@ -44,6 +44,7 @@ def _describe(settings: Settings) -> list[tuple[str, str, str]]:
         ("api key", settings.masked_key, src.get("api_key", "")),
         ("protocol", settings.protocol, src.get("protocol", "")),
         ("mode", settings.mode, src.get("mode", "")),
+        ("notifications", settings.notifications, src.get("notifications", "")),
         ("max steps", str(settings.max_steps), src.get("max_steps", "")),
         ("timeout", f"{settings.timeout:g}s", src.get("timeout", "")),
         ("deadline", f"{settings.request_deadline:g}s", src.get("request_deadline", "")),

@@ -37,6 +37,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("resume", "/resume [ID]", "pick a saved session, or switch to the one with ID"),
     SlashCommand("new", "/new", "start a fresh session"),
     SlashCommand("clear", "/clear", "clear the chat and the model's context (a new session)"),
+    SlashCommand(
+        "copy",
+        "/copy [N]",
+        "copy the last answer, or its code block N (numbered in the chat), to the clipboard",
+    ),
     SlashCommand("undo", "/undo", "undo the last applied patch (or restore)"),
     SlashCommand("redo", "/redo", "bring back the last undone patch"),
     SlashCommand("compact", "/compact", "summarise the older conversation to free context"),

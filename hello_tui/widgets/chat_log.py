@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.padding import Padding
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -27,6 +26,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
+
+from hello_tui.widgets.chat_markdown import ChatMarkdown, fenced_blocks
 
 log = logging.getLogger(__name__)
 
@@ -48,22 +49,30 @@ _ROLE_HEADER: dict[str, tuple[str, str]] = {
 }
 
 
+# The roles an answer of the model is shown in (its first part, and the parts after).
+ANSWER_ROLES = ("assistant", "continued")
+
+
 @dataclass
 class ChatEntry:
     role: Role
     text: str
+    # The number of this entry's first code block: a "continued" part goes on counting
+    # from the part before it (set by ChatHistory).
+    first_block: int = 1
     # width -> rendered lines; a finished entry never changes, so this is safe.
     _cache: dict[int, list[Strip]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _entry_renderable(entry: ChatEntry) -> RenderableType:
     if entry.role == "notice":
-        return RichMarkdown(entry.text, style="italic #9aa0b8")
+        return ChatMarkdown(entry.text, numbered=False, style="italic #9aa0b8")
     if entry.role == "error":
         return Text(entry.text, style="#f7768e")
     if entry.role == "user":
         return Text(entry.text)
-    return RichMarkdown(entry.text, code_theme="monokai")
+    numbered = entry.role in ANSWER_ROLES
+    return ChatMarkdown(entry.text, first_block=entry.first_block, numbered=numbered)
 
 
 def render_entry(entry: ChatEntry, width: int, console: Console) -> list[Strip]:
@@ -84,6 +93,16 @@ def render_entry(entry: ChatEntry, width: int, console: Console) -> list[Strip]:
     strips.append(Strip.blank(0))
     entry._cache = {width: strips}
     return strips
+
+
+def _number_blocks(entry: ChatEntry, before: list[ChatEntry]) -> None:
+    """A later part of an answer numbers its code blocks on from the part before it."""
+    if entry.role != "continued":
+        return
+    previous = next((e for e in reversed(before) if e.role in ANSWER_ROLES), None)
+    if previous is not None:
+        entry.first_block = previous.first_block + len(fenced_blocks(previous.text))
+        entry._cache.clear()
 
 
 class ChatHistory(Widget):
@@ -115,6 +134,7 @@ class ChatHistory(Widget):
 
     def add(self, role: Role, text: str) -> ChatEntry:
         entry = ChatEntry(role, text)
+        _number_blocks(entry, self.entries)
         self.entries.append(entry)
         if self._lines_width > 0:
             self._lines.extend(render_entry(entry, self._lines_width, self.rich_console))
@@ -123,7 +143,10 @@ class ChatHistory(Widget):
 
     def load(self, entries: list[ChatEntry]) -> None:
         """Replace everything (resume, clear); only the newest page is rendered."""
-        self.entries = list(entries)
+        self.entries = []
+        for entry in entries:
+            _number_blocks(entry, self.entries)
+            self.entries.append(entry)
         self.window_start = max(0, len(self.entries) - WINDOW_PAGE)
         self._lines_width = -1
         self._lines = []
@@ -176,6 +199,18 @@ class ChatHistory(Widget):
         # Rendered segments carry no background: the widget's own goes underneath.
         return self._lines[y].crop_extend(0, width, style).apply_style(style)
 
+    def last_answer(self) -> ChatEntry | None:
+        """The model's newest answer, its parts joined (None if it has not answered)."""
+        parts: list[ChatEntry] = []
+        for entry in reversed(self.entries):
+            if entry.role == "continued":
+                parts.append(entry)
+            elif entry.role == "assistant":
+                parts.append(entry)
+                text = "".join(part.text for part in reversed(parts))
+                return ChatEntry("assistant", text, first_block=1)
+        return None
+
     def plain_lines(self) -> list[str]:
         """The rendered text (for tests and the transcript copy)."""
         self._build(self.size.width or 80)
@@ -212,8 +247,20 @@ async def stop_stream(stream: MarkdownStream) -> None:
 class LiveMessage(Markdown):
     """The reply being written; fed through a MarkdownStream in batches."""
 
+    # Headings as the finished message shows them (chat_markdown.HEADING_LOOK), so a
+    # reply does not change its look when it is done.
     DEFAULT_CSS = """
     LiveMessage { height: auto; margin: 0 0 0 2; padding: 0; background: transparent; }
+    LiveMessage MarkdownHeader {
+        margin: 1 0 1 0; content-align: left middle; background: transparent; text-style: bold;
+    }
+    LiveMessage > MarkdownHeader:first-child { margin-top: 0; }
+    LiveMessage MarkdownH1 { color: #7aa2f7; border-bottom: heavy #3b4261; }
+    LiveMessage MarkdownH2 { color: #7dcfff; border-bottom: solid #3b4261; }
+    LiveMessage MarkdownH3 { color: #bb9af7; }
+    LiveMessage MarkdownH4 { color: #c0caf5; }
+    LiveMessage MarkdownH5 { color: #a9b1d6; text-style: bold italic; }
+    LiveMessage MarkdownH6 { color: #a9b1d6; text-style: italic; }
     """
 
 

@@ -1,6 +1,9 @@
 """The multi-line prompt: Enter sends, shift+enter / ctrl+j insert a newline, ↑/↓ walk the history.
 
 On an empty prompt, ↑ first takes back a queued message (`take_queued`) to edit it.
+PageUp / PageDown page through the prompt only when its text is taller than its
+box; otherwise they are skipped, so the app's bindings scroll the chat while
+the prompt keeps the focus.
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual import events
+from textual.actions import SkipAction
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -115,6 +119,16 @@ class PromptInput(TextArea):
             self.recall(+1)
             return
         super().action_cursor_down(select)
+
+    def action_cursor_page_up(self) -> None:
+        if not self.max_scroll_y:
+            raise SkipAction()  # nothing to page through here: the chat scrolls instead
+        super().action_cursor_page_up()
+
+    def action_cursor_page_down(self) -> None:
+        if not self.max_scroll_y:
+            raise SkipAction()
+        super().action_cursor_page_down()
 
     def recall(self, direction: int) -> None:
         """Step through history: -1 older, +1 newer (past the newest returns the draft)."""
