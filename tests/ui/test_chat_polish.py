@@ -266,3 +266,34 @@ async def test_headings_render_bold_and_coloured_with_rules_not_underlined(
                 assert below and set(below) == {rule}
             else:
                 assert below == ""
+
+
+async def test_numbering_goes_on_across_the_parts_of_a_long_streamed_answer(
+    tmp_path, scripted_server
+):
+    filler = "\n\n".join(f"Paragraph {n} explains one more detail of the fix." for n in range(80))
+    answer = (
+        "```python\nfirst = 1\n```\n\n"
+        + filler
+        + "\n\n```python\nsecond = 2\n```\n\n"
+        + filler
+        + "\n\n```sh\nthird\n```\n"
+    )
+    server = scripted_server([text(answer, chunk_size=200)])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _turn(pilot, app, "a long one")
+        roles = [e.role for e in app.chat.history.entries]
+        assert roles.count("continued") >= 1  # the reply was shown in several parts
+        labels = [
+            line.strip()
+            for line in app.chat.history.plain_lines()
+            if line.strip() in ("1  python", "2  python", "3  sh")
+        ]
+        assert labels == ["1  python", "2  python", "3  sh"]
+        writes = DriverWrites(app)
+        for typed in ("/copy 3", "/copy 2", "/copy"):
+            app.prompt.load_text(typed)
+            await pilot.press("enter")
+            await pilot.pause()
+        assert writes.osc52() == ["third", "second = 2", answer.rstrip("\n")]

@@ -13,6 +13,7 @@ from hello_tui.commands.doctor import _describe
 from hello_tui.config import ConfigError, load_settings
 from hello_tui.notify import clean, desktop_sequence, notification
 from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.screens.confirm import ConfirmScreen
 from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import armed, wait_until
@@ -246,3 +247,23 @@ async def test_a_command_approval_waiting_while_blurred_names_the_command(
         await wait_until(pilot, lambda: not app.turn_running, timeout=15)
         assert not (tmp_path / "made.txt").exists()
         assert len(writes.calls()) == 1
+
+
+async def test_any_decision_modal_calls_once_when_it_appears_while_blurred(
+    tmp_path, scripted_server, plain_terminal
+):
+    server = scripted_server([])
+    app = _app(server, tmp_path, "bell")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.engine is not None, timeout=15)
+        writes = DriverWrites(app)
+        await _blur(pilot, app)
+        answers: list[bool] = []
+        app.push_screen(ConfirmScreen("Restore?", "Put the backup back?"), answers.append)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(pilot, lambda: writes.calls())
+        assert writes.calls() == ["\a"]
+        assert app.notifier.sent == ["A question waits for your answer."]
+        app.screen.dismiss(False)
+        await wait_until(pilot, lambda: answers == [False])
+        assert writes.calls() == ["\a"]
