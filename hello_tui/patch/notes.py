@@ -1,5 +1,8 @@
 """The audit trail of the patch engine: `Patch applied` / `Patch failed` notes.
 
+A note's patch is a fenced ```diff block (`fence`), clipped to MAX_PATCH_IN_NOTE
+characters at a line end.
+
 A note that cannot be written never undoes or fails a patch: the error is
 swallowed here on purpose and the caller gets `None` instead of a note id.
 """
@@ -25,10 +28,25 @@ def write_note(
         return None
 
 
-def clip_patch(text: str) -> str:
+def clip_patch(text: str, *, rest: str = "the backup folder keeps the files as they were") -> str:
     if len(text) <= MAX_PATCH_IN_NOTE:
         return text
-    return (
-        text[:MAX_PATCH_IN_NOTE]
-        + "\n… (truncated; the full patch is kept as patch.txt in the backup folder)\n"
-    )
+    cut = text.rfind("\n", 0, MAX_PATCH_IN_NOTE) + 1 or MAX_PATCH_IN_NOTE
+    return text[:cut] + f"… (truncated after {cut} characters; {rest})\n"
+
+
+def fence(text: str, info: str = "diff") -> str:
+    """`text` as a Markdown fenced code block that no line of it can close.
+
+    A closing fence is a run of at least as many backticks, indented by at most
+    three spaces; a diff's context line (" ```") is exactly that, so the fence
+    is made one backtick longer than any such run in the text.
+    """
+    longest = 0
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if len(line) - len(stripped) <= 3 and stripped.startswith("`"):
+            longest = max(longest, len(stripped) - len(stripped.lstrip("`")))
+    ticks = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{ticks}{info}\n{body}{ticks}"
