@@ -10,6 +10,9 @@ swallowed here on purpose and the caller gets `None` instead of a note id.
 from __future__ import annotations
 
 from hello_tui.config import Settings
+from hello_tui.core.markdown_fence import fence
+
+__all__ = ["MAX_PATCH_IN_NOTE", "clip_patch", "fence", "write_note"]
 
 MAX_PATCH_IN_NOTE = 20_000
 
@@ -33,20 +36,3 @@ def clip_patch(text: str, *, rest: str = "the backup folder keeps the files as t
         return text
     cut = text.rfind("\n", 0, MAX_PATCH_IN_NOTE) + 1 or MAX_PATCH_IN_NOTE
     return text[:cut] + f"… (truncated after {cut} characters; {rest})\n"
-
-
-def fence(text: str, info: str = "diff") -> str:
-    """`text` as a Markdown fenced code block that no line of it can close.
-
-    A closing fence is a run of at least as many backticks, indented by at most
-    three spaces; a diff's context line (" ```") is exactly that, so the fence
-    is made one backtick longer than any such run in the text.
-    """
-    longest = 0
-    for line in text.splitlines():
-        stripped = line.lstrip(" ")
-        if len(line) - len(stripped) <= 3 and stripped.startswith("`"):
-            longest = max(longest, len(stripped) - len(stripped.lstrip("`")))
-    ticks = "`" * max(3, longest + 1)
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f"{ticks}{info}\n{body}{ticks}"
