@@ -16,7 +16,7 @@ from hello_tui.patch.history import backup_dir_label
 from hello_tui.patch.notes import clip_patch, fence, write_note
 from hello_tui.patch.selection import select
 from hello_tui.patch.transaction import Write, run_transaction
-from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
+from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection, printable
 from hello_tui.patch.undo_stack import current_state, patch_fields
 from hello_tui.patch.written_diff import written_diff
 
@@ -65,7 +65,8 @@ def _written_section(chosen: PatchPlan) -> str:
         diff = written_diff(chosen)
     except Exception as exc:  # noqa: BLE001 - the files are written; the note must not undo that
         return f"(the diff of the written files could not be rendered: {exc})"
-    return fence(clip_patch(diff))
+    # A note is UTF-8 text: bytes of a file in another encoding are shown as \xNN there.
+    return fence(clip_patch(printable(diff)))
 
 
 def commit_plan(
@@ -100,10 +101,10 @@ def commit_plan(
     )
     content = (
         (f"Task: {user_task}\n\n" if user_task else "")
-        + "Files:\n"
-        + "\n".join(result.summary_lines())
+        + "Files:\n\n"
+        + "\n".join(f"- {line}" for line in result.summary_lines())
         + f"\n\nHunks applied: {result.hunks_applied}, declined: {result.hunks_declined}"
-        + f"\nBackup folder: {result.backup_dir} (undo with `hello-tui undo`)\n\n"
+        + f"\n\nBackup folder: {result.backup_dir} (undo with `hello-tui undo`)\n\n"
         + f"Patch (what was written):\n{_written_section(chosen)}\n"
     )
     result.note_id = write_note(settings, "Patch applied", content, "action", "patch_applied")

@@ -315,3 +315,27 @@ def test_hello_tui_apply_records_the_written_diff(repo, settings, tmp_path):
     diff = note_diff(settings)
     assert diff == git_diff(repo) and "LINE TWENTY" in diff
     reverse_applies(repo, diff, before)
+
+
+def test_a_file_in_a_legacy_encoding_still_gets_its_note(repo, settings):
+    write(repo, "latin.txt", b"caf\xe9\nline2\n")
+    patch = "*** Begin Patch\n*** Update File: latin.txt\n@@\n-line2\n+LINE2\n*** End Patch\n"
+    result = commit_plan(plan_patch_text(patch, settings), settings)
+    assert result.note_id is not None
+    diff = note_diff(settings)
+    assert " caf\\xe9\n-line2\n+LINE2\n" in diff
+
+
+def test_a_rename_with_a_mode_and_content_change(repo, settings):
+    write(repo, "x", "a\nb\nc\nd\ne\nf\n")
+    baseline(repo)
+    before = tree(repo)
+    patch = (
+        "diff --git a/x b/y\nold mode 100644\nnew mode 100755\nsimilarity index 83%\n"
+        "rename from x\nrename to y\n--- a/x\n+++ b/y\n@@ -6 +6 @@\n-f\n+F\n"
+    )
+    commit_plan(plan_patch_text(patch, settings), settings)
+    diff = note_diff(settings)
+    assert diff == git_diff(repo).replace("similarity index 83%\n", "")
+    reverse_applies(repo, diff, before)
+    assert not (repo / "y").exists() and (repo / "x").read_text().endswith("f\n")
