@@ -9,6 +9,7 @@ must turn the new tree back into the old one.
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -339,3 +340,37 @@ def test_a_rename_with_a_mode_and_content_change(repo, settings):
     assert diff == git_diff(repo).replace("similarity index 83%\n", "")
     reverse_applies(repo, diff, before)
     assert not (repo / "y").exists() and (repo / "x").read_text().endswith("f\n")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_edits_and_selections_round_trip_through_git(repo, settings, seed):
+    """Repeated lines, CRLF, missing final newlines, any subset of hunks: the note's diff
+    applies forward to the old tree and backward to the new one, both by git's rules."""
+    rng = random.Random(seed)
+    words = ["a", "b", "", "x = 1", "}", "def f():"]
+    eols = ["\n", "\n", "\n", "\r\n"]
+
+    def text(n: int) -> str:
+        out = "".join(rng.choice(words) + rng.choice(eols) for _ in range(n))
+        return out[:-1] if rng.random() < 0.3 else out
+
+    old = text(rng.randint(0, 40))
+    write(repo, "f.txt", old)
+    baseline(repo)
+    before = tree(repo)
+    lines = old.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 6)):
+        at = rng.randint(0, len(lines))
+        lines[at : at + rng.randint(0, 3)] = [rng.choice(words) + "\n"] * rng.randint(0, 3)
+    new = "".join(lines)
+    if new == old:
+        new = old + "tail\n"
+    plan = plan_file_change(settings, "f.txt", new)
+    hunks = {h.index for h in plan.files[0].hunks}
+    keep = {i for i in hunks if rng.random() < 0.6} or {min(hunks)}
+    commit_plan(plan, settings, selection={"f.txt": keep})
+    written = (repo / "f.txt").read_bytes()
+    diff = note_diff(settings)
+    reverse_applies(repo, diff, before)
+    git(repo, "apply", str(repo.parent / "note.diff"))
+    assert (repo / "f.txt").read_bytes() == written
