@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from markdown_it import MarkdownIt
 from pygments.token import Token
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -83,12 +84,21 @@ class NoteFence(MarkdownFence):
         return highlight_code(code, language="diff", theme=theme)
 
 
+def _parser() -> MarkdownIt:
+    # No autolinks: a file name such as "stats.py" reads as a web address (.py is a
+    # country's domain), and a click on it would open a browser.
+    return MarkdownIt("gfm-like").disable("linkify")
+
+
 class NoteMarkdown(Markdown):
     BLOCKS: ClassVar[dict[str, type[MarkdownBlock]]] = {
         **Markdown.BLOCKS,
         "fence": NoteFence,
         "code_block": NoteFence,
     }
+
+    def __init__(self, markdown: str, *, id: str | None = None) -> None:
+        super().__init__(markdown, id=id, parser_factory=_parser)
 
 
 class NoteViewerScreen(ModalScreen[None]):

@@ -20,8 +20,15 @@ import pytest
 
 from hello_tui.core.approval import PatchDecision
 from hello_tui.core.tools import ToolContext
-from hello_tui.patch import commit_plan, plan_file_change, plan_patch_text, replan_with_edits
+from hello_tui.patch import (
+    PatchError,
+    commit_plan,
+    plan_file_change,
+    plan_patch_text,
+    replan_with_edits,
+)
 from hello_tui.patch.binary import blob_id
+from hello_tui.patch.commit import note_failure
 from hello_tui.patch.notes import MAX_PATCH_IN_NOTE, fence
 from hello_tui.patch.written_diff import quote_path
 from hello_tui.store.notes import NoteStore
@@ -374,3 +381,14 @@ def test_random_edits_and_selections_round_trip_through_git(repo, settings, seed
     reverse_applies(repo, diff, before)
     git(repo, "apply", str(repo.parent / "note.diff"))
     assert (repo / "f.txt").read_bytes() == written
+
+
+def test_a_failed_patch_note_fences_the_proposal(repo, settings):
+    write(repo, "a.txt", "a\n")
+    bad = "*** Begin Patch\n*** Update File: a.txt\n@@\n-not there\n+x\n ```\n*** End Patch\n"
+    with pytest.raises(PatchError) as failed:
+        plan_patch_text(bad, settings)
+    note_failure(settings, str(failed.value), bad, "fix a")  # what `hello-tui apply` does
+    (note,) = [n for n in NoteStore(settings.state.notes).list() if n.title == "Patch failed"]
+    assert "Patch (as proposed):\n````diff\n*** Begin Patch\n" in note.content
+    assert note.content.endswith(" ```\n*** End Patch\n````\n")

@@ -81,3 +81,12 @@ async def test_the_viewer_colours_a_new_notes_diff():
         (block,) = app.screen.query(NoteFence)
         assert block.code.startswith("diff --git a/a.txt b/a.txt")
         assert "#9ece6a" in _styles_of_line(block._highlighted_code, "+b")
+
+
+async def test_file_names_in_a_note_are_not_web_links():
+    app = _ViewerApp("Files:\n\n- M stats.py\n- A docs/setup.md\n")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        body = app.screen.query_one("#note-body")
+        spans = [s for block in body.query("MarkdownBlock") for s in block._content.spans]
+        assert not [s for s in spans if "link" in str(s.style)]
