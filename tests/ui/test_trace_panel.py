@@ -168,3 +168,25 @@ async def test_few_rows_start_at_the_top_of_the_panel(tmp_path):
         await pilot.pause()
         assert app.trace.scroll_y == 0
         assert app.trace.rows[0].region.y == app.trace.content_region.y
+
+
+async def test_a_resumed_sessions_todo_steps_collapse_too():
+    from textual.app import App, ComposeResult
+
+    from hello_tui.core.display import ToolStep
+    from hello_tui.widgets.trace import TracePanel
+
+    def saved(step: int, tool: str) -> ToolStep:
+        return ToolStep(1, step, f"c{step}", tool, {"n": step}, "success", f"board {step}", 0.1)
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TracePanel(id="trace", clock=lambda: 0.0)
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        trace = app.query_one(TracePanel)
+        trace.replay([saved(1, "todo"), saved(2, "todo"), saved(3, "read"), saved(4, "todo")])
+        await pilot.pause()
+        assert trace.summary_lines() == ["1–2 todo x2 success", "3 read success", "4 todo success"]
+        assert trace.rows[0].record.output == "board 2"
