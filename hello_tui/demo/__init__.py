@@ -23,7 +23,8 @@ WELCOME = (
     "**Demo.** A copy of a small repository with a bug, and a scripted model "
     "(no API key needed). Press **Enter** to send the prepared task, then watch the "
     "trace and the todo board; you will be asked to allow a command and to review a patch "
-    "(space toggles a hunk, `a` accepts, `r` rejects)."
+    "(space toggles a hunk, `a` applies the hunks you kept, `r` rejects and asks why "
+    "(Enter skips the reason), Esc asks before rejecting, `?` lists every key)."
 )
 
 

@@ -3,17 +3,22 @@
 `commit_plan` is the only function the agent, the tools and `hello-tui apply`
 call to write a patch. High-risk confirmation is the caller's duty (the
 approver, or `--yes`); everything else is enforced here.
+
+The "Patch applied" note records the git diff of exactly what was written
+(`written_diff` of the selected, possibly user-edited plan), never the
+proposal: declined hunks and files are not in it.
 """
 
 from __future__ import annotations
 
 from hello_tui.config import Settings
 from hello_tui.patch.history import backup_dir_label
-from hello_tui.patch.notes import clip_patch, write_note
+from hello_tui.patch.notes import clip_patch, fence, write_note
 from hello_tui.patch.selection import select
 from hello_tui.patch.transaction import Write, run_transaction
-from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
+from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection, printable
 from hello_tui.patch.undo_stack import current_state, patch_fields
+from hello_tui.patch.written_diff import written_diff
 
 
 def writes_for(plan: PatchPlan) -> list[Write]:
@@ -42,14 +47,26 @@ def plan_file_lines(plan: PatchPlan) -> list[str]:
     return lines
 
 
+_FAILED_REST = "the rest of the proposed patch is not kept"
+
+
 def note_failure(settings: Settings, error: str, patch_text: str, user_task: str) -> str | None:
     content = (
         (f"Task: {user_task}\n\n" if user_task else "")
         + f"Error:\n{error}\n\nNothing was written; the files are unchanged. Where to look: the "
         "file(s) and line numbers named in the error (re-read them before patching again).\n\n"
-        f"Patch:\n{clip_patch(patch_text)}\n"
+        f"Patch (as proposed):\n{fence(clip_patch(patch_text, rest=_FAILED_REST))}\n"
     )
     return write_note(settings, "Patch failed", content, "blocker", "patch_failed")
+
+
+def _written_section(chosen: PatchPlan) -> str:
+    try:
+        diff = written_diff(chosen)
+    except Exception as exc:  # noqa: BLE001 - the files are written; the note must not undo that
+        return f"(the diff of the written files could not be rendered: {exc})"
+    # A note is UTF-8 text: bytes of a file in another encoding are shown as \xNN there.
+    return fence(clip_patch(printable(diff)))
 
 
 def commit_plan(
@@ -84,11 +101,11 @@ def commit_plan(
     )
     content = (
         (f"Task: {user_task}\n\n" if user_task else "")
-        + "Files:\n"
-        + "\n".join(result.summary_lines())
+        + "Files:\n\n"
+        + "\n".join(f"- {line}" for line in result.summary_lines())
         + f"\n\nHunks applied: {result.hunks_applied}, declined: {result.hunks_declined}"
-        + f"\nBackup folder: {result.backup_dir} (undo with `hello-tui undo`)\n\n"
-        + f"Patch:\n{clip_patch(chosen.source_text)}\n"
+        + f"\n\nBackup folder: {result.backup_dir} (undo with `hello-tui undo`)\n\n"
+        + f"Patch (what was written):\n{_written_section(chosen)}\n"
     )
     result.note_id = write_note(settings, "Patch applied", content, "action", "patch_applied")
     return result

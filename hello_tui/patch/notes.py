@@ -1,5 +1,8 @@
 """The audit trail of the patch engine: `Patch applied` / `Patch failed` notes.
 
+A note's patch is a fenced ```diff block (`fence`), clipped to MAX_PATCH_IN_NOTE
+characters at a line end.
+
 A note that cannot be written never undoes or fails a patch: the error is
 swallowed here on purpose and the caller gets `None` instead of a note id.
 """
@@ -7,6 +10,9 @@ swallowed here on purpose and the caller gets `None` instead of a note id.
 from __future__ import annotations
 
 from hello_tui.config import Settings
+from hello_tui.core.markdown_fence import fence
+
+__all__ = ["MAX_PATCH_IN_NOTE", "clip_patch", "fence", "write_note"]
 
 MAX_PATCH_IN_NOTE = 20_000
 
@@ -25,10 +31,8 @@ def write_note(
         return None
 
 
-def clip_patch(text: str) -> str:
+def clip_patch(text: str, *, rest: str = "the backup folder keeps the files as they were") -> str:
     if len(text) <= MAX_PATCH_IN_NOTE:
         return text
-    return (
-        text[:MAX_PATCH_IN_NOTE]
-        + "\n… (truncated; the full patch is kept as patch.txt in the backup folder)\n"
-    )
+    cut = text.rfind("\n", 0, MAX_PATCH_IN_NOTE) + 1 or MAX_PATCH_IN_NOTE
+    return text[:cut] + f"… (truncated after {cut} characters; {rest})\n"

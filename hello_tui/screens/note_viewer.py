@@ -1,12 +1,104 @@
-"""A note's Markdown in a scrollable viewer; Esc or q closes it."""
+"""A note's Markdown in a scrollable viewer; Esc or q closes it.
+
+Patches show as coloured diffs: a ```diff fence is highlighted with added
+lines green, removed lines red and hunk headers blue. Notes written before
+patches were fenced end with a bare "Patch:" section; the viewer fences it
+(`fence_patch_sections`), so an old patch no longer renders as Markdown
+(a removed "- item" line as a bullet, a "+++" line as a rule).
+"""
 
 from __future__ import annotations
 
+import re
+from typing import ClassVar
+
+from markdown_it import MarkdownIt
+from pygments.token import Token
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.highlight import ANSIDarkHighlightTheme, ANSILightHighlightTheme, HighlightTheme
+from textual.highlight import highlight as highlight_code
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown, Static
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence
+
+from hello_tui.core.markdown_fence import fence, opens_fence
+
+# "Patch:", "Patch (as proposed):", "Patch (what was written):" on a line of their own.
+_PATCH_HEADING = re.compile(r"^Patch(?: \([^)\n]*\))?:[ \t]*$")
+
+_DIFF_STYLES = {
+    Token.Generic.Inserted: "#9ece6a",
+    Token.Generic.Deleted: "#f7768e",
+    Token.Generic.Subheading: "#7aa2f7",
+    Token.Generic.Heading: "bold",
+}
+_ANSI_DIFF_STYLES = {
+    Token.Generic.Inserted: "ansi_green",
+    Token.Generic.Deleted: "ansi_red",
+    Token.Generic.Subheading: "ansi_cyan",
+    Token.Generic.Heading: "bold",
+}
+
+
+class DiffTheme(HighlightTheme):
+    STYLES = {**HighlightTheme.STYLES, **_DIFF_STYLES}
+
+
+class ANSIDarkDiffTheme(ANSIDarkHighlightTheme):
+    STYLES = {**ANSIDarkHighlightTheme.STYLES, **_ANSI_DIFF_STYLES}
+
+
+class ANSILightDiffTheme(ANSILightHighlightTheme):
+    STYLES = {**ANSILightHighlightTheme.STYLES, **_ANSI_DIFF_STYLES}
+
+
+def fence_patch_sections(markdown: str) -> str:
+    """Fence a "Patch:" section that is not fenced yet (it runs to the end of the note)."""
+    lines = markdown.split("\n")
+    for k, line in enumerate(lines):
+        if not _PATCH_HEADING.match(line):
+            continue
+        rest = lines[k + 1 :]
+        if rest and opens_fence(rest[0]):
+            return markdown  # fenced already (every note written since)
+        body = "\n".join(rest).strip("\n")
+        if not body:
+            return markdown
+        return "\n".join(lines[: k + 1]) + "\n" + fence(body + "\n") + "\n"
+    return markdown
+
+
+class NoteFence(MarkdownFence):
+    """A fenced block; a diff is coloured by line (the stock theme leaves +/- lines plain)."""
+
+    @classmethod
+    def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
+        if language != "diff":
+            return super().highlight(code, language, ansi, dark)
+        theme: type[HighlightTheme] = DiffTheme
+        if ansi:
+            theme = ANSIDarkDiffTheme if dark else ANSILightDiffTheme
+        return highlight_code(code, language="diff", theme=theme)
+
+
+def _parser() -> MarkdownIt:
+    # No autolinks: a file name such as "stats.py" reads as a web address (.py is a
+    # country's domain), and a click on it would open a browser.
+    return MarkdownIt("gfm-like").disable("linkify")
+
+
+class NoteMarkdown(Markdown):
+    BLOCKS: ClassVar[dict[str, type[MarkdownBlock]]] = {
+        **Markdown.BLOCKS,
+        "fence": NoteFence,
+        "code_block": NoteFence,
+    }
+
+    def __init__(self, markdown: str, *, id: str | None = None) -> None:
+        super().__init__(markdown, id=id, parser_factory=_parser)
 
 
 class NoteViewerScreen(ModalScreen[None]):
@@ -26,7 +118,7 @@ class NoteViewerScreen(ModalScreen[None]):
     def __init__(self, title: str, markdown: str, meta: str = "") -> None:
         super().__init__()
         self.note_title = title
-        self.markdown = markdown
+        self.markdown = fence_patch_sections(markdown)
         self.meta = meta
 
     def compose(self) -> ComposeResult:
@@ -35,7 +127,7 @@ class NoteViewerScreen(ModalScreen[None]):
         with box:
             if self.meta:
                 yield Static(self.meta, id="note-meta", markup=False)
-            yield Markdown(self.markdown, id="note-body")
+            yield NoteMarkdown(self.markdown, id="note-body")
         yield Footer()
 
     def action_dismiss(self) -> None:

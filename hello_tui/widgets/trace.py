@@ -4,6 +4,12 @@ A running step shows a spinner and its elapsed time, and a terminal command's
 output streams into its row as it comes. Enter (or a click) on a row expands
 the observation to the full output. A resumed session replays its saved tool
 steps (`core.display.ToolStep`).
+
+Consecutive `todo` calls share one row (its count grows, it shows the latest
+call and board), so a model that ticks off items one by one does not push the
+real work out of view. The panel follows its end (new rows and rows that
+grow), stops following when the user scrolls up, and follows again once they
+are back at the bottom.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
 LIVE_TAIL_LINES = 8
 MAX_ROWS = 200  # older rows are pruned: the trace is a live view, the log keeps everything
+COLLAPSING_TOOLS = frozenset({"todo"})  # consecutive calls of these share one row
 
 _STATUS_MARK = {
     "success": ("✔", "#9ece6a"),
@@ -67,6 +74,23 @@ class StepRecord:
     live_output: str = ""
     started: float = field(default_factory=time.monotonic)
     duration: float | None = None
+    count: int = 1  # calls shown by this row (consecutive todo updates collapse)
+    first_step: int | None = None  # the first of those calls' steps
+
+    def absorb(self, step: int, call_id: str, arguments: dict[str, Any], started: float) -> None:
+        """Take over the next consecutive call of the same tool: latest state, count + 1."""
+        if self.first_step is None:
+            self.first_step = self.step
+        self.count += 1
+        self.step, self.call_id, self.arguments = step, call_id, arguments
+        self.status, self.output, self.live_output = "running", "", ""
+        self.started, self.duration = started, None
+
+    @property
+    def steps_label(self) -> str:
+        if self.first_step is None or self.first_step == self.step:
+            return str(self.step)
+        return f"{self.first_step}–{self.step}"
 
 
 class TraceRow(Widget, can_focus=True):
@@ -103,9 +127,11 @@ class TraceRow(Widget, can_focus=True):
         else:
             mark, colour = _STATUS_MARK.get(r.status, ("•", "#c0caf5"))
             text.append(f"{mark} ", style=f"bold {colour}")
-        text.append(f"{r.step} ", style="#7f849c")
+        text.append(f"{r.steps_label} ", style="#7f849c")
         if r.tool:
             text.append(r.tool, style="bold")
+            if r.count > 1:
+                text.append(f" ×{r.count}", style="bold #7aa2f7")
         else:
             text.append("thinking" if r.status == "running" else "answer", style="italic")
         elapsed = r.duration if r.duration is not None else self._clock() - r.started
@@ -158,14 +184,42 @@ class TracePanel(VerticalScroll):
         self.rows: list[TraceRow] = []
         self._by_call: dict[str, TraceRow] = {}
         self._open_step: dict[int, TraceRow] = {}  # step -> row still waiting for its tool call
+        self._following = True
 
     def on_mount(self) -> None:
         self.set_interval(0.1, self._tick)
 
-    def _follow(self) -> None:
-        # Follow new steps unless the user scrolled up to read an older one.
-        if self.scroll_y >= self.max_scroll_y - 1:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+    # Following used to be decided when a row was mounted ("at the bottom now?"), before the
+    # layout had grown the rows above it (a thought streaming in, a finished tool's preview):
+    # the panel then read its own growth as the user having scrolled away and stopped for
+    # good. Now it is a state: only the user moving up clears it, reaching the bottom sets it,
+    # and every change of the content's height scrolls to the end while it holds.
+
+    @property
+    def following(self) -> bool:
+        """The panel keeps its newest row in view (False while the user reads older ones)."""
+        return self._following
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y:
+            self._following = True
+        elif new_value < old_value:
+            self._following = False  # the wheel, a key, the scrollbar, a focused older row
+
+    def _keep_end(self) -> None:
+        if self._following and self.scroll_y < self.max_scroll_y:
+            self.scroll_end(animate=False, immediate=True)
+
+    def watch_virtual_size(self) -> None:
+        # Set by a layout in which the content's height changed: a row came, went or grew.
+        if self._following:
+            self.call_after_refresh(self._keep_end)
+
+    def on_resize(self) -> None:
+        # The panel itself changed size (the terminal was resized, a sidebar opened).
+        if self._following:
+            self.call_after_refresh(self._keep_end)
 
     def _tick(self) -> None:
         for row in self.rows[-5:]:
@@ -176,7 +230,6 @@ class TracePanel(VerticalScroll):
         row = TraceRow(record, self._clock)
         self.rows.append(row)
         self.mount(row)
-        self._follow()
         if len(self.rows) > MAX_ROWS:
             old = self.rows.pop(0)
             self._by_call = {k: v for k, v in self._by_call.items() if v is not old}
@@ -196,8 +249,33 @@ class TracePanel(VerticalScroll):
         row.record.thought += text
         row.refresh(layout=True)
 
+    def _collapsing_into(self, tool: str, open_row: TraceRow | None) -> TraceRow | None:
+        """The row a call of `tool` joins: the newest row, if it shows a finished call of it
+        and nothing (a thought) came between."""
+        if tool not in COLLAPSING_TOOLS:
+            return None
+        if open_row is not None and (open_row.record.thought.strip() or open_row.record.tool):
+            return None
+        before = [r for r in self.rows if r is not open_row]
+        if not before:
+            return None
+        last = before[-1].record
+        return before[-1] if last.tool == tool and last.status != "running" else None
+
+    def _drop(self, row: TraceRow) -> None:
+        self.rows.remove(row)
+        row.remove()
+
     def tool_started(self, step: int, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
         row = self._open_step.pop(step, None)
+        into = self._collapsing_into(tool, row)
+        if into is not None:
+            if row is not None:
+                self._drop(row)  # the step's empty "thinking" row: the call joins the last one
+            into.record.absorb(step, call_id, arguments, self._clock())
+            self._by_call[call_id] = into
+            into.refresh(layout=True)
+            return
         if row is None or row.record.tool:
             row = self._add(self._record(step))
         row.record.call_id, row.record.tool, row.record.arguments = call_id, tool, arguments
@@ -214,7 +292,6 @@ class TracePanel(VerticalScroll):
         if len(row.record.live_output) > 20000:
             row.record.live_output = row.record.live_output[-10000:]
         row.refresh(layout=True)
-        self._follow()
 
     def tool_finished(self, call_id: str, status: str, text: str, duration: float) -> None:
         row = self._by_call.get(call_id)
@@ -238,6 +315,14 @@ class TracePanel(VerticalScroll):
     def replay(self, steps: Iterable[ToolStep]) -> None:
         """Rows for the finished tool steps of a saved session, oldest first."""
         for saved in steps:
+            into = self._collapsing_into(saved.tool, None)
+            if into is not None:
+                into.record.absorb(saved.step, saved.call_id, dict(saved.arguments), 0.0)
+                into.record.status, into.record.output = saved.status, saved.output
+                into.record.duration = saved.duration
+                self._by_call[saved.call_id] = into
+                into.refresh(layout=True)
+                continue
             record = StepRecord(
                 step=saved.step,
                 call_id=saved.call_id,
@@ -263,5 +348,6 @@ class TracePanel(VerticalScroll):
         out = []
         for row in self.rows:
             r = row.record
-            out.append(f"{r.step} {r.tool or '-'} {r.status}")
+            count = f" x{r.count}" if r.count > 1 else ""
+            out.append(f"{r.steps_label} {r.tool or '-'}{count} {r.status}")
         return out

@@ -73,7 +73,7 @@ def test_commit_writes_a_patch_applied_note(two, settings):
     note = NoteStore(settings.state.notes).read(result.note_id)
     assert note.title == "Patch applied" and note.note_type == "action"
     assert note.tags == [settings.project, "patch_applied"]
-    for part in ("fix it", "M a.txt", "A new.txt", result.backup_dir, "Update File: a.txt"):
+    for part in ("fix it", "M a.txt", "A new.txt", result.backup_dir, "diff --git a/a.txt b/a.txt"):
         assert part in note.content
 
 
