@@ -44,6 +44,8 @@ class CommandApprovalScreen(DecisionModal[CommandVerdict]):
         Binding("right", "app.focus_next", "Next button", show=False, id="command.right"),
     ]
 
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+
     DEFAULT_CSS = """
     CommandApprovalScreen { align: center middle; }
     CommandApprovalScreen > #command-dialog {
@@ -58,6 +60,12 @@ class CommandApprovalScreen(DecisionModal[CommandVerdict]):
     CommandApprovalScreen #command-buttons { height: auto; align-horizontal: right; margin-top: 1; }
     CommandApprovalScreen Button { margin-left: 1; }
     CommandApprovalScreen #arming { margin-top: 1; }
+    /* Four full buttons need about 80 columns inside the dialog: on a narrow
+       terminal they go two by two so every label, the safe one too, stays whole. */
+    CommandApprovalScreen.-narrow #command-buttons {
+        layout: grid; grid-size: 2; grid-gutter: 0 1; grid-rows: 3;
+    }
+    CommandApprovalScreen.-narrow Button { width: 100%; margin-left: 0; }
     """
 
     def __init__(self, command: str, reason: str) -> None:

@@ -44,7 +44,7 @@ class ArmingLine(Static):
     """One line: a filling bar while the modal arms, then which keys decide."""
 
     DEFAULT_CSS = """
-    ArmingLine { height: 1; width: 100%; color: $text-muted; }
+    ArmingLine { height: auto; width: 100%; color: $text-muted; }
     ArmingLine.-armed { color: $success; }
     """
 
@@ -107,7 +107,7 @@ class DecisionModal(ModalScreen[ResultType]):
     def _arming_text(self, remaining: float) -> Text:
         filled = round(ARMING_BAR * (1 - max(0.0, remaining) / max(self.arming_seconds, 1e-9)))
         bar = "▰" * filled + "▱" * (ARMING_BAR - filled)
-        return Text(f"{bar} Arming: keys are ignored for a moment (typing goes to the prompt)")
+        return Text(f"{bar} Arming: keys go to the prompt for a moment")
 
     def _show_arming(self, text: Text) -> None:
         line = self._arming_widget()

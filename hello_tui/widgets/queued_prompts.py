@@ -15,7 +15,10 @@ PREVIEW_CHARS = 200
 
 class QueuedPrompts(Static):
     DEFAULT_CSS = """
-    QueuedPrompts { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
+    QueuedPrompts {
+        height: auto; max-height: 6; padding: 0 1; color: $text-muted;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -49,9 +52,9 @@ class QueuedPrompts(Static):
             if number > 1:
                 out.append("\n")
             first_line = " ".join(item.split())[:PREVIEW_CHARS]
-            out.append(f"⏳ queued {number}: ", "bold")
+            out.append(f"◌ queued {number}: ", "bold")
             out.append(first_line)
         if self.items:
             out.append("\n")
-            out.append("sent when the turn ends · ↑ on an empty prompt edits · ctrl+x drops", "dim")
+            out.append("sent after this turn · ↑ edit · ctrl+x drop", "dim")
         self.update(out)
