@@ -101,6 +101,12 @@ def render_note(note: Note) -> str:
     return f"---\n{dumped}---\n\n{_heading(note.title)}\n\n{note.content}"
 
 
+def read_note_text(path: Path) -> str:
+    """A note file's text with its line ends as written: a patch of a CRLF file
+    keeps its CRs, so the diff copied from the note still applies."""
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
 def parse_note(text: str, path: Path) -> Note:
     """Parse one note file; raise NoteError if it is not a note we can trust."""
     text = text.lstrip("\ufeff")
@@ -195,7 +201,7 @@ class NoteStore:
             return notes
         for path in sorted(self.notes_dir.glob("note_*.md")):
             try:
-                note = parse_note(path.read_text(encoding="utf-8", errors="replace"), path)
+                note = parse_note(read_note_text(path), path)
             except (NoteError, OSError) as exc:
                 self.warnings.append(f"skipped unreadable note {path.name}: {exc}")
                 continue
@@ -270,7 +276,7 @@ class NoteStore:
                 f"No note with id {note_id!r}. Use note action 'list' to see existing ids."
             )
         try:
-            return parse_note(path.read_text(encoding="utf-8", errors="replace"), path)
+            return parse_note(read_note_text(path), path)
         except OSError as exc:
             raise NoteError(f"Could not read note {note_id}: {exc}") from None
 

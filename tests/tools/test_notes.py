@@ -47,6 +47,14 @@ def test_read_returns_what_was_created(store: NoteStore):
     )
 
 
+def test_crlf_lines_in_the_content_come_back_with_their_cr(store: NoteStore):
+    # A patch of a CRLF file recorded in a note must still apply when read back.
+    diff = "```diff\n@@ -1 +1 @@\n-old\r\n+new\r\n```\n"
+    note = store.create("Patch applied", diff, "action", [])
+    assert store.read(note.id).content == diff
+    assert [n.content for n in store.list() if n.id == note.id] == [diff]
+
+
 @pytest.mark.parametrize(
     "title",
     [
