@@ -21,6 +21,7 @@ from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -384,6 +385,12 @@ class ChatView(VerticalScroll):
                     self.anchor()
                 elif kind == "call":
                     rest[0]()
+            except NoMatches:
+                # The live header and reply are composed once and never removed: when
+                # they are gone the app is tearing the chat down, and there is no one
+                # left to show the rest to.
+                self._ops.clear()
+                return
             except Exception as exc:  # one bad op must not stall the chat
                 log.exception("the chat could not apply %s", kind)
                 self.notify(f"The chat could not show a message: {exc}", severity="error")
