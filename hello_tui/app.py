@@ -53,7 +53,7 @@ from hello_tui.core.approval import (
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
 from hello_tui.notify import TerminalNotifier
 from hello_tui.screens.decision import DecisionModal, TypeAhead
-from hello_tui.widgets.chat_log import ChatEntry, ChatView
+from hello_tui.widgets.chat_log import ChatEntry, ChatView, foldable_entry
 from hello_tui.widgets.completion import (
     AttachmentChips,
     CompletionList,
@@ -225,7 +225,11 @@ def default_engine_factory(resume: str | None, continue_latest: bool) -> EngineF
 
 def chat_entries(display: Iterable[DisplayEntry]) -> list[ChatEntry]:
     """A session's display record as chat entries."""
-    return [ChatEntry(e.role, e.text) for e in display if isinstance(e, ChatMessage)]
+    return [
+        foldable_entry(e.role, e.text) if e.foldable else ChatEntry(e.role, e.text)
+        for e in display
+        if isinstance(e, ChatMessage)
+    ]
 
 
 def tool_steps(display: Iterable[DisplayEntry], limit: int = TRACE_REPLAY_STEPS) -> list[ToolStep]:
@@ -277,6 +281,14 @@ class HelloApp(App[int]):
             show=False,
             id="app.chat_page_down",
             tooltip="Scroll the chat a page (the prompt keeps the focus)",
+        ),
+        Binding(
+            "ctrl+o",
+            "toggle_fold",
+            "Fold/unfold",
+            show=False,
+            id="app.toggle_fold",
+            tooltip="Show or fold the newest applied diff in the chat (a click on it does too)",
         ),
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave hello-tui", priority=True),
@@ -509,8 +521,8 @@ class HelloApp(App[int]):
         if action == "cycle_mode":
             # Only on the main screen: modals (the review's shift+tab) keep the key.
             return len(self.screen_stack) == 1 and self.engine is not None
-        if action == "page_chat":
-            return len(self.screen_stack) == 1  # a modal's own PgUp/PgDn stay its own
+        if action in ("page_chat", "toggle_fold"):
+            return len(self.screen_stack) == 1  # a modal's own keys stay its own
         if action == "drop_queued":
             return bool(self.queued.items)
         return True
@@ -673,7 +685,7 @@ class HelloApp(App[int]):
         """A recorded entry on screen, unless it is there already (the prompt, a streamed reply)."""
         if not isinstance(entry, ChatMessage) or entry.role == "user" or entry.streamed:
             return
-        self.chat.add(entry.role, entry.text)
+        self.chat.add(entry.role, entry.text, foldable=entry.foldable)
 
     def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
         self.status.step = 0
@@ -850,6 +862,10 @@ class HelloApp(App[int]):
             self.chat.scroll_page_up(animate=False)
         else:
             self.chat.scroll_page_down(animate=False)
+
+    def action_toggle_fold(self) -> None:
+        if not self.chat.toggle_newest_fold():
+            self.notify("Nothing in the chat to fold or unfold.", severity="warning")
 
     def action_help(self) -> None:
         from hello_tui.screens.help import HelpScreen

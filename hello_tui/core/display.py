@@ -37,6 +37,8 @@ class ChatMessage:
     turn: int = 0
     # The text reached the screen while it was written (the app already shows it).
     streamed: bool = False
+    # A long body under the first line (Notice.foldable) the chat may fold.
+    foldable: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ class DisplayRecorder:
             return [ChatMessage("notice", command_verdict_text(event), self.turn)]
         if isinstance(event, ev.Notice):
             role: ChatRole = "error" if event.level == "error" else "notice"
-            return [ChatMessage(role, event.text, self.turn)]
+            return [ChatMessage(role, event.text, self.turn, foldable=event.foldable)]
         if isinstance(event, ev.WriteLockWait) and event.phase == "waiting":
             return [ChatMessage("notice", event.text, self.turn)]
         if isinstance(event, ev.TurnFinished):
@@ -207,7 +209,13 @@ def entry_from_dict(data: Any) -> DisplayEntry | None:
     chat_role = role if role in CHAT_ROLES else "notice"
     if text == "cancelled by the user" and chat_role == "notice":
         text = CANCELLED_NOTICE  # how older sessions recorded a cancelled turn
-    return ChatMessage(chat_role, text, turn, bool(data.get("streamed", False)))  # type: ignore[arg-type]
+    return ChatMessage(
+        chat_role,  # type: ignore[arg-type]
+        text,
+        turn,
+        bool(data.get("streamed", False)),
+        foldable=bool(data.get("foldable", False)),
+    )
 
 
 def entries_from_dicts(items: Iterable[Any]) -> list[DisplayEntry]:

@@ -181,6 +181,9 @@ class Notice(Event):
 
     text: str
     level: NoticeLevel = "info"
+    # The text carries a long body (a diff) under its first line: a screen may show it
+    # folded, to be unfolded on demand; a plain log prints it whole.
+    foldable: bool = False
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from hello_tui.config import Settings
 from hello_tui.core.approval import Approver
 from hello_tui.core.display import ChatMessage, DisplayEntry
 from hello_tui.core.events import Event, Notice, ToolOutputDelta
+from hello_tui.core.markdown_fence import fence
 from hello_tui.core.modes import ModeApprover
 from hello_tui.engine.types import (
     MODES,
@@ -260,7 +261,8 @@ class Engine:
         from hello_tui.patch.render import render_plan_diff
 
         if self._agent is not None:
-            self._agent.ctx.emit(Notice(text=auto_applied_text(render_plan_diff(plan))))
+            text = auto_applied_text(render_plan_diff(plan))
+            self._agent.ctx.emit(Notice(text=text, foldable=True))
 
     # ------------------------------------------------------------------ turns
 
@@ -535,11 +537,10 @@ def auto_applied_text(diff: str) -> str:
     shown = lines[:AUTO_APPLIED_DIFF_LINES]
     more = len(lines) - len(shown)
     tail = f"\n… {more} more line{'s' if more != 1 else ''} (the patch's note has them all)"
-    body = "\n".join(shown)
-    fence = "````" if "```" in body else "```"
     return (
         "Applied without review (auto-edit mode; /undo reverts it):\n"
-        f"{fence}diff\n{body}\n{fence}" + (tail if more > 0 else "")
+        + fence("\n".join(shown), "diff")
+        + (tail if more > 0 else "")
     )
 
 

@@ -97,7 +97,8 @@ def _ops_from_hunks(hunks: list[Hunk], a: list[str], b: list[str]) -> list[Op] |
 
 
 def _ops_by_diff(a: list[str], b: list[str]) -> list[Op]:
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
 
 
 def _groups(ops: list[Op]) -> list[list[Op]]:

@@ -17,9 +17,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.geometry import Size
@@ -39,6 +40,8 @@ Role = Literal["user", "assistant", "continued", "notice", "error", "result"]
 WINDOW_PAGE = 40
 # A streamed reply longer than this moves its finished paragraphs into history.
 LIVE_COMMIT_CHARS = 3000
+# A foldable entry (an auto-applied diff) whose body is longer than this starts folded.
+FOLD_LINES = 12
 
 _ROLE_HEADER: dict[str, tuple[str, str]] = {
     "user": ("▌ you", "bold #7aa2f7"),
@@ -61,11 +64,37 @@ class ChatEntry:
     # The number of this entry's first code block: a "continued" part goes on counting
     # from the part before it (set by ChatHistory).
     first_block: int = 1
-    # width -> rendered lines; a finished entry never changes, so this is safe.
+    # None: not foldable. True/False: its body (below the first line) is hidden/shown;
+    # clicking the entry or ctrl+o flips it.
+    folded: bool | None = None
+    # width -> rendered lines; a finished entry only changes when it is folded or
+    # unfolded, which clears this.
     _cache: dict[int, list[Strip]] = field(default_factory=dict, repr=False, compare=False)
 
 
+def foldable_entry(role: Role, text: str) -> ChatEntry:
+    """An entry whose body may be folded: a long one starts folded."""
+    body_lines = text.count("\n")
+    return ChatEntry(role, text, folded=body_lines > FOLD_LINES)
+
+
+def _fold_hint(entry: ChatEntry) -> Text:
+    if entry.folded:
+        hidden = entry.text.count("\n")
+        return Text(
+            f"▸ {hidden} more line{'s' if hidden != 1 else ''} folded · click or ctrl+o shows them",
+            style="#7f849c",
+        )
+    return Text("▾ click or ctrl+o folds this", style="#7f849c")
+
+
 def _entry_renderable(entry: ChatEntry) -> RenderableType:
+    if entry.folded:
+        head = entry.text.split("\n", 1)[0]
+        return Group(ChatMarkdown(head, numbered=False, style="italic #9aa0b8"), _fold_hint(entry))
+    if entry.folded is False:
+        body = ChatMarkdown(entry.text, numbered=False, style="italic #9aa0b8")
+        return Group(body, _fold_hint(entry))
     if entry.role == "notice":
         return ChatMarkdown(entry.text, numbered=False, style="italic #9aa0b8")
     if entry.role == "error":
@@ -119,6 +148,8 @@ class ChatHistory(Widget):
         self.window_start = 0  # entries before this index are not rendered yet
         self._lines: list[Strip] = []
         self._lines_width = -1
+        # (first line, entry) for each rendered entry, in order: what a click lands on.
+        self._starts: list[tuple[int, ChatEntry]] = []
         self._rich_console: Console | None = None
 
     @property
@@ -133,14 +164,42 @@ class ChatHistory(Widget):
     def hidden_count(self) -> int:
         return self.window_start
 
-    def add(self, role: Role, text: str) -> ChatEntry:
-        entry = ChatEntry(role, text)
+    def add(self, role: Role, text: str, foldable: bool = False) -> ChatEntry:
+        entry = foldable_entry(role, text) if foldable else ChatEntry(role, text)
         _number_blocks(entry, self.entries)
         self.entries.append(entry)
         if self._lines_width > 0:
+            self._starts.append((len(self._lines), entry))
             self._lines.extend(render_entry(entry, self._lines_width, self.rich_console))
         self.refresh(layout=True)
         return entry
+
+    def toggle_fold(self, entry: ChatEntry) -> None:
+        if entry.folded is None:
+            return
+        entry.folded = not entry.folded
+        entry._cache.clear()
+        self._lines_width = -1
+        self.refresh(layout=True)
+
+    def newest_foldable(self) -> ChatEntry | None:
+        return next((e for e in reversed(self.entries) if e.folded is not None), None)
+
+    def entry_at(self, y: int) -> ChatEntry | None:
+        """The entry drawn on line `y` of this widget (None on the marker or past the end)."""
+        self._build(self.size.width or 80)
+        found = None
+        for start, entry in self._starts:
+            if start > y:
+                break
+            found = entry
+        return found if 0 <= y < len(self._lines) else None
+
+    def on_click(self, event: events.Click) -> None:
+        entry = self.entry_at(event.y)
+        if entry is not None and entry.folded is not None:
+            self.toggle_fold(entry)
+            event.stop()
 
     def load(self, entries: list[ChatEntry]) -> None:
         """Replace everything (resume, clear); only the newest page is rendered."""
@@ -182,7 +241,9 @@ class ChatHistory(Widget):
         if width == self._lines_width:
             return
         lines = self._marker(width)
+        self._starts = []
         for entry in self.entries[self.window_start :]:
+            self._starts.append((len(lines), entry))
             lines.extend(render_entry(entry, width, self.rich_console))
         self._lines = lines
         self._lines_width = width
@@ -297,6 +358,12 @@ class ChatView(VerticalScroll):
         self._parts_committed = 0
         self.can_focus = True
 
+    def focus_on_click(self) -> bool:
+        # A click in the chat (to unfold a diff, to select text) leaves the focus in
+        # the prompt, so what the user types next still goes there; Tab still
+        # reaches the chat for keyboard scrolling.
+        return False
+
     def compose(self):
         yield self.history
         header = Static("▌ assistant", id="live-header")
@@ -331,8 +398,16 @@ class ChatView(VerticalScroll):
         if self._writer is not None:
             self._writer.cancel()
 
-    def add(self, role: Role, text: str) -> None:
-        self._post("add", role, text)
+    def add(self, role: Role, text: str, foldable: bool = False) -> None:
+        self._post("add", role, text, foldable)
+
+    def toggle_newest_fold(self) -> bool:
+        """Fold or unfold the newest foldable entry; False when there is none."""
+        entry = self.history.newest_foldable()
+        if entry is None:
+            return False
+        self.history.toggle_fold(entry)
+        return True
 
     def load(self, entries: list[ChatEntry]) -> None:
         self._post("load", entries)
@@ -378,7 +453,7 @@ class ChatView(VerticalScroll):
                 elif kind == "discard":
                     await self._finish(keep=False)
                 elif kind == "add":
-                    self.history.add(rest[0], rest[1])
+                    self.history.add(rest[0], rest[1], rest[2])
                     self.anchor()
                 elif kind == "load":
                     self.history.load(rest[0])
