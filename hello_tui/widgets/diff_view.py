@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import ClassVar
 
-from rich.cells import cell_len
+from rich.cells import get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -49,6 +49,24 @@ HUNK_KEYS = Binding.Group("Hunk", compact=True)
 # Hunk lines up to which a file's rows are built on the UI thread: about 50 ms for a
 # 10,000-line rewrite, inside the time a decision modal ignores keys as it arms.
 INLINE_BUILD_LINES = 25_000
+
+
+def wrap_starts(text: str, width: int) -> list[int]:
+    """Where each wrapped piece of a line starts: at most `width` cells each, and a wide
+    character is never cut in two."""
+    if len(text) <= width and (text.isascii() or len(text) * 2 <= width):
+        return [0]
+    if text.isascii():
+        return list(range(0, len(text), width))
+    starts = [0]
+    cells = 0
+    for index, character in enumerate(text):
+        size = get_character_cell_size(character)
+        if cells + size > width and cells:
+            starts.append(index)
+            cells = 0
+        cells += size
+    return starts
 
 
 def _changed_lines(file_plan: FilePlan) -> int:
@@ -413,8 +431,8 @@ class DiffView(ScrollView, can_focus=True):
             return 1
         height = 1
         for side, text_width in ((row.old, widths[0]), (row.new, widths[1])):
-            if side is not None and len(side.text) > text_width:
-                height = max(height, -(-cell_len(side.text) // text_width))
+            if side is not None:
+                height = max(height, len(wrap_starts(side.text, text_width)))
         return height
 
     def row_at(self, y: int) -> tuple[int, int]:
@@ -715,10 +733,14 @@ class DiffView(ScrollView, can_focus=True):
                 offset += len(part)
         for start, end in side.spans:
             text.stylize(char, start, end)
-        strip = Strip(text.render(self.app.console))
         if self.wrap:
-            start = self._part * width
-            return strip.crop_extend(start, start + width, line)
+            starts = wrap_starts(side.text, width)
+            if self._part >= len(starts):
+                return Strip.blank(width, line)
+            end = starts[self._part + 1] if self._part + 1 < len(starts) else len(side.text)
+            piece = Strip(text[starts[self._part] : end].render(self.app.console))
+            return piece.crop_extend(0, width, line)
+        strip = Strip(text.render(self.app.console))
         start = self.x_offset
         length = strip.cell_length
         if start:

@@ -578,3 +578,17 @@ async def test_big_files_are_built_in_a_thread_small_ones_at_once(monkeypatch):
         assert view.render_line(0).text.startswith("computing diff…")
         await settle(pilot)
         assert view.diff is not None and view.diff.path == "b.py"
+
+
+async def test_wrap_counts_wide_characters_as_two_cells():
+    wide = "注" * 40  # 40 characters, 80 cells: wider than a 55-cell pane at 120 columns
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        app.view.load_texts("t.txt", f"a\n{wide}\n", f"a\n{wide}!\n")
+        await settle(pilot)
+        app.view.focus()
+        await pilot.press("w")
+        lines = screen_lines(app.view)
+        first = next(i for i, line in enumerate(lines) if "▌2 - " in line)
+        right = "".join(body(panes(line)[1]) for line in lines[first : first + 2])
+        assert right.replace(" ", "") == wide + "!"
