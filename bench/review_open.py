@@ -5,7 +5,7 @@ draws diff rows (App.run_test, medians of several runs), for three shapes of
 change: scattered edits, a block of new code, and every line changed. The
 peer is a plain difflib.SequenceMatcher(None, old, new).get_opcodes() on the
 same lines -- the least any difflib-based viewer must do. Prints the ratio
-against the peer and the absolute milliseconds (target: under 300 ms).
+against the peer and the absolute milliseconds (target: 150 ms at most).
 
     python bench/review_open.py [--lines 10000] [--runs 5]
 """
@@ -53,10 +53,14 @@ def shapes(lines: int) -> dict[str, tuple[str, str]]:
     everything = [line.replace("value", "result") if line.strip() else line for line in old]
     old_text = "".join(old)
     return {
-        "scattered edits (~100 hunks)": (old_text, "".join(scattered)),
+        "scattered edits (~25 hunks)": (old_text, "".join(scattered)),
         "500-line insertion": (old_text, "".join(block)),
         "every line changed": (old_text, "".join(everything)),
     }
+
+
+# What "opens fast" means here: the first diff rows on screen within this.
+TARGET_SECONDS = 0.150
 
 
 class BenchApp(App[Any]):
@@ -126,7 +130,7 @@ def main() -> None:
         print(
             f"  {name:30s} hunks={len(plan.files[0].hunks):4d}  open {ours * 1000:7.1f} ms"
             f"  peer get_opcodes {peer * 1000:7.1f} ms  ratio {ours / peer:5.2f}x"
-            f"  {'OK' if ours < 0.3 else 'OVER 300 ms'}"
+            f"  {'OK' if ours <= TARGET_SECONDS else 'OVER 150 ms'}"
         )
 
 

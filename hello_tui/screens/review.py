@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -44,14 +45,17 @@ BADGES = {
 }
 
 REVIEW_HELP = """\
-j / ↓        next hunk
-k / ↑        previous hunk
+j / ↓        next hunk (past a file's last hunk: the next file)
+k / ↑        previous hunk (before the first: the previous file)
 tab          next file
 shift+tab    previous file
 space        accept / decline the current hunk (all start accepted)
 click        a hunk header toggles it too
 s            side by side ⇄ unified
-e            edit the proposed file in $EDITOR
+← → / h l    scroll long lines sideways (both sides together)
+home         back to the start of the lines
+w            wrap long lines ⇄ cut them
+e            edit the proposed file in $VISUAL / $EDITOR
 a            accept: apply the accepted hunks
 r            reject the whole patch, with an optional reason for the agent
 escape       reject the whole patch (asks first)
@@ -125,7 +129,13 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         Binding(
             "shift+tab", "previous_file", "Previous file", show=False, id="review.previous_file"
         ),
-        Binding("e", "edit", "Edit", id="review.edit", tooltip="Edit the proposed file in $EDITOR"),
+        Binding(
+            "e",
+            "edit",
+            "Edit",
+            id="review.edit",
+            tooltip="Edit the proposed file in $VISUAL or $EDITOR",
+        ),
         Binding("question_mark", "help", "Help", id="review.help"),
         Binding("escape", "confirm_reject", "Reject", show=False, id="review.escape"),
     ]
@@ -143,9 +153,10 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
     }
     PatchReviewScreen #review-body { height: 1fr; }
     PatchReviewScreen #review-files {
-        width: 30; height: 100%; border: none; border-right: vkey $panel;
-        padding: 0; background: $surface;
+        width: 25%; max-width: 48; height: 100%; border: none; border-right: vkey $panel;
+        padding: 0; background: $surface; text-wrap: nowrap; text-overflow: ellipsis;
     }
+    PatchReviewScreen #review-files.-single { display: none; }
     PatchReviewScreen.-narrow #review-body { layout: vertical; }
     PatchReviewScreen.-narrow #review-files {
         width: 100%; height: auto; max-height: 4; border-right: none;
@@ -181,6 +192,8 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
             with Horizontal(id="review-body"):
                 files = OptionList(*self._file_options(), id="review-files")
                 files.can_focus = False
+                # One file: the title names it, a list would only take room from the diff.
+                files.set_class(len(self.plan.files) == 1, "-single")
                 yield files
                 yield DiffView(id="review-diff")
             yield Static("", id="review-status", markup=False)
@@ -206,12 +219,28 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         return self.plan.files[self.file_index] if self.plan.files else None
 
     def _title(self) -> str:
+        """Counts of what accepting now would write: declined hunks are left out."""
         files = self.plan.files
-        added = sum(_added(f) for f in files)
-        removed = sum(_removed(f) for f in files)
-        noun = "file" if len(files) == 1 else "files"
+        added = sum(_added(f, self._declined_of(f)) for f in files)
+        removed = sum(_removed(f, self._declined_of(f)) for f in files)
+        hunks = sum(len(f.hunks) for f in files)
+        accepted = hunks - sum(len(self._declined_of(f)) for f in files if f.hunks)
+        if len(files) == 1:
+            file = files[0]
+            what = f"{file.path} → {file.move_to}" if file.move_to else file.path
+        else:
+            what = f"{len(files)} files"
+        counted = f"{hunks} hunk{'s' if hunks != 1 else ''}"
+        if accepted != hunks:
+            counted = f"{accepted} of {counted} accepted"
         risk = " · HIGH RISK" if self.plan.risk.high else ""
-        return f"Review patch · {len(files)} {noun} · +{added} −{removed}{risk}"
+        return f"Review patch · {what} · {counted} · +{added} −{removed}{risk}"
+
+    def _declined_of(self, file: FilePlan) -> set[int]:
+        """Declined Hunk.index values of a file; a file without hunks declines as a unit."""
+        if not file.hunks:
+            return {-1} if file.path in self.declined_files else set()
+        return self.declined.get(file.path, set()) & {h.index for h in file.hunks}
 
     def _file_risky(self, file: FilePlan) -> bool:
         if file.op == "delete" or file.whole_file_rewrite:
@@ -237,8 +266,9 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{mark} ", mark_style)
         text.append(f"{badge} ", f"bold {badge_style}")
-        text.append(f"+{_added(file)}", "green")
-        text.append(f" −{_removed(file)} ", "red")
+        declined = self._declined_of(file)
+        text.append(f"+{_added(file, declined)}", "green")
+        text.append(f" −{_removed(file, declined)} ", "red")
         text.append(name)
         if self._file_risky(file):
             text.append(" ⚠", "bold red")
@@ -253,11 +283,12 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
 
     # ---- showing files and hunks ----------------------------------------------
 
-    def _show_file(self, index: int) -> None:
+    def _show_file(self, index: int, hunk: int = 0) -> None:
+        """Show a file at a hunk (-1: its last)."""
         self.file_index = index
         files = self.query_one("#review-files", OptionList)
         files.highlighted = index
-        self.query_one(DiffView).load_plan(self.plan.files[index])
+        self.query_one(DiffView).load_plan(self.plan.files[index], hunk)
         self.refresh_bindings()
         self._update_status()
 
@@ -280,8 +311,17 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
 
     @on(DiffView.HunkChanged)
     @on(DiffView.LayoutChanged)
+    @on(DiffView.ViewportChanged)
     def _view_changed(self) -> None:
         self._update_status()
+
+    @on(DiffView.BoundaryReached)
+    def _boundary_reached(self, event: DiffView.BoundaryReached) -> None:
+        """j past a file's last hunk goes on to the next file's first; k back to the
+        previous file's last. The ends of the patch stay where they are."""
+        target = self.file_index + (1 if event.forward else -1)
+        if 0 <= target < len(self.plan.files):
+            self._show_file(target, hunk=0 if event.forward else -1)
 
     @on(DiffView.HeaderClicked)
     def _header_clicked(self) -> None:
@@ -300,7 +340,10 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         if file is None:
             status.update("")
             return
-        layout = "side by side" if view.is_split else "unified"
+        if view.one_pane and view.diff is not None:
+            layout = "new file" if view.diff.one_side == "new" else "deleted file"
+        else:
+            layout = "side by side" if view.is_split else "unified"
         parts = [f"file {self.file_index + 1}/{len(self.plan.files)}"]
         if file.hunks:
             accepted = len(file.hunks) - len(
@@ -314,6 +357,12 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         if file.path in self.user_edits:
             parts.append("edited by you")
         parts.append(layout)
+        if view.wrap:
+            parts.append("wrapped (w)")
+        elif view.x_offset:
+            parts.append(f"scrolled → {view.x_offset} columns (home)")
+        elif view.lines_cut:
+            parts.append("long lines cut: ←/→ scroll, w wraps")
         status.update(" · ".join(parts))
 
     # ---- actions --------------------------------------------------------------
@@ -353,6 +402,7 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
             self.declined[file.path] ^= {hunk.index}
         view.set_declined(self._declined_positions())
         self._refresh_file_prompt(self.file_index)
+        self.query_one("#review-title", Static).update(self._title())
         self._update_status()
 
     def accepted_decision(self) -> PatchDecision:
@@ -442,32 +492,38 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         self.declined[edited_path] = set()
         self.declined_files.discard(edited_path)
         self.query_one("#review-title", Static).update(self._title())
-        for index in range(len(plan.files)):
-            self._refresh_file_prompt(index)
+        files = self.query_one("#review-files", OptionList)
+        files.clear_options()
+        files.add_options(self._file_options())
+        files.set_class(len(plan.files) == 1, "-single")
         self._show_file(min(self.file_index, len(plan.files) - 1))
 
     def _run_editor(self, file: FilePlan, proposed: str) -> str | None:
-        """Open the proposed text in $EDITOR; the saved text, or None when nothing usable came back."""
-        editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
+        """Open the proposed text in the user's editor; the saved text, or None when nothing
+        usable came back (every failure is a notification, and the app carries on)."""
+        command = editor_command()
+        if isinstance(command, str):
+            self.notify(command, severity="error", timeout=8)
+            return None
         suffix = Path(file.move_to or file.path).suffix
         handle, name = tempfile.mkstemp(prefix="hello-tui-review-", suffix=suffix)
         try:
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as fh:
                 fh.write(proposed)
-            argv = [*shlex.split(editor), name]
-            try:
-                try:
-                    with self.app.suspend():
-                        code = subprocess.run(argv, check=False).returncode
-                except SuspendNotSupported:
-                    # No terminal to hand over (headless): the editor runs without one.
-                    code = subprocess.run(argv, stdin=subprocess.DEVNULL, check=False).returncode
-            except OSError as error:
-                self.notify(f"Could not start the editor {editor!r}: {error}", severity="error")
-                return None
-            if code != 0:
+            outcome = self._run_suspended([*command, name])
+            if isinstance(outcome, OSError):
                 self.notify(
-                    f"The editor exited with status {code}; edit ignored.", severity="warning"
+                    f"Could not start the editor {shlex.join(command)!r}: {outcome}",
+                    severity="error",
+                    timeout=8,
+                )
+                return None
+            if outcome != 0:
+                self.notify(
+                    f"The editor {shlex.join(command)!r} exited with status {outcome}; "
+                    "edit ignored.",
+                    severity="warning",
+                    timeout=8,
                 )
                 return None
             with open(name, encoding="utf-8", newline="") as fh:
@@ -481,6 +537,43 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
             except OSError:
                 pass
 
+    def _run_suspended(self, argv: list[str]) -> int | OSError:
+        """Run argv with the terminal handed over; its exit status or the error starting it.
+
+        Nothing may escape the `suspend()` block: Textual resumes the screen only when the
+        block ends normally, so an exception there leaves a blank terminal.
+        """
+        try:
+            with self.app.suspend():
+                try:
+                    return subprocess.run(argv, check=False).returncode
+                except OSError as error:
+                    return error
+        except SuspendNotSupported:
+            # No terminal to hand over (headless): the editor runs without one.
+            try:
+                return subprocess.run(argv, stdin=subprocess.DEVNULL, check=False).returncode
+            except OSError as error:
+                return error
+
+
+def editor_command(environ: Mapping[str, str] | None = None) -> list[str] | str:
+    """The editor's argv from $VISUAL, then $EDITOR, then vi, split as a shell would
+    (`code --wait` works); a message saying what is wrong when it cannot be run."""
+    env = os.environ if environ is None else environ
+    source = "VISUAL" if env.get("VISUAL", "").strip() else "EDITOR"
+    value = env.get(source, "").strip() or "vi"
+    try:
+        argv = shlex.split(value)
+    except ValueError as error:
+        return f"${source} is not a valid command ({error}): {value!r}"
+    if not argv:
+        return f"${source} is empty"
+    if shutil.which(argv[0], path=env.get("PATH")) is None:
+        where = f"${source}={value!r}" if env.get(source, "").strip() else "the default editor vi"
+        return f"Could not start the editor: {argv[0]!r} ({where}) is not installed or not on PATH."
+    return argv
+
 
 def _is_binary(file: FilePlan) -> bool:
     return (file.old_text is None and file.old_bytes is not None) or (
@@ -488,17 +581,19 @@ def _is_binary(file: FilePlan) -> bool:
     )
 
 
-def _added(file: FilePlan) -> int:
+def _added(file: FilePlan, declined: set[int] = frozenset()) -> int:
+    """Lines the accepted part of a file adds."""
     if file.hunks:
-        return file.added_lines
-    if file.op == "add" and file.new_text:
+        return sum(len(h.new_lines) for h in file.hunks if h.index not in declined)
+    if file.op == "add" and file.new_text and not declined:
         return len(file.new_text.splitlines())
     return 0
 
 
-def _removed(file: FilePlan) -> int:
+def _removed(file: FilePlan, declined: set[int] = frozenset()) -> int:
+    """Lines the accepted part of a file removes."""
     if file.hunks:
-        return file.removed_lines
-    if file.op == "delete" and file.old_text:
+        return sum(len(h.old_lines) for h in file.hunks if h.index not in declined)
+    if file.op == "delete" and file.old_text and not declined:
         return len(file.old_text.splitlines())
     return 0

@@ -10,8 +10,10 @@ screens that host it decide that.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import ClassVar
 
+from rich.cells import get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -31,31 +33,122 @@ from hello_tui.widgets.diff_rows import (
     LineTokens,
     Row,
     Side,
-    add_syntax,
+    SyntaxCache,
     build_file_diff,
     build_text_diff,
+    syntax_for,
 )
 
 # Below this many terminal columns two code columns are too narrow to read.
 SPLIT_MIN_WIDTH = 100
 TRUNCATED_MARK = "›"
+SCROLLED_MARK = "‹"
+# Columns one press of ←/→ (h/l) moves the text of both panes.
+SCROLL_STEP = 8
 HUNK_KEYS = Binding.Group("Hunk", compact=True)
+# Hunk lines up to which a file's rows are built on the UI thread: about 50 ms for a
+# 10,000-line rewrite, inside the time a decision modal ignores keys as it arms.
+INLINE_BUILD_LINES = 25_000
+
+
+def wrap_starts(text: str, width: int) -> list[int]:
+    """Where each wrapped piece of a line starts: at most `width` cells each, and a wide
+    character is never cut in two."""
+    if len(text) <= width and (text.isascii() or len(text) * 2 <= width):
+        return [0]
+    if text.isascii():
+        return list(range(0, len(text), width))
+    starts = [0]
+    cells = 0
+    for index, character in enumerate(text):
+        size = get_character_cell_size(character)
+        if cells + size > width and cells:
+            starts.append(index)
+            cells = 0
+        cells += size
+    return starts
+
+
+def _changed_lines(file_plan: FilePlan) -> int:
+    """What building a file's rows costs, roughly: its hunks' lines (or its texts')."""
+    if file_plan.hunks:
+        return sum(len(h.old_lines) + len(h.new_lines) for h in file_plan.hunks)
+    return len(file_plan.old_text or "") // 40 + len(file_plan.new_text or "") // 40
 
 
 class DiffView(ScrollView, can_focus=True):
     """A scrollable diff of one file; `j`/`k` jump between hunks, `s` toggles the layout."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "next_hunk", "Next hunk", id="diff.next_hunk", group=HUNK_KEYS),
-        Binding("k", "previous_hunk", "Previous hunk", id="diff.previous_hunk", group=HUNK_KEYS),
-        Binding("down", "next_hunk", "Next hunk", show=False, id="diff.next_hunk_arrow"),
-        Binding("up", "previous_hunk", "Previous hunk", show=False, id="diff.previous_hunk_arrow"),
+        Binding(
+            "j",
+            "next_hunk",
+            "Next hunk",
+            id="diff.next_hunk",
+            group=HUNK_KEYS,
+            tooltip="Next hunk (past the last: the next file's first)",
+        ),
+        Binding(
+            "k",
+            "previous_hunk",
+            "Previous hunk",
+            id="diff.previous_hunk",
+            group=HUNK_KEYS,
+            tooltip="Previous hunk (before the first: the previous file's last)",
+        ),
+        Binding(
+            "down",
+            "next_hunk",
+            "Next hunk",
+            show=False,
+            id="diff.next_hunk_arrow",
+            tooltip="Next hunk (past the last: the next file's first)",
+        ),
+        Binding(
+            "up",
+            "previous_hunk",
+            "Previous hunk",
+            show=False,
+            id="diff.previous_hunk_arrow",
+            tooltip="Previous hunk (before the first: the previous file's last)",
+        ),
         Binding(
             "s",
             "toggle_layout",
             "Layout",
             id="diff.toggle_layout",
             tooltip="Side by side or unified",
+        ),
+        Binding(
+            "w",
+            "toggle_wrap",
+            "Wrap",
+            id="diff.toggle_wrap",
+            tooltip="Wrap long lines, both sides aligned (again: cut them)",
+        ),
+        *[
+            Binding(
+                key,
+                f"scroll_columns({steps})",
+                "Scroll sideways",
+                show=False,
+                id=f"diff.scroll_{name}",
+                tooltip=f"Scroll long lines {direction}, both sides together",
+            )
+            for key, steps, name, direction in (
+                ("l", 1, "right", "right"),
+                ("right", 1, "right_arrow", "right"),
+                ("h", -1, "left", "left"),
+                ("left", -1, "left_arrow", "left"),
+            )
+        ],
+        Binding(
+            "home",
+            "scroll_home_columns",
+            "Line start",
+            show=False,
+            id="diff.line_start",
+            tooltip="Back to the start of long lines",
         ),
         Binding("pagedown", "page_down", "Page down", show=False, id="diff.page_down"),
         Binding("pageup", "page_up", "Page up", show=False, id="diff.page_up"),
@@ -125,6 +218,21 @@ class DiffView(ScrollView, can_focus=True):
             self.view = view
             self.split = split
 
+    class ViewportChanged(Message):
+        """The text scrolled sideways or the wrap toggle changed."""
+
+        def __init__(self, view: DiffView) -> None:
+            super().__init__()
+            self.view = view
+
+    class BoundaryReached(Message):
+        """j past the last hunk (forward) or k before the first: hosts may change file."""
+
+        def __init__(self, view: DiffView, forward: bool) -> None:
+            super().__init__()
+            self.view = view
+            self.forward = forward
+
     class DiffReady(Message):
         """Rows for the requested file are on screen."""
 
@@ -151,20 +259,38 @@ class DiffView(ScrollView, can_focus=True):
         self.current_hunk = 0
         self.declined: frozenset[int] = frozenset()
         self.placeholder = "computing diff…"
-        self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
+        self._line_cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
         self._computed: dict[int, tuple[object, FileDiff]] = {}
         self._split_now = False
         self._wanted: object = None
+        # The hunk to show once the wanted file's rows arrive: 0 the first, -1 the last.
+        self._initial_hunk = 0
+        # Columns of text hidden on the left of every pane (the panes scroll together).
+        self.x_offset = 0
+        self.wrap = False
+        # With wrap on: the first visual line of each row, and the total after the last.
+        self._row_starts: list[int] = []
+        # The visual line inside its row being drawn (wrap on); 0 is the row's first line.
+        self._part = 0
 
     # ---- what to show -------------------------------------------------------
 
-    def load_plan(self, file_plan: FilePlan) -> None:
-        """Show one file of a plan; rows are computed in a thread the first time."""
+    def load_plan(self, file_plan: FilePlan, hunk: int = 0) -> None:
+        """Show one file of a plan at a hunk (-1: the last); rows are computed the first
+        time, in a thread when the file is big."""
+        self._initial_hunk = hunk
         cached = self._computed.get(id(file_plan))
         if cached is not None and cached[0] is file_plan:
             self.show(cached[1])
             return
         self._begin_loading(file_plan)
+        if _changed_lines(file_plan) <= INLINE_BUILD_LINES:
+            # Quicker than a thread, which would share the interpreter with the first
+            # frame being drawn; syntax still comes from a thread.
+            diff = build_file_diff(file_plan)
+            self._rows_ready(file_plan, diff)
+            self._compute_syntax(diff)
+            return
         self._compute(file_plan, lambda: build_file_diff(file_plan))
 
     def load_texts(self, path: str, old_text: str, new_text: str) -> None:
@@ -180,15 +306,23 @@ class DiffView(ScrollView, can_focus=True):
         self.current_hunk = 0
         self._reset()
 
-    @work(thread=True, exclusive=True, group="diff-view")
+    # A fixed description: Textual would otherwise repr the arguments (whole files).
+    @work(thread=True, exclusive=True, group="diff-view", description="diff rows")
     def _compute(self, key: object, build) -> None:
         worker = get_current_worker()
         diff = build()
         if worker.is_cancelled:
             return
         self.app.call_from_thread(self._rows_ready, key, diff)
-        if add_syntax(diff) and not worker.is_cancelled:
-            self.app.call_from_thread(self._syntax_ready, diff)
+        syntax = syntax_for(diff)
+        if syntax is not None and not worker.is_cancelled:
+            self.app.call_from_thread(self._syntax_ready, diff, syntax)
+
+    @work(thread=True, exclusive=True, group="diff-view", description="diff syntax")
+    def _compute_syntax(self, diff: FileDiff) -> None:
+        syntax = syntax_for(diff)
+        if syntax is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._syntax_ready, diff, syntax)
 
     def _rows_ready(self, key: object, diff: FileDiff) -> None:
         self._computed[id(key)] = (key, diff)
@@ -196,7 +330,15 @@ class DiffView(ScrollView, can_focus=True):
         if key is self._wanted:
             self.show(diff)
 
-    def _syntax_ready(self, diff: FileDiff) -> None:
+    def _syntax_ready(self, diff: FileDiff, syntax: SyntaxCache) -> None:
+        if diff is not self.diff:
+            diff.syntax = syntax
+            return
+        # Colours come a frame later: lexing the first screen would delay the first paint.
+        self.call_after_refresh(self._attach_syntax, diff, syntax)
+
+    def _attach_syntax(self, diff: FileDiff, syntax: SyntaxCache) -> None:
+        diff.syntax = syntax
         if diff is self.diff:
             self._line_cache.clear()
             self.refresh()
@@ -205,8 +347,12 @@ class DiffView(ScrollView, can_focus=True):
         """Display rows already computed (the cache or a caller that built them)."""
         self.diff = diff
         self.current_hunk = 0
+        self.x_offset = 0
         self._reset()
         self.scroll_to(y=0, animate=False, immediate=True)
+        hunk, self._initial_hunk = self._initial_hunk, 0
+        if hunk and self.hunk_count:
+            self.scroll_to_hunk(hunk % self.hunk_count)
         self.post_message(self.DiffReady(self, diff))
 
     def set_declined(self, declined: set[int] | frozenset[int]) -> None:
@@ -236,14 +382,71 @@ class DiffView(ScrollView, can_focus=True):
         return self.diff.split_hunk_rows if self._split_now else self.diff.unified_hunk_rows
 
     @property
+    def one_pane(self) -> bool:
+        """An added or deleted file in the split layout: one full-width pane."""
+        return self._split_now and self.diff is not None and self.diff.one_side is not None
+
+    @property
     def hunk_count(self) -> int:
         return len(self.diff.hunks) if self.diff is not None else 0
 
     def _reset(self) -> None:
         self._split_now = self.is_split
         self._line_cache.clear()
-        self.virtual_size = Size(0, max(1, len(self.rows)))
+        self._measure()
         self.refresh()
+
+    def _measure(self) -> None:
+        """Visual lines per row for the current width (wrap on), and the virtual height."""
+        rows = self.rows
+        width = self.scrollable_content_region.width
+        if not self.wrap or self.diff is None or width < 8:
+            self._row_starts = []
+            self.virtual_size = Size(0, max(1, len(rows)))
+            return
+        widths = self._text_widths(width)
+        starts = [0] * (len(rows) + 1)
+        total = 0
+        for index, row in enumerate(rows):
+            starts[index] = total
+            total += self._row_height(row, widths)
+        starts[len(rows)] = total
+        self._row_starts = starts
+        self.virtual_size = Size(0, max(1, total))
+
+    def _text_widths(self, width: int) -> tuple[int, int]:
+        """Text columns of the (old, new) panes, or of the one pane twice."""
+        digits = self.diff.number_width if self.diff else 1
+        if not self._split_now:
+            text = max(1, width - (2 * digits + 5))
+            return text, text
+        if self.one_pane:
+            text = max(1, width - (digits + 4))
+            return text, text
+        left = (width - 1) // 2
+        return max(1, left - (digits + 4)), max(1, width - 1 - left - (digits + 4))
+
+    def _row_height(self, row: Row, widths: tuple[int, int]) -> int:
+        if row.kind in ("header", "fold", "message"):
+            return 1
+        height = 1
+        for side, text_width in ((row.old, widths[0]), (row.new, widths[1])):
+            if side is not None:
+                height = max(height, len(wrap_starts(side.text, text_width)))
+        return height
+
+    def row_at(self, y: int) -> tuple[int, int]:
+        """(row index, visual line inside the row) of virtual line y."""
+        if not self._row_starts:
+            return y, 0
+        index = bisect_right(self._row_starts, y) - 1
+        return index, y - self._row_starts[index]
+
+    def line_of_row(self, index: int) -> int:
+        """The first virtual line of a row."""
+        if not self._row_starts:
+            return index
+        return self._row_starts[min(index, len(self._row_starts) - 1)]
 
     def watch_split_mode(self) -> None:
         self._relayout()
@@ -259,6 +462,59 @@ class DiffView(ScrollView, can_focus=True):
             self.post_message(self.LayoutChanged(self, split))
         else:
             self._line_cache.clear()
+            if self.wrap:
+                self._keep_top_row(self._measure)
+
+    def _keep_top_row(self, change) -> None:
+        """Apply a change of visual lines keeping the row at the top of the view in place."""
+        top, _ = self.row_at(int(self.scroll_offset.y))
+        change()
+        self.scroll_to(y=self.line_of_row(top), animate=False, immediate=True)
+        self.refresh()
+
+    # ---- long lines ---------------------------------------------------------
+
+    @property
+    def longest_line(self) -> int:
+        """Cells of the longest text line of either version."""
+        return self.diff.longest if self.diff is not None else 0
+
+    @property
+    def lines_cut(self) -> bool:
+        """Some line is wider than its pane (and neither wrapped nor scrolled to its end)."""
+        return self.diff is not None and not self.wrap and self.x_offset < self.max_x_offset
+
+    @property
+    def max_x_offset(self) -> int:
+        narrowest = min(self._text_widths(self.scrollable_content_region.width))
+        return max(0, self.longest_line - narrowest)
+
+    def action_scroll_columns(self, steps: int) -> None:
+        if self.wrap or self.diff is None:
+            return
+        offset = max(0, min(self.x_offset + steps * SCROLL_STEP, self.max_x_offset))
+        if offset != self.x_offset:
+            self.x_offset = offset
+            self._line_cache.clear()
+            self.refresh()
+            self.post_message(self.ViewportChanged(self))
+
+    def action_scroll_home_columns(self) -> None:
+        if self.x_offset:
+            self.x_offset = 0
+            self._line_cache.clear()
+            self.refresh()
+            self.post_message(self.ViewportChanged(self))
+
+    def action_toggle_wrap(self) -> None:
+        def toggle() -> None:
+            self.wrap = not self.wrap
+            self.x_offset = 0
+            self._line_cache.clear()
+            self._measure()
+
+        self._keep_top_row(toggle)
+        self.post_message(self.ViewportChanged(self))
 
     def action_toggle_layout(self) -> None:
         self.split_mode = not self.is_split
@@ -275,19 +531,28 @@ class DiffView(ScrollView, can_focus=True):
             self.post_message(self.HunkChanged(self, position))
         self._line_cache.clear()
         # One row of breathing room above the header, when there is one.
-        self.scroll_to(y=max(0, rows[position] - 1), animate=False, immediate=True)
+        line = max(0, self.line_of_row(rows[position]) - 1)
+        self.scroll_to(y=line, animate=False, immediate=True)
         self.refresh()
 
     def action_next_hunk(self) -> None:
-        if self.hunk_count:
-            self.scroll_to_hunk(min(self.current_hunk + 1, self.hunk_count - 1))
+        if self.diff is None:
+            return
+        if self.current_hunk + 1 < self.hunk_count:
+            self.scroll_to_hunk(self.current_hunk + 1)
+        else:
+            self.post_message(self.BoundaryReached(self, forward=True))
 
     def action_previous_hunk(self) -> None:
-        if self.hunk_count:
-            self.scroll_to_hunk(max(self.current_hunk - 1, 0))
+        if self.diff is None:
+            return
+        if self.current_hunk > 0 and self.hunk_count:
+            self.scroll_to_hunk(self.current_hunk - 1)
+        else:
+            self.post_message(self.BoundaryReached(self, forward=False))
 
     def on_click(self, event) -> None:
-        index = int(self.scroll_offset.y) + event.y
+        index, _ = self.row_at(int(self.scroll_offset.y) + event.y)
         rows = self.rows
         if not 0 <= index < len(rows) or rows[index].hunk < 0:
             return
@@ -304,7 +569,7 @@ class DiffView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        index = int(self.scroll_offset.y) + y
+        index, part = self.row_at(int(self.scroll_offset.y) + y)
         rows = self.rows
         base = self.rich_style
         if self.diff is None:
@@ -312,9 +577,10 @@ class DiffView(ScrollView, can_focus=True):
             return Strip([Segment(text, base)]).crop_extend(0, width, base)
         if index >= len(rows):
             return Strip.blank(width, base)
-        key = (index, width, self._split_now)
+        key = (index, part, width, self._split_now)
         strip = self._line_cache.get(key)
         if strip is None:
+            self._part = part
             strip = self._render_row(rows[index], width).apply_style(base)
             self._line_cache[key] = strip
         return strip
@@ -367,6 +633,13 @@ class DiffView(ScrollView, can_focus=True):
     def _render_split(self, row: Row, width: int) -> Strip:
         left_width = (width - 1) // 2
         right_width = width - 1 - left_width
+        if self.one_pane:
+            old = self.diff is not None and self.diff.one_side == "old"
+            side = row.old if old else row.new
+            if row.kind == "context":
+                return self._cell(row, side, width, Style(), Style(), " ", old=old)
+            line, char, sign = self._side_styles(row, removed=old)
+            return self._cell(row, side, width, line, char, sign, old=old)
         separator = Strip([Segment("│", self._style("diff--separator"))])
         if row.kind == "context":
             left = self._cell(row, row.old, left_width, Style(), Style(), " ", old=True)
@@ -381,8 +654,9 @@ class DiffView(ScrollView, can_focus=True):
     def _render_unified(self, row: Row, width: int) -> Strip:
         digits = self.diff.number_width if self.diff else 1
         gutter = self._style("diff--gutter")
-        old_no = f"{row.old.number:>{digits}}" if row.old else " " * digits
-        new_no = f"{row.new.number:>{digits}}" if row.new else " " * digits
+        more = self._part > 0
+        old_no = f"{row.old.number:>{digits}}" if row.old and not more else " " * digits
+        new_no = f"{row.new.number:>{digits}}" if row.new and not more else " " * digits
         if row.kind == "context":
             line, char, sign, side = Style(), Style(), " ", row.old
         elif row.kind == "removed":
@@ -393,7 +667,7 @@ class DiffView(ScrollView, can_focus=True):
             [
                 self._bar(row),
                 Segment(f"{old_no} {new_no} ", gutter),
-                Segment(f"{sign} ", line),
+                Segment(f"{' ' if more else sign} ", line),
             ]
         )
         tokens = None if row.hunk in self.declined else self._tokens_for(side, row.kind != "added")
@@ -415,11 +689,13 @@ class DiffView(ScrollView, can_focus=True):
         if side is None:
             filler = self._style("diff--filler")
             return Strip.blank(width, filler)
+        more = self._part > 0
+        number = " " * digits if more else f"{side.number:>{digits}}"
         prefix = Strip(
             [
                 self._bar(row),
-                Segment(f"{side.number:>{digits}} ", self._style("diff--gutter")),
-                Segment(f"{sign} ", line),
+                Segment(f"{number} ", self._style("diff--gutter")),
+                Segment(f"{' ' if more else sign} ", line),
             ]
         )
         # Declined lines are drawn uniformly dim: syntax colours would make them look live.
@@ -457,7 +733,21 @@ class DiffView(ScrollView, can_focus=True):
                 offset += len(part)
         for start, end in side.spans:
             text.stylize(char, start, end)
+        if self.wrap:
+            starts = wrap_starts(side.text, width)
+            if self._part >= len(starts):
+                return Strip.blank(width, line)
+            end = starts[self._part + 1] if self._part + 1 < len(starts) else len(side.text)
+            piece = Strip(text[starts[self._part] : end].render(self.app.console))
+            return piece.crop_extend(0, width, line)
         strip = Strip(text.render(self.app.console))
-        if strip.cell_length > width:
+        start = self.x_offset
+        length = strip.cell_length
+        if start:
+            strip = strip.crop(start, length)
+            if length > start:
+                # Some of this line is off the left edge.
+                strip = Strip.join([Strip([Segment(SCROLLED_MARK, line)]), strip.crop(1)])
+        if length - start > width:
             strip = Strip.join([strip.crop(0, width - 1), Strip([Segment(TRUNCATED_MARK, line)])])
         return strip.crop_extend(0, width, line)

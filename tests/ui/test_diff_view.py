@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
+import itertools
+import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
@@ -16,9 +23,11 @@ from hello_tui.widgets.diff_rows import (
     build_text_diff,
     changed_spans,
     display_text,
+    grouped_opcodes,
     hunks_from_texts,
+    line_opcodes,
 )
-from hello_tui.widgets.diff_view import TRUNCATED_MARK, DiffView
+from hello_tui.widgets.diff_view import SCROLL_STEP, SCROLLED_MARK, TRUNCATED_MARK, DiffView
 from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, file_plan, settle
 
 # ---- hunks and rows ---------------------------------------------------------------
@@ -41,6 +50,42 @@ def test_hunks_from_texts_turn_old_into_new(old: str, new: str):
     hunks = hunks_from_texts(old, new)
     assert apply_hunks(old, hunks) == new
     assert [h.index for h in hunks] == list(range(len(hunks)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(old=texts, new=texts, context=st.integers(0, 3))
+def test_line_opcodes_tile_both_versions_and_group_like_difflib(old, new, context):
+    a, b = old.splitlines(), new.splitlines()
+    ops = line_opcodes(a, b)
+    if not ops:
+        assert a == b == []
+        return
+    assert (ops[0][1], ops[0][3]) == (0, 0)
+    assert (ops[-1][2], ops[-1][4]) == (len(a), len(b))
+    for (_, _, i2, _, j2), (_, i1, _, j1, _) in itertools.pairwise(ops):
+        assert (i2, j2) == (i1, j1)  # contiguous on both sides
+    for tag, i1, i2, j1, j2 in ops:
+        assert (a[i1:i2] == b[j1:j2]) if tag == "equal" else (i1 < i2 or j1 < j2)
+    # Grouping follows difflib's rule on the same opcodes.
+    reference = difflib.SequenceMatcher(None, a, b)
+    reference.opcodes = ops  # difflib groups whatever opcodes it holds
+    assert grouped_opcodes(ops, context) == list(reference.get_grouped_opcodes(context))
+
+
+def test_repeated_lines_are_matched_not_rewritten():
+    # Every third line is the same blank line, and every body line changes; SequenceMatcher
+    # alone needs minutes for 10,000 such lines. The unchanged unique lines anchor the diff,
+    # so the blank lines still match and each change is its own small hunk.
+    old = "".join(f"def f_{i}():\n    return {i}\n\n" for i in range(2000))
+    new = old.replace("    return ", "    yield ")
+    hunks = hunks_from_texts(old, new)
+    assert len(hunks) == 2000
+    assert all(len(h.old_lines) == len(h.new_lines) == 1 for h in hunks)
+    assert apply_hunks(old, hunks) == new
+    # Nothing unique in common: still exact hunks.
+    blanks = "".join(f"v{i}\n\n" for i in range(1000))
+    renamed = blanks.replace("v", "w")
+    assert apply_hunks(blanks, hunks_from_texts(blanks, renamed)) == renamed
 
 
 @settings(max_examples=60, deadline=None)
@@ -286,3 +331,264 @@ async def test_placeholder_until_rows_arrive():
     app = ViewApp()
     async with app.run_test(size=(80, 10)):
         assert app.view.render_line(0).text.startswith("computing diff…")
+
+
+# ---- hunk headers against git ---------------------------------------------------------
+
+NUMBERED = "".join(f"line {i}\n" for i in range(1, 31))
+
+
+def _lines_replaced(text: str, start: int, end: int, new: list[str]) -> str:
+    lines = text.splitlines(keepends=True)
+    lines[start:end] = [f"{line}\n" for line in new]
+    return "".join(lines)
+
+
+# (name, new text) against NUMBERED: insertions, deletions and replacements at the top,
+# in the middle and at the end, one or several hunks.
+HEADER_SHAPES = [
+    ("insert at top", _lines_replaced(NUMBERED, 0, 0, ["new a", "new b"])),
+    ("insert in middle", _lines_replaced(NUMBERED, 13, 13, ["n1", "n2", "n3", "n4"])),
+    ("insert at end", NUMBERED + "tail 1\ntail 2\n"),
+    ("delete at top", _lines_replaced(NUMBERED, 0, 3, [])),
+    ("delete in middle", _lines_replaced(NUMBERED, 17, 18, [])),
+    ("delete at end", _lines_replaced(NUMBERED, 27, 30, [])),
+    ("replace one line", _lines_replaced(NUMBERED, 9, 10, ["line ten"])),
+    ("replace two by three", _lines_replaced(NUMBERED, 20, 22, ["x", "y", "z"])),
+    (
+        "several hunks",
+        _lines_replaced(
+            _lines_replaced(_lines_replaced(NUMBERED, 25, 26, []), 12, 12, ["mid"]), 0, 1, []
+        ),
+    ),
+]
+
+_GIT_HEADER = re.compile(r"^@@ (-\S+ \+\S+) @@", re.MULTILINE)
+_TITLE_RANGE = re.compile(r"hunk \d+/\d+  (-\S+ \+\S+)")
+
+requires_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git_diff(repo: Path, old: str, new: str, context: int) -> str:
+    """`git diff -U<context>` of f.txt from old to new (old staged, new in the work tree)."""
+    git = ["git", "-C", str(repo), "-c", "core.autocrlf=false"]
+    if not (repo / ".git").exists():
+        subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "f.txt").write_text(old)
+    subprocess.run([*git, "add", "f.txt"], check=True)
+    (repo / "f.txt").write_text(new)
+    out = subprocess.run(
+        [*git, "diff", f"-U{context}", "--no-color", "--no-ext-diff", "f.txt"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    (repo / "f.txt").write_text(old)
+    return out
+
+
+def title_ranges(diff) -> list[str]:
+    return [
+        _TITLE_RANGE.search(row.label).group(1) for row in diff.split_rows if row.kind == "header"
+    ]
+
+
+@requires_git
+@pytest.mark.parametrize("name, new", HEADER_SHAPES, ids=[s[0] for s in HEADER_SHAPES])
+@pytest.mark.parametrize("context", [0, 3])
+def test_review_hunk_headers_number_as_git_does(tmp_path, name, new, context):
+    # The review's unit is a run of changed lines, so its header is git's -U0 header for
+    # that run, whatever context the patch was written with.
+    from hello_tui.config import load_settings
+    from hello_tui.patch import plan_patch_text
+
+    expected = _GIT_HEADER.findall(git_diff(tmp_path, NUMBERED, new, 0))
+    patch = git_diff(tmp_path, NUMBERED, new, context)
+    plan = plan_patch_text(patch, load_settings(tmp_path, environ={}))
+    assert title_ranges(build_file_diff(plan.files[0])) == expected
+
+
+@requires_git
+@pytest.mark.parametrize("name, new", HEADER_SHAPES, ids=[s[0] for s in HEADER_SHAPES])
+@pytest.mark.parametrize("context", [0, 3])
+def test_difflib_hunk_headers_are_git_headers(tmp_path, name, new, context):
+    expected = _GIT_HEADER.findall(git_diff(tmp_path, NUMBERED, new, context))
+    headers = [h.header for h in hunks_from_texts(NUMBERED, new, context=context)]
+    assert [_GIT_HEADER.match(h).group(1) for h in headers] == expected
+
+
+@requires_git
+def test_new_and_emptied_files_number_as_git_does(tmp_path):
+    text = "a\nb\nc\n"
+    added = build_file_diff(file_plan("f.txt", None, text, op="add"))
+    assert title_ranges(added) == _GIT_HEADER.findall(git_diff(tmp_path, "", text, 3))
+    emptied = build_file_diff(file_plan("f.txt", text, ""))
+    assert title_ranges(emptied) == _GIT_HEADER.findall(git_diff(tmp_path, text, "", 3))
+
+
+# ---- long lines: sideways scroll and wrap -----------------------------------------------
+
+LONG_OLD = (
+    "def mean(values):\n"
+    "    return total(values) / (count(values) - 1) if values and all(isinstance(v, (int, "
+    "float)) for v in values) else 0.0  # old\n"
+    "\n"
+    "def other():\n"
+    "    return 1\n"
+)
+LONG_NEW = LONG_OLD.replace("else 0.0  # old", "else float('nan')  # guard")
+
+
+def panes(line: str) -> tuple[str, str]:
+    left, right = line.split("│")
+    return left, right
+
+
+def body(cell: str, digits: int = 1) -> str:
+    """A split cell's text after the bar, the line number and the sign."""
+    return cell[digits + 4 :]
+
+
+async def long_line_view(pilot, app: ViewApp) -> DiffView:
+    app.view.load_texts("m.py", LONG_OLD, LONG_NEW)
+    await settle(pilot)
+    app.view.focus()
+    return app.view
+
+
+def changed_line(view: DiffView) -> str:
+    return next(line for line in screen_lines(view) if "▌2 - " in line)
+
+
+async def test_long_lines_scroll_sideways_in_both_panes_together():
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        view = await long_line_view(pilot, app)
+        left, right = panes(changed_line(view))
+        assert left.rstrip().endswith(TRUNCATED_MARK) and right.rstrip().endswith(TRUNCATED_MARK)
+        assert "float('nan')" not in right
+        for _ in range(6):
+            await pilot.press("l")
+        assert view.x_offset == 6 * SCROLL_STEP
+        left, right = panes(changed_line(view))
+        # Both panes hide the same columns: their texts start at the same character.
+        assert body(left).startswith(SCROLLED_MARK) and body(right).startswith(SCROLLED_MARK)
+        old_line = LONG_OLD.splitlines()[1]
+        assert body(left)[1:].startswith(old_line[view.x_offset + 1 : view.x_offset + 20])
+        assert body(right)[1:].startswith(LONG_NEW.splitlines()[1][view.x_offset + 1 :][:19])
+        # Scrolling stops where the longest line's end is in view.
+        for _ in range(30):
+            await pilot.press("right")
+        assert view.x_offset == view.max_x_offset
+        left, right = panes(changed_line(view))
+        assert "float('nan')  # guard" in right and not right.rstrip().endswith(TRUNCATED_MARK)
+        await pilot.press("h", "left")
+        assert view.x_offset == view.max_x_offset - 2 * SCROLL_STEP
+        await pilot.press("home")
+        assert view.x_offset == 0
+        assert body(panes(changed_line(view))[0]).startswith("    return total")
+
+
+async def test_wrap_shows_whole_lines_with_both_sides_aligned():
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        view = await long_line_view(pilot, app)
+        await pilot.press("w")
+        assert view.wrap
+        lines = screen_lines(view)
+        assert not any(TRUNCATED_MARK in line for line in lines)
+        first = next(i for i, line in enumerate(lines) if "▌2 - " in line)
+        # The row continues on unnumbered lines until the next row, numbered on both sides.
+        following = next(i for i in range(first + 1, len(lines)) if "3   " in lines[i][:6])
+        assert following - first >= 3
+        assert panes(lines[following])[1].startswith(" 3   ")
+        old_text = "".join(body(panes(lines[i])[0]) for i in range(first, following))
+        new_text = "".join(body(panes(lines[i])[1]) for i in range(first, following))
+        assert old_text.rstrip() == LONG_OLD.splitlines()[1]
+        assert new_text.rstrip() == LONG_NEW.splitlines()[1]
+        await pilot.press("l")  # no sideways scroll while wrapped
+        assert view.x_offset == 0
+        await pilot.press("w")
+        assert not view.wrap and TRUNCATED_MARK in changed_line(view)
+
+
+async def test_wrap_in_the_unified_layout():
+    app = ViewApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        view = await long_line_view(pilot, app)
+        assert not view.is_split
+        await pilot.press("w")
+        lines = screen_lines(view)
+        first = next(i for i, line in enumerate(lines) if line.startswith("▌2   - "))
+        end = first + 1
+        while lines[end].startswith("▌      "):
+            end += 1
+        assert end - first >= 2 and not any(TRUNCATED_MARK in line for line in lines)
+        assert "".join(line[7:] for line in lines[first:end]).rstrip() == LONG_OLD.splitlines()[1]
+        assert lines[end].startswith("▌  2 + ")
+
+
+async def test_wrapped_rows_keep_j_on_the_hunk_header():
+    old = "".join(("x" * 300 if i % 2 else f"line {i}") + "\n" for i in range(200))
+    new = old.replace("line 150\n", "changed\n").replace("line 20\n", "other\n")
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        app.view.load_texts("t.txt", old, new)
+        await settle(pilot)
+        view = app.view
+        view.focus()
+        await pilot.press("w", "j")
+        assert view.current_hunk == 1
+        line = view.line_of_row(view.hunk_rows[1])
+        assert line > view.hunk_rows[1]  # the wrapped rows above take more lines
+        assert view.scroll_offset.y <= line < view.scroll_offset.y + view.size.height
+        assert any("hunk 2/2" in text for text in screen_lines(view))
+
+
+async def test_added_and_deleted_files_are_one_pane():
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        view = app.view
+        view.load_plan(file_plan("new.py", None, "x = 1\ny = 2\n", op="add"))
+        await settle(pilot)
+        assert view.is_split and view.one_pane
+        lines = [line for line in screen_lines(view) if "x = 1" in line or "y = 2" in line]
+        assert [line.rstrip() for line in lines] == ["▌1 + x = 1", "▌2 + y = 2"]
+        assert not any("│" in line for line in screen_lines(view))
+        view.load_plan(file_plan("old.py", "gone = True\n", None, op="delete"))
+        await settle(pilot)
+        assert view.one_pane
+        assert any(line.rstrip() == "▌1 - gone = True" for line in screen_lines(view))
+        view.load_texts("t.txt", "a\n", "b\n")  # both sides: two panes
+        await settle(pilot)
+        assert not view.one_pane and any("│" in line for line in screen_lines(view))
+
+
+async def test_big_files_are_built_in_a_thread_small_ones_at_once(monkeypatch):
+    from hello_tui.widgets import diff_view
+
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        view = app.view
+        view.load_plan(file_plan("a.py", STATS_OLD, STATS_NEW))
+        assert view.diff is not None  # at once: no frame without rows
+        monkeypatch.setattr(diff_view, "INLINE_BUILD_LINES", 1)
+        view.load_plan(file_plan("b.py", STATS_OLD, STATS_NEW + "x = 1\n"))
+        assert view.diff is None
+        assert view.render_line(0).text.startswith("computing diff…")
+        await settle(pilot)
+        assert view.diff is not None and view.diff.path == "b.py"
+
+
+async def test_wrap_counts_wide_characters_as_two_cells():
+    wide = "注" * 40  # 40 characters, 80 cells: wider than a 55-cell pane at 120 columns
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        app.view.load_texts("t.txt", f"a\n{wide}\n", f"a\n{wide}!\n")
+        await settle(pilot)
+        app.view.focus()
+        await pilot.press("w")
+        lines = screen_lines(app.view)
+        first = next(i for i, line in enumerate(lines) if "▌2 - " in line)
+        right = "".join(body(panes(line)[1]) for line in lines[first : first + 2])
+        assert right.replace(" ", "") == wide + "!"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import stat
 import sys
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -19,10 +20,16 @@ from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
 from hello_tui.screens.reject import RejectReasonScreen
-from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen
+from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen, editor_command
 from hello_tui.widgets.diff_view import DiffView
 from tests.ui.engine_double import armed, wait_until
 from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, ScreenApp, file_plan, settle, stats_plan
+
+
+@pytest.fixture(autouse=True)
+def _no_visual(monkeypatch):
+    # $VISUAL wins over $EDITOR; the tests choose the editor through $EDITOR.
+    monkeypatch.delenv("VISUAL", raising=False)
 
 
 def review_app(plan: PatchPlan, **kwargs: Any) -> ScreenApp:
@@ -471,15 +478,107 @@ async def test_a_failing_editor_changes_nothing(tmp_path, monkeypatch):
     assert app.results[0].user_edits == {}
 
 
+def record_suspends(app: App[Any]) -> list[str]:
+    """Stand in for App.suspend as Textual writes it: the screen resumes only when the
+    block ends normally, so an exception escaping it would leave no "resume"."""
+    events: list[str] = []
+
+    @contextmanager
+    def suspend():
+        events.append("suspend")
+        yield
+        events.append("resume")
+
+    app.suspend = suspend  # type: ignore[method-assign]
+    return events
+
+
+async def edit_and_expect_error(app: ScreenApp, text: str) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        events = record_suspends(app)
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, PatchReviewScreen)
+        assert any(text in n.message for n in app._notifications), [
+            n.message for n in app._notifications
+        ]
+        assert events in ([], ["suspend", "resume"])
+        # The review still answers keys.
+        await pilot.press("space", "a")
+        await pilot.pause()
+    assert app.results and app.results[0].accepted
+    assert app.results[0].user_edits == {}
+
+
 async def test_a_missing_editor_is_reported_not_raised(monkeypatch, tmp_path):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor"))
+    await edit_and_expect_error(review_app(stats_plan()), "is not installed or not on PATH")
+
+
+async def test_an_editor_that_cannot_start_is_reported_and_the_screen_resumes(
+    monkeypatch, tmp_path
+):
+    # Found on PATH, but exec fails (its interpreter is missing): the error comes from
+    # inside the suspended block.
+    script = tmp_path / "broken-editor"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(script))
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        events = record_suspends(app)
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert events == ["suspend", "resume"]
+        assert any("Could not start the editor" in n.message for n in app._notifications)
+        assert isinstance(app.screen, PatchReviewScreen)
+
+
+async def test_a_failing_editor_is_reported_and_the_screen_resumes(monkeypatch, tmp_path):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", write_editor(tmp_path, "sys.exit(4)"))
+    await edit_and_expect_error(review_app(stats_plan()), "exited with status 4")
+
+
+async def test_visual_comes_before_editor_and_is_split_like_a_shell(monkeypatch, tmp_path):
+    # `code --wait` style: the value's words are the program and its arguments.
+    visual = write_editor(
+        tmp_path,
+        "assert sys.argv[1] == '--wait', sys.argv\n"
+        "path = sys.argv[2]\n"
+        "open(path, 'w').write(open(path).read().replace('count(values)}', 'len(values)}'))",
+    )
+    monkeypatch.setenv("VISUAL", f"{visual} --wait")
     monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor"))
     app = review_app(stats_plan())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("e")
-        await pilot.pause()
-        assert isinstance(app.screen, PatchReviewScreen)
-        assert any("Could not start the editor" in n.message for n in app._notifications)
+        await settle(pilot)
+        assert "edited by you" in status_text(app)
+
+
+def test_editor_command_rules(tmp_path):
+    program = tmp_path / "my editor"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    path = f"{tmp_path}:/usr/bin:/bin"
+    quoted = f"'{program}' --wait -n"
+    assert editor_command({"VISUAL": quoted, "EDITOR": "nano", "PATH": path}) == [
+        str(program),
+        "--wait",
+        "-n",
+    ]
+    assert editor_command({"VISUAL": "  ", "EDITOR": quoted, "PATH": path})[0] == str(program)
+    assert "not a valid command" in editor_command({"EDITOR": "vim 'unclosed", "PATH": path})
+    missing = editor_command({"EDITOR": "no-such-editor-xyz", "PATH": path})
+    assert isinstance(missing, str) and "no-such-editor-xyz" in missing
+    fallback = editor_command({"PATH": str(tmp_path)})  # no vi in that folder
+    assert isinstance(fallback, str) and "vi" in fallback
 
 
 # ---- command approval and confirm -------------------------------------------------
@@ -683,3 +782,113 @@ async def test_engine_replan_after_editing_in_editor(tmp_path, monkeypatch):
     assert (tmp_path / "stats.py").read_text() == STATS_NEW.replace(
         "count(values)}", "len(values)}"
     )
+
+
+# ---- counts, file list, crossing files, long lines -----------------------------------
+
+
+def title_text(app: App[Any]) -> str:
+    return str(app.screen.query_one("#review-title", Static).render())
+
+
+async def test_header_counts_follow_what_is_accepted():
+    # stats.py: two one-line replacements; tests/test_stats.py: one hunk of 5 new lines.
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "2 files · 3 hunks · +7 −2" in title_text(app)
+        await pilot.press("space")
+        assert "2 files · 2 of 3 hunks accepted · +6 −1" in title_text(app)
+        files = app.screen.query_one("#review-files")
+        assert str(files.get_option_at_index(0).prompt).startswith("◐ M +1 −1 stats.py")
+        await pilot.press("tab", "space")
+        assert "1 of 3 hunks accepted · +1 −1" in title_text(app)
+        await pilot.press("space", "shift+tab", "space")
+        assert "2 files · 3 hunks · +7 −2" in title_text(app)
+
+
+async def test_a_one_file_patch_has_no_file_list():
+    app = review_app(PatchPlan([file_plan("stats.py", STATS_OLD, STATS_NEW)], Risk(False)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert not app.screen.query_one("#review-files").display
+        view = app.screen.query_one(DiffView)
+        assert view.size.width >= 115
+        assert "Review patch · stats.py · 2 hunks" in title_text(app)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 200])
+async def test_the_file_list_takes_at_most_a_quarter_of_the_width(width: int):
+    long_name = "src/" + "deeply/nested/" * 6 + "module.py"
+    plan = stats_plan()
+    plan.files.append(file_plan(long_name, "a\n", "b\n"))
+    app = review_app(plan)
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(pilot)
+        files = app.screen.query_one("#review-files")
+        assert files.display
+        if width >= 100:  # side by side with the diff
+            assert files.size.width <= width // 4
+            assert app.screen.query_one(DiffView).size.width >= width * 3 // 4 - 4
+
+
+async def test_j_and_k_cross_file_boundaries():
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        view = screen.query_one(DiffView)
+        files = screen.query_one("#review-files")
+        await pilot.press("j")
+        assert (screen.file_index, view.current_hunk) == (0, 1)
+        await pilot.press("j")  # past stats.py's last hunk: the new test file
+        await settle(pilot)
+        assert (screen.file_index, view.current_hunk, files.highlighted) == (1, 0, 1)
+        assert "file 2/2" in status_text(app)
+        await pilot.press("down")  # the end of the patch: stays
+        await settle(pilot)
+        assert (screen.file_index, view.current_hunk) == (1, 0)
+        await pilot.press("k")  # back to the previous file's last hunk
+        await settle(pilot)
+        assert (screen.file_index, view.current_hunk, files.highlighted) == (0, 1, 0)
+        assert "hunk 2/2" in status_text(app)
+        assert view.scroll_offset.y <= view.hunk_rows[1] < view.scroll_offset.y + view.size.height
+        await pilot.press("up", "up")  # the first hunk, then the start of the patch: stays
+        await settle(pilot)
+        assert (screen.file_index, view.current_hunk) == (0, 0)
+
+
+async def test_status_shows_sideways_scroll_wrap_and_new_files():
+    long_old = "x = " + "1 + " * 60 + "1\n"
+    long_new = long_old.replace("1\n", "2\n")
+    plan = PatchPlan(
+        [
+            file_plan("calc.py", long_old, long_new),
+            file_plan("tests/test_stats.py", None, "a = 1\n", op="add"),
+        ],
+        Risk(False),
+    )
+    app = review_app(plan)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("l", "l")
+        assert "scrolled → 16 columns" in status_text(app)
+        await pilot.press("w")
+        assert "wrapped (w)" in status_text(app) and "scrolled" not in status_text(app)
+        await pilot.press("w", "home")
+        assert "scrolled" not in status_text(app) and "wrapped" not in status_text(app)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert "new file" in status_text(app)
+
+
+def test_help_and_the_bindings_table_name_the_long_line_keys():
+    from hello_tui.screens.command_table import binding_rows
+    from hello_tui.screens.review import REVIEW_HELP
+
+    rows = dict(binding_rows([*PatchReviewScreen.BINDINGS, *DiffView.BINDINGS]))
+    assert "both sides aligned" in rows["w"]
+    assert "right" in rows["l, →"] and "left" in rows["h, ←"]
+    assert "next file" in rows["j, ↓"]
+    for key in ("← → / h l", "w ", "home", "$VISUAL"):
+        assert key in REVIEW_HELP

@@ -1,4 +1,5 @@
-"""Snapshots of the review modal (split and unified), the high-risk confirm, command approval and backup diff."""
+"""Snapshots of the review modal (split and unified, scrolled, wrapped, one file, a new file),
+the high-risk confirm, command approval and backup diff."""
 
 from __future__ import annotations
 
@@ -7,11 +8,19 @@ from typing import Any
 import pytest
 from textual.screen import Screen
 
+from hello_tui.patch.types import PatchPlan, Risk
 from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import HighRiskConfirmScreen
 from hello_tui.screens.review import PatchReviewScreen
-from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, ScreenApp, settle, stats_plan
+from tests.ui.review_fixtures import (
+    STATS_NEW,
+    STATS_OLD,
+    ScreenApp,
+    file_plan,
+    settle,
+    stats_plan,
+)
 
 WIDE, NARROW = (120, 40), (80, 24)
 
@@ -76,3 +85,59 @@ def test_backup_diff(snap_compare):
         "stats.py · backup 20250101_120000_000000", STATS_OLD, STATS_NEW, path="stats.py"
     )
     assert snap_compare(SnapshotApp(screen), terminal_size=WIDE, run_before=settle)
+
+
+LONG_LINE_OLD = (
+    '"""Averages."""\n'
+    "\n"
+    "def mean(values):\n"
+    "    return total(values) / (count(values) - 1) if values and all(isinstance(v, (int, "
+    "float)) for v in values) else 0.0  # off by one\n"
+    "\n"
+    "def other():\n"
+    "    return 1\n"
+)
+LONG_LINE_NEW = LONG_LINE_OLD.replace("(count(values) - 1) if", "count(values) if").replace(
+    "else 0.0  # off by one", "else float('nan')  # fixed"
+)
+
+
+def one_file_long_lines() -> PatchPlan:
+    return PatchPlan([file_plan("stats.py", LONG_LINE_OLD, LONG_LINE_NEW)], Risk(False))
+
+
+def pressing(*keys: str):
+    async def run(pilot) -> None:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run
+
+
+SIZES = pytest.mark.parametrize("size", [WIDE, NARROW], ids=["120x40", "80x24"])
+
+
+@SIZES
+def test_review_one_file_collapsed_with_long_lines_cut(snap_compare, size):
+    app = SnapshotApp(PatchReviewScreen(one_file_long_lines()))
+    assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+@SIZES
+def test_review_scrolled_sideways(snap_compare, size):
+    app = SnapshotApp(PatchReviewScreen(one_file_long_lines()))
+    assert snap_compare(app, terminal_size=size, run_before=pressing(*["l"] * 7))
+
+
+@SIZES
+def test_review_wrapped(snap_compare, size):
+    app = SnapshotApp(PatchReviewScreen(one_file_long_lines()))
+    assert snap_compare(app, terminal_size=size, run_before=pressing("w"))
+
+
+@SIZES
+def test_review_new_file_is_one_pane(snap_compare, size):
+    # j past stats.py's last hunk goes on to the new test file.
+    app = SnapshotApp(PatchReviewScreen(stats_plan()))
+    assert snap_compare(app, terminal_size=size, run_before=pressing("j", "j"))
