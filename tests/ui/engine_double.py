@@ -12,6 +12,7 @@ server instead.
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,3 +146,32 @@ async def armed(pilot: Any, timeout: float = 5.0) -> None:
     """Wait until the active decision modal takes keys (it ignores them while it arms)."""
     await wait_until(pilot, lambda: getattr(pilot.app.screen, "armed", True), timeout=timeout)
     await pilot.pause()  # the focus it moves to its safe choice lands
+
+
+class DriverWrites:
+    """What the app writes to its terminal driver from now on: the escape sequences
+    (OSC 52, OSC 9/777, the bell) a real terminal would receive."""
+
+    def __init__(self, app: Any) -> None:
+        self.data: list[str] = []
+        driver = app._driver
+        assert driver is not None
+        original = driver.write
+
+        def write(data: str) -> None:
+            self.data.append(data)
+            original(data)
+
+        driver.write = write
+
+    def osc52(self) -> list[str]:
+        """The texts put on the clipboard, decoded."""
+        found = []
+        for chunk in self.data:
+            if chunk.startswith("\x1b]52;c;") and chunk.endswith("\a"):
+                found.append(base64.b64decode(chunk[len("\x1b]52;c;") : -1]).decode())
+        return found
+
+    def calls(self) -> list[str]:
+        """The writes that call the user back (a bell or an OSC 9 / 777 notification)."""
+        return [d for d in self.data if d.startswith(("\a", "\x1b]9;", "\x1b]777;"))]

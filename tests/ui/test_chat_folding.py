@@ -30,6 +30,13 @@ def _chat(app: HelloApp) -> str:
     return "\n".join(app.chat.history.plain_lines())
 
 
+def _long_patch_app(repo, scripted_server) -> HelloApp:
+    """auto-edit, and a model whose first step rewrites all 30 lines of a.txt."""
+    (repo / "a.txt").write_text("\n".join(OLD) + "\n")
+    server = scripted_server([tool_calls([call("apply_patch", {"patch": LONG_PATCH})]), text("ok")])
+    return _app(settings_for_server(server, repo, mode="auto-edit"))
+
+
 async def _run(pilot, app: HelloApp, prompt: str) -> None:
     await wait_until(pilot, lambda: app.engine is not None, timeout=15)
     app.prompt.load_text(prompt)
@@ -40,9 +47,7 @@ async def _run(pilot, app: HelloApp, prompt: str) -> None:
 async def test_a_long_auto_applied_diff_starts_folded_and_ctrl_o_unfolds_it(
     tmp_path, scripted_server
 ):
-    (tmp_path / "a.txt").write_text("\n".join(OLD) + "\n")
-    server = scripted_server([tool_calls([call("apply_patch", {"patch": LONG_PATCH})]), text("ok")])
-    app = _app(settings_for_server(server, tmp_path, mode="auto-edit"))
+    app = _long_patch_app(tmp_path, scripted_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _run(pilot, app, "shout")
         assert (tmp_path / "a.txt").read_text() == "\n".join(NEW) + "\n"
@@ -64,9 +69,7 @@ async def test_a_long_auto_applied_diff_starts_folded_and_ctrl_o_unfolds_it(
 async def test_a_click_on_the_diff_flips_it_and_a_click_elsewhere_does_not(
     tmp_path, scripted_server
 ):
-    (tmp_path / "a.txt").write_text("\n".join(OLD) + "\n")
-    server = scripted_server([tool_calls([call("apply_patch", {"patch": LONG_PATCH})]), text("ok")])
-    app = _app(settings_for_server(server, tmp_path, mode="auto-edit"))
+    app = _long_patch_app(tmp_path, scripted_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _run(pilot, app, "shout")
         history = app.chat.history
@@ -116,10 +119,8 @@ async def test_ctrl_o_with_nothing_foldable_says_so(tmp_path, scripted_server):
 
 
 async def test_a_resumed_session_keeps_the_diff_foldable(tmp_path, scripted_server):
-    (tmp_path / "a.txt").write_text("\n".join(OLD) + "\n")
-    server = scripted_server([tool_calls([call("apply_patch", {"patch": LONG_PATCH})]), text("ok")])
-    settings = settings_for_server(server, tmp_path, mode="auto-edit")
-    app = _app(settings)
+    app = _long_patch_app(tmp_path, scripted_server)
+    settings = app.settings
     async with app.run_test(size=(120, 40)) as pilot:
         await _run(pilot, app, "shout")
     assert SessionStore(settings.state).list()  # the session was saved

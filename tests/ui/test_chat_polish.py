@@ -4,15 +4,13 @@ its numbered code blocks on the clipboard (OSC 52), headings render as headings.
 
 from __future__ import annotations
 
-import base64
-
 from textual import events
 
 from hello_tui.app import HelloApp
 from hello_tui.screens.command_table import command_named
 from hello_tui.testing.scripted_model import settings_for_server, text
 from hello_tui.widgets.chat_markdown import fenced_blocks
-from tests.ui.engine_double import wait_until
+from tests.ui.engine_double import DriverWrites, wait_until
 
 LONG_ANSWER = "\n\n".join(f"Paragraph {n} of a long answer." for n in range(60))
 
@@ -26,30 +24,6 @@ ANSWER_WITH_CODE = (
 
 def _app(settings) -> HelloApp:
     return HelloApp(settings, preflight=False, clock=lambda: 0.0)
-
-
-class DriverWrites:
-    """Everything the app writes to its terminal driver from now on."""
-
-    def __init__(self, app: HelloApp) -> None:
-        self.data: list[str] = []
-        driver = app._driver
-        assert driver is not None
-        original = driver.write
-
-        def write(data: str) -> None:
-            self.data.append(data)
-            original(data)
-
-        driver.write = write  # type: ignore[method-assign]
-
-    def osc52(self) -> list[str]:
-        """The texts put on the clipboard, decoded."""
-        found = []
-        for chunk in self.data:
-            if chunk.startswith("\x1b]52;c;") and chunk.endswith("\a"):
-                found.append(base64.b64decode(chunk[len("\x1b]52;c;") : -1]).decode())
-        return found
 
 
 async def _turn(pilot, app: HelloApp, prompt: str) -> None:

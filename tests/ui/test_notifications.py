@@ -16,7 +16,7 @@ from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen
 from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import armed, wait_until
+from tests.ui.engine_double import DriverWrites, armed, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 XTERM = {"TERM": "xterm-256color"}
@@ -28,26 +28,6 @@ def plain_terminal(monkeypatch):
     monkeypatch.setenv("TERM", "xterm-256color")
     for name in ("VTE_VERSION", "TMUX", "TERM_PROGRAM"):
         monkeypatch.delenv(name, raising=False)
-
-
-class DriverWrites:
-    """What the app writes to its terminal driver from now on."""
-
-    def __init__(self, app: HelloApp) -> None:
-        self.data: list[str] = []
-        driver = app._driver
-        assert driver is not None
-        original = driver.write
-
-        def write(data: str) -> None:
-            self.data.append(data)
-            original(data)
-
-        driver.write = write  # type: ignore[method-assign]
-
-    def calls(self) -> list[str]:
-        """The writes that call the user back (a bell or an OSC 9 / 777 notification)."""
-        return [d for d in self.data if d.startswith(("\a", "\x1b]9;", "\x1b]777;"))]
 
 
 async def _blur(pilot, app: HelloApp) -> None:
