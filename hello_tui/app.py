@@ -815,7 +815,12 @@ class HelloApp(App[int]):
             draft = self.prompt.text.strip()
             self.prompt.load_text("\n\n".join([*texts, draft] if draft else texts))
             self.prompt.move_cursor(self.prompt.document.end)
-            self.chat.add("notice", "Turn interrupted; your queued message is back in the prompt.")
+            back = (
+                "your queued message is"
+                if len(texts) == 1
+                else f"your {len(texts)} queued messages are"
+            )
+            self.chat.add("notice", f"Turn interrupted; {back} back in the prompt.")
             self.refresh_bindings()
             return
         text = self.queued.take_first()

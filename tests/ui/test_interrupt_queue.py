@@ -140,3 +140,22 @@ async def test_an_interrupted_turn_hands_the_queue_back_to_the_prompt(tmp_path, 
         assert app.queued.items == []
         assert app.prompt.text == "later"
         assert server.remaining == 0 and len(server.chat_requests) == 1
+        await wait_until(pilot, lambda: "queued message is back" in _chat(app))
+
+
+async def test_two_queued_messages_come_back_in_order_and_the_notice_counts_them(
+    tmp_path, scripted_server
+):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        for later in ("then the README", "then the changelog"):
+            app.prompt.load_text(later)
+            await pilot.press("enter")
+        assert app.queued.items == ["then the README", "then the changelog"]
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=10)
+        assert app.prompt.text == "then the README\n\nthen the changelog"
+        await wait_until(pilot, lambda: "your 2 queued messages are back" in _chat(app))
