@@ -29,6 +29,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from hello_tui.core.markdown_fence import opens_fence
 from hello_tui.widgets.chat_markdown import ChatMarkdown, fenced_blocks
 
 log = logging.getLogger(__name__)
@@ -74,13 +75,17 @@ class ChatEntry:
 
 def foldable_entry(role: Role, text: str) -> ChatEntry:
     """An entry whose body may be folded: a long one starts folded."""
-    body_lines = text.count("\n")
-    return ChatEntry(role, text, folded=body_lines > FOLD_LINES)
+    return ChatEntry(role, text, folded=_hidden_lines(text) > FOLD_LINES)
+
+
+def _hidden_lines(text: str) -> int:
+    """The lines folding hides: all below the first, but not a fence's own ``` lines."""
+    return sum(1 for line in text.split("\n")[1:] if not opens_fence(line))
 
 
 def _fold_hint(entry: ChatEntry) -> Text:
     if entry.folded:
-        hidden = entry.text.count("\n")
+        hidden = _hidden_lines(entry.text)
         return Text(
             f"▸ {hidden} more line{'s' if hidden != 1 else ''} folded · click or ctrl+o shows them",
             style="#7f849c",

@@ -139,3 +139,16 @@ def test_the_record_carries_foldable_from_the_notice_and_through_the_session_fil
     assert entry_from_dict(entry_to_dict(message)) == message
     [plain] = recorder.feed(ev.Notice(text="a retry"))
     assert not plain.foldable and not entry_from_dict(entry_to_dict(plain)).foldable
+
+
+def test_the_fold_hint_counts_the_lines_it_hides_not_the_fence_lines():
+    from rich.console import Console
+
+    from hello_tui.widgets.chat_log import foldable_entry, render_entry
+
+    body = "\n".join(f"+{n}" for n in range(13)) + "\n \n-x"  # a blank context line counts
+    entry = foldable_entry("notice", "Applied:\n```diff\n" + body + "\n```")
+    assert entry.folded is True
+    console = Console(width=80, force_terminal=True)
+    shown = "\n".join(strip.text for strip in render_entry(entry, 80, console))
+    assert "15 more lines folded" in shown and "+12" not in shown
