@@ -51,6 +51,7 @@ from hello_tui.core.approval import (
     ToolVerdict,
 )
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
+from hello_tui.core.markdown_fence import fence
 from hello_tui.notify import TerminalNotifier
 from hello_tui.screens.decision import DecisionModal, TypeAhead
 from hello_tui.widgets.chat_log import ChatEntry, ChatView, foldable_entry
@@ -1475,7 +1476,7 @@ class HelloApp(App[int]):
             self.turn_running = False
             self._set_state("idle")
         role = "error" if result.status == "error" else "notice"
-        self.chat.add(role, f"```text\n{result.text}\n```")
+        self.chat.add(role, fence(result.text, "text"))
 
     # ------------------------------------------------------------ errors
     def _handle_exception(self, error: Exception) -> None:

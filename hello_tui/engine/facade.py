@@ -371,7 +371,7 @@ class Engine:
             {"role": "user", "content": f"I ran `{command}` myself. Result:\n{result.text}"}
         )
         session.display.append(
-            ChatMessage("notice", f"`!{command}`\n```text\n{result.text}\n```", session.turns)
+            ChatMessage("notice", f"`!{command}`\n" + fence(result.text, "text"), session.turns)
         )
         await session.save_async()
         return UserCommand(command, result.status, result.text, result.declined)

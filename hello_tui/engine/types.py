@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from hello_tui.agent.compaction import CompactResult
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
+from hello_tui.core.markdown_fence import fence
 from hello_tui.core.modes import MODES, Mode, next_mode, parse_mode
 from hello_tui.llm import PreflightResult
 from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
@@ -47,8 +48,7 @@ def with_attachments(text: str, attachments: Sequence[Attachment]) -> str:
     parts = [text]
     for item in attachments:
         note = " (cut: only the beginning is shown; read the file for the rest)" if item.cut else ""
-        fence = "````" if "```" in item.text else "```"
-        parts.append(f"Attached file `{item.path}`{note}:\n{fence}\n{item.text}\n{fence}")
+        parts.append(f"Attached file `{item.path}`{note}:\n" + fence(item.text, ""))
     return "\n\n".join(parts)
 
 

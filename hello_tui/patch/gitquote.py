@@ -1,4 +1,5 @@
-"""Git's C-style path quoting, decoded the way git decodes it.
+"""Git's C-style path quoting, decoded the way git decodes it and written the way git
+writes it (core.quotepath).
 
 git writes a path inside double quotes when it contains a byte that needs
 escaping: `"b/caf\\303\\251.txt"`, `"a/tab\\there"`, `"a/say \\"hi\\""`. Inside the
@@ -20,6 +21,26 @@ _SIMPLE = {
     '"': 34,
     "\\": 92,
 }
+
+
+# The same escapes the other way: byte -> letter.
+_LETTER = {byte: letter for letter, byte in _SIMPLE.items()}
+
+
+def quote_path(path: str) -> str:
+    """A path as git prints it (core.quotepath): C-quoted when a byte needs escaping."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if not any(b < 0x20 or b in (34, 92) or b >= 0x7F for b in raw):
+        return path
+    out = []
+    for b in raw:
+        if b in _LETTER:
+            out.append("\\" + _LETTER[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return '"' + "".join(out) + '"'
 
 
 class QuoteError(ValueError):

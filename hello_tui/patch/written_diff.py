@@ -19,7 +19,9 @@ import difflib
 import zlib
 from base64 import b85encode
 
+from hello_tui.core.hunk_header import git_range
 from hello_tui.patch.binary import blob_id
+from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
 
@@ -30,24 +32,6 @@ ABBREV = 7
 
 # (tag, old start, old end, new start, new end), as difflib's opcodes.
 Op = tuple[str, int, int, int, int]
-
-_C_ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
-
-
-def quote_path(path: str) -> str:
-    """A path as git prints it (core.quotepath): C-quoted when a byte needs escaping."""
-    raw = path.encode("utf-8", "surrogateescape")
-    if not any(b < 0x20 or b in (34, 92) or b >= 0x7F for b in raw):
-        return path
-    out = []
-    for b in raw:
-        if b in _C_ESCAPES:
-            out.append("\\" + _C_ESCAPES[b])
-        elif b < 0x20 or b >= 0x7F:
-            out.append(f"\\{b:03o}")
-        else:
-            out.append(chr(b))
-    return '"' + "".join(out) + '"'
 
 
 def _prefixed(prefix: str, path: str) -> str:
@@ -125,11 +109,6 @@ def _funcname(a: list[str], before: int) -> str:
     return ""
 
 
-def _range(start: int, count: int) -> str:
-    first = start + 1 if count else start
-    return str(first) if count == 1 else f"{first},{count}"
-
-
 def _hunk_lines(
     group: list[Op],
     a: list[str],
@@ -143,7 +122,8 @@ def _hunk_lines(
     s2 = first[3] - (first[1] - s1)
     e2 = last[4] + (e1 - last[2])
     func = _funcname(a, s1)
-    out = [f"@@ -{_range(s1, e1 - s1)} +{_range(s2, e2 - s2)} @@" + (f" {func}" if func else "")]
+    header = f"@@ -{git_range(s1, e1 - s1)} +{git_range(s2, e2 - s2)} @@"
+    out = [header + (f" {func}" if func else "")]
 
     def line(mark: str, text: str, eol: str) -> None:
         out.append(mark + text + ("\r" if eol == "\r\n" else ""))

@@ -22,6 +22,7 @@ from typing import Literal
 from rich.cells import cell_len
 from rich.style import Style
 
+from hello_tui.core.hunk_header import git_range
 from hello_tui.engine.types import FilePlan, Hunk
 
 RowKind = Literal["header", "context", "change", "removed", "added", "fold", "message"]
@@ -346,16 +347,6 @@ def hunks_from_texts(old_text: str, new_text: str, context: int = 0) -> list[Hun
             )
         )
     return hunks
-
-
-def git_range(start: int, count: int) -> str:
-    """One side of a hunk header as git writes it, from a 0-based start index.
-
-    A side with no lines names the line after which the change goes (0 at the
-    top of the file), not the line it would start at; a count of 1 is omitted.
-    """
-    number = start + 1 if count else start
-    return str(number) if count == 1 else f"{number},{count}"
 
 
 def changed_spans(old: str, new: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:

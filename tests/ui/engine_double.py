@@ -175,3 +175,11 @@ class DriverWrites:
     def calls(self) -> list[str]:
         """The writes that call the user back (a bell or an OSC 9 / 777 notification)."""
         return [d for d in self.data if d.startswith(("\a", "\x1b]9;", "\x1b]777;"))]
+
+
+async def main_screen_ready(pilot: Any) -> None:
+    """Before a main-screen snapshot: the engine is up and the prompt's cursor is still."""
+    app = pilot.app
+    await wait_until(pilot, lambda: app.engine is not None)
+    app.prompt.cursor_blink = False
+    await pilot.pause()

@@ -13,7 +13,7 @@ import pytest
 
 from hello_tui.core import events as ev
 from hello_tui.store.notes import NoteStore
-from tests.ui.engine_double import Script, fake_settings, make_app, wait_until
+from tests.ui.engine_double import Script, fake_settings, main_screen_ready, make_app, wait_until
 
 SIZES = [(120, 40), (80, 24)]
 
@@ -63,17 +63,10 @@ def _mid_stream_turn(gate: asyncio.Event) -> list:
     ]
 
 
-async def _ready(pilot) -> None:
-    app = pilot.app
-    await wait_until(pilot, lambda: app.engine is not None)
-    app.prompt.cursor_blink = False
-    await pilot.pause()
-
-
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_idle_main_screen(snap_compare, tmp_path, size):
     app = make_app(fake_settings(tmp_path), display=HISTORY)
-    assert snap_compare(app, terminal_size=size, run_before=_ready)
+    assert snap_compare(app, terminal_size=size, run_before=main_screen_ready)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -83,7 +76,7 @@ def test_mid_stream_with_trace_and_todo_board(snap_compare, tmp_path, size):
     app = make_app(fake_settings(tmp_path), script, display=HISTORY)
 
     async def run_before(pilot) -> None:
-        await _ready(pilot)
+        await main_screen_ready(pilot)
         await pilot.press(*"fix the failing test", "enter")
         await wait_until(pilot, lambda: "instead of" in app.chat.live_text)
         await wait_until(pilot, lambda: "total(values) / count" in app.chat.live_text)
@@ -103,7 +96,7 @@ def test_sidebar_with_notes(snap_compare, tmp_path, size):
     app = make_app(settings, display=HISTORY)
 
     async def run_before(pilot) -> None:
-        await _ready(pilot)
+        await main_screen_ready(pilot)
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: len(pilot.app.sidebar.visible_note_titles()) == 3)
         await pilot.pause()

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from hello_tui.core import events as ev
-from tests.ui.engine_double import Script, fake_settings, make_app, wait_until
+from tests.ui.engine_double import Script, fake_settings, main_screen_ready, make_app, wait_until
 
 SIZES = [(120, 40), (80, 24)]
 
@@ -28,17 +28,10 @@ HISTORY = [
 ]
 
 
-async def _ready(pilot) -> None:
-    app = pilot.app
-    await wait_until(pilot, lambda: app.engine is not None)
-    app.prompt.cursor_blink = False
-    await pilot.pause()
-
-
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_answer_with_headings_and_numbered_code_blocks(snap_compare, tmp_path, size):
     app = make_app(fake_settings(tmp_path), display=HISTORY)
-    assert snap_compare(app, terminal_size=size, run_before=_ready)
+    assert snap_compare(app, terminal_size=size, run_before=main_screen_ready)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -54,7 +47,7 @@ def test_streaming_answer_with_headings(snap_compare, tmp_path, size):
     app = make_app(fake_settings(tmp_path), Script([turn]))
 
     async def run_before(pilot) -> None:
-        await _ready(pilot)
+        await main_screen_ready(pilot)
         await pilot.press(*"explain", "enter")
         await wait_until(pilot, lambda: "Tests." in app.chat.live_text)
         await pilot.pause(0.3)
