@@ -363,12 +363,11 @@ async def test_cancel_closes_the_stream_at_once(tmp_path, scripted_server, model
 
     task = asyncio.create_task(consume())
     await asyncio.wait_for(first_text.wait(), 5)
-    started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 2.0
-    # The server notices the closed connection on its next write.
+    # The stream had about ten seconds left: the server seeing the client hang up proves
+    # the cancel closed the connection rather than reading the stream to its end.
     assert await asyncio.to_thread(server.disconnected.wait, 5)
 
 

@@ -132,10 +132,16 @@ def make_app(
     )
 
 
+# A wait's timeout is a guard against a hang, never a measurement: on a loaded machine
+# (four test workers on two cores, other builds beside them) a UI step can take many
+# times its quiet duration, so every guard is stretched by this factor.
+GUARD_SCALE = 6.0
+
+
 async def wait_until(pilot: Any, predicate: Any, timeout: float = 5.0) -> None:
-    """Let the app run until `predicate()` holds (fails the test after `timeout`)."""
+    """Let the app run until `predicate()` holds (fails the test after `timeout` x GUARD_SCALE)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + timeout * GUARD_SCALE
     while not predicate():
         if loop.time() > deadline:
             raise AssertionError("condition not reached in time")
