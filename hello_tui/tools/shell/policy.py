@@ -33,12 +33,14 @@ from pathlib import Path
 
 import tree_sitter
 
+from hello_tui.core.git_layout import foreign_repository, is_git_control_path
+from hello_tui.tools.env_files import is_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     check_git,
+    configured_programs,
     is_git_variable,
-    nested_repository,
 )
 from hello_tui.tools.shell.parse import (
     RANK,
@@ -166,7 +168,6 @@ FILE_TESTS = frozenset(
 )
 FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 _TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
-_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 
 @dataclass(frozen=True)
@@ -627,10 +628,17 @@ class _Judge:
             self.add(text, "ask", f"{what} {target.value}")
 
     def git(self, args: list[Word], text: str) -> None:
-        for cwd in self.cwds:
-            nested = nested_repository(cwd, self.repo)
-            if nested is not None:
-                where = _display(nested, self.repo)
+        found = check_git(args)
+        if found.refusal:
+            self.add(text, "refuse", found.refusal)
+            return
+        cwds = self.git_cwds(found.chdirs, text)
+        if cwds is None:
+            return
+        for cwd in cwds:
+            foreign = foreign_repository(cwd, self.repo)
+            if foreign is not None:
+                where = _display(foreign, self.repo)
                 self.add(
                     text,
                     "refuse",
@@ -638,25 +646,47 @@ class _Judge:
                     "its config could run programs",
                 )
                 return
-        found = check_git(args)
-        if found.refusal:
-            self.add(text, "refuse", found.refusal)
-            return
-        verdict = self.paths(found.paths, write=False)
-        if verdict is not None:
-            self.add(text, *verdict)
-            return
-        # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
-        named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
-        secret = next((n for n in named if _ENV_FILE.match(Path(n).name)), None)
-        if secret:
-            self.add(text, "ask", f"shows {secret}, which may hold keys")
-        for target in found.writes:
-            self.write_target(target, text, "git writes")
+        programs = configured_programs(self.repo)
+        if programs:
+            self.add(text, "ask", programs)
+        outer, self.cwds = self.cwds, cwds
+        try:
+            verdict = self.paths(found.paths, write=False)
+            if verdict is not None:
+                self.add(text, *verdict)
+                return
+            # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
+            named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
+            secret = next((n for n in named if is_env_file(n)), None)
+            if secret:
+                self.add(text, "ask", f"shows {secret}, which may hold keys")
+            for target in found.writes:
+                self.write_target(target, text, "git writes")
+        finally:
+            self.cwds = outer
         if found.unsafe:
             self.add(text, "ask", found.unsafe)
         elif not found.writes:
             self.add(text, "run", "git is read-only here")
+
+    def git_cwds(self, chdirs: list[Word], text: str) -> list[Path] | None:
+        """The folders git works in after its `-C` options; None when one was refused."""
+        cwds = list(self.cwds)
+        for word in chdirs:
+            if not word.static:
+                for action, reason in word.problems + word.uncertain:
+                    self.add(text, action, reason)
+                if not (word.problems or word.uncertain):
+                    self.add(text, "ask", f"git -C {word.source} is not a plain folder name")
+                return None
+            if not word.value:
+                continue  # `-C ""` leaves git where it is
+            verdict = self.paths([word], write=False)
+            if verdict is not None:
+                self.add(text, verdict[0], f"git -C {word.value} leaves the repo")
+                return None
+            cwds = [(cwd / word.value).resolve() for cwd in cwds]
+        return cwds
 
     def program_path(self, name_word: Word, args: list[Word], text: str) -> None:
         verdict = self.paths([name_word], write=False)
@@ -879,8 +909,9 @@ class _Judge:
                 return "refuse", f"{value} is a symbolic link leading outside the repo"
             return "refuse", f"{value} is outside the repo"
         if write:
-            relative = resolved.relative_to(self.repo)
-            if relative.parts[:1] == (".git",):
+            relative = resolved.relative_to(self.repo).as_posix()
+            lexical_rel = os.path.relpath(os.path.normpath(full), self.repo)
+            if is_git_control_path(relative) or is_git_control_path(lexical_rel):
                 return "refuse", f"{value} is in .git/, which commands may not change"
             state = self.context.state_dir
             if state is not None and resolved.is_relative_to(state):
@@ -895,7 +926,7 @@ class _Judge:
         for word in words:
             values, _ = self.expansions(word)
             for value in values or [word.value]:
-                if _ENV_FILE.match(Path(value).name):
+                if is_env_file(value):
                     for cwd in self.cwds:
                         if (cwd / value).is_file():
                             return f"reads {value}, which may hold keys"
@@ -957,7 +988,7 @@ class _Judge:
                     if not follow_all:
                         continue
                 reads_it = check.recursive_read and check.hidden and entry.is_file()
-                if reads_it and secret is None and _ENV_FILE.match(entry.name):
+                if reads_it and secret is None and is_env_file(entry.name):
                     secret = ("ask", f"reads {_display(path, self.repo)}, which may hold keys")
                 try:
                     is_dir = entry.is_dir(follow_symlinks=follow_all)
