@@ -880,8 +880,11 @@ class _Judge:
         if values is None:
             return "ask", problem
         for value in values:
+            # What a glob or brace found is named by the pattern: the name of a file
+            # outside the repo is not the model's to learn from a refusal.
+            shown = value if value == word.value else word.source
             for cwd in self.cwds:
-                objection = self._locate(value, cwd, write)
+                objection = self._locate(value, cwd, write, shown)
                 if objection:
                     return objection
         return None
@@ -892,17 +895,20 @@ class _Judge:
             return False
         return Path(os.path.realpath(value)).is_relative_to(private)
 
-    def _locate(self, value: str, cwd: Path, write: bool) -> tuple[Action, str] | None:
+    def _locate(
+        self, value: str, cwd: Path, write: bool, shown: str | None = None
+    ) -> tuple[Action, str] | None:
         if value in HARMLESS_DEVICES:
             return None
         full = Path(value) if os.path.isabs(value) else cwd / value
         try:
             resolved = full.resolve()
         except (OSError, RuntimeError):
-            return "ask", f"{value} can't be resolved (a symbolic link loop?)"
+            return "ask", f"{shown or value} can't be resolved (a symbolic link loop?)"
         private = self.context.private_dir
         if private is not None and resolved.is_relative_to(private):
             return None
+        value = shown or value
         if not resolved.is_relative_to(self.repo):
             lexical = Path(os.path.normpath(full))
             if lexical.is_relative_to(self.repo):
@@ -1001,10 +1007,11 @@ class _Judge:
 
 
 def _display(path: Path, repo: Path) -> str:
+    """`path` as the model may see it: relative to the repo, never a name from outside it."""
     try:
         return path.relative_to(repo).as_posix() or "."
     except ValueError:
-        return str(path)
+        return "a folder outside the repo"
 
 
 def _glob_base(value: str) -> str:
