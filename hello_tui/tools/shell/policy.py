@@ -36,6 +36,13 @@ import tree_sitter
 from hello_tui.core.git_layout import foreign_repository, is_git_control_path
 from hello_tui.tools.env_files import is_env_file
 from hello_tui.tools.shell import globbing
+from hello_tui.tools.shell.arithmetic import (
+    ARITHMETIC_TEST_OPERATORS,
+    VARIABLE_TEST_OPERATORS,
+    Lookup,
+    expression_problem,
+    reference_problem,
+)
 from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     check_git,
@@ -406,9 +413,11 @@ class _Judge:
                 self.add(text_of(node), "refuse", f"{text_of(child)} {REPOSITORY_VARIABLE}")
 
     def test_command(self, node: tree_sitter.Node) -> None:
-        """`[ -d src ]`, `[[ -f x && $a == b ]]`: only the files it tests are paths."""
+        """`[ -d src ]`, `[[ -f x && $a == b ]]`: only the files it tests are paths, and
+        what it compares as numbers or names as variables is arithmetic (`arithmetic`)."""
         self.nested(node)
         files: list[Word] = []
+        text = text_of(node)
         stack = [node]
         while stack:
             current = stack.pop()
@@ -420,7 +429,15 @@ class _Judge:
                 files.append(self.word(operands[-1]))
             elif current.type == "binary_expression" and operator in FILE_COMPARISONS:
                 files.extend(self.word(o) for o in operands)
-        text = text_of(node)
+            elif operator in ARITHMETIC_TEST_OPERATORS and current.type == "binary_expression":
+                for operand in operands:
+                    self.arithmetic_operand(self.word(operand), text)
+            elif (
+                operator in VARIABLE_TEST_OPERATORS
+                and current.type == "unary_expression"
+                and operands
+            ):
+                self.variable_operand(self.word(operands[-1]), text)
         for word in files:
             for action, reason in word.problems:
                 if not reason.startswith("runs a nested command"):
@@ -430,6 +447,62 @@ class _Judge:
             self.add(text, *verdict)
         else:
             self.add(text, "run", "a test only looks at files")
+
+    def test_builtin(self, args: list[Word], text: str) -> None:
+        """`test` and `[` as commands: their numeric and variable operands, as in `[[ ]]`."""
+        values = [w.value for w in args]
+        for index, value in enumerate(values):
+            if value in ARITHMETIC_TEST_OPERATORS:
+                for near in (index - 1, index + 1):
+                    if 0 <= near < len(args):
+                        self.arithmetic_operand(args[near], text)
+            elif value in VARIABLE_TEST_OPERATORS and index + 1 < len(args):
+                self.variable_operand(args[index + 1], text)
+
+    def _lookup(self) -> Lookup | None:
+        return self.variables.lookup if self.variables is not None else None
+
+    def arithmetic_operand(self, word: Word, text: str) -> None:
+        if word.problems or word.uncertain:
+            self.add(
+                text,
+                "ask",
+                f"{word.source} is compared as a number, which bash evaluates "
+                "as arithmetic, and its value can't be known before running",
+            )
+            return
+        problem = expression_problem(word.value, self._lookup())
+        if problem:
+            self.add(text, "ask", problem)
+
+    def variable_operand(self, word: Word, text: str) -> None:
+        if word.problems or word.uncertain:
+            self.add(
+                text, "ask", f"{word.source} names a variable that can't be known before running"
+            )
+            return
+        problem = reference_problem(word.value, self._lookup())
+        if problem:
+            self.add(text, "ask", problem)
+
+    def descriptor_variable(self, redirect: tree_sitter.Node, text: str) -> None:
+        """`{name}>file` stores the descriptor in `name`; an array element's subscript is
+        evaluated as arithmetic (`{a[$(id)]}>f` runs id)."""
+        before = redirect.prev_sibling
+        while before is not None and before.type == "command" and before.named_children:
+            before = before.named_children[-1]
+        if before is None or before.end_byte != redirect.start_byte:
+            return
+        match = re.fullmatch(r"\{(.+)\}", text_of(before), re.DOTALL)
+        if match is None or match.group(1).isdigit():
+            return
+        problem = reference_problem(match.group(1), self._lookup())
+        if problem:
+            self.add(
+                text,
+                "ask",
+                f"the redirection stores its descriptor in {match.group(0)}: " + problem,
+            )
 
     def substitution(self, node: tree_sitter.Node) -> None:
         opener = "<( )" if node.type == "process_substitution" else "$( ) or backticks"
@@ -443,6 +516,7 @@ class _Judge:
         """Judge one redirection; returns words tree-sitter put in it that belong to the command."""
         text = text_of(node)
         self.nested(node)
+        self.descriptor_variable(node, text)
         if node.type == "heredoc_redirect":
             self.add(text.split("\n", 1)[0], "ask", "here-documents are not checked")
             return []
@@ -560,6 +634,8 @@ class _Judge:
         if name == "git":
             self.git(args, text)
             return
+        if name in ("test", "["):
+            self.test_builtin(args, text)
         check = check_read_only(name, args)
         if check is None:
             reason = (
