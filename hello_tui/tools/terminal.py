@@ -27,6 +27,7 @@ from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.shell import sandbox
 from hello_tui.tools.shell.environment import read_only_git_environment
+from hello_tui.tools.shell.git_guard import with_drivers_off
 from hello_tui.tools.shell.policy import PolicyContext, PolicyVerdict, classify
 from hello_tui.tools.shell.runner import (
     CommandScope,
@@ -118,6 +119,8 @@ class TerminalTool(Tool):
             mode: sandbox.Mode = "read-only" if approval == "policy" else "approved"
             if mode == "read-only":
                 scope.env = read_only_env
+                if isinstance(target, list) and target[:1] == ["git"]:
+                    target = with_drivers_off(target)
             outcome = await run_command(
                 target,
                 cwd=cwd,

@@ -17,6 +17,7 @@ import pytest
 from hello_tui.config import load_settings
 from hello_tui.core.tools import ToolContext
 from hello_tui.tools.shell.environment import command_environment
+from hello_tui.tools.shell.git_guard import with_drivers_off
 from hello_tui.tools.terminal import TerminalArgs, TerminalTool
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -196,3 +197,41 @@ def test_only_values_long_enough_to_be_secrets_are_scrubbed(tmp_path):
     assert short["GIT_CONFIG_KEY_0"] == "core.fsmonitor"
     long = command_environment(source, tmp_path, tmp_path, secrets=("sk-live-1234567890",))
     assert "USER" not in long and long["LANG"] == "C.UTF-8"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["git", "show"],
+        ["git", "log", "-p"],
+        ["git", "-C", ".", "diff", "HEAD~1"],
+        ["git", "blame", "f.txt"],
+    ],
+)
+def test_read_only_git_runs_with_external_diff_and_textconv_off(tmp_path, argv):
+    """Belt and braces under the config check: the flags a read-only git gets do stop them."""
+    repo = make_repo(tmp_path / "repo")
+    with (repo / ".git" / "config").open("a") as handle:
+        handle.write(f'[diff "t"]\n\ttextconv = {driver(tmp_path / "c")}\n')
+    env = {"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+
+    def run(args: list[str]) -> str:
+        done = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, check=False)
+        return done.stdout
+
+    assert MARK in run(argv)
+    assert MARK not in run(with_drivers_off(argv))
+
+
+async def test_read_only_commands_get_gits_programs_switched_off(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, "printenv")
+    assert approver.asked == []
+    env = dict(line.split("=", 1) for line in result.data["stdout"].splitlines() if "=" in line)
+    assert env["GIT_SSH_COMMAND"] == "false" and env["GIT_ALLOW_PROTOCOL"] == ""
+    forced = {
+        env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"]
+        for i in range(int(env["GIT_CONFIG_COUNT"]))
+    }
+    assert forced["credential.helper"] == "" and forced["core.fsmonitor"] == "false"
+    assert forced["protocol.allow"] == "never" and forced["core.pager"] == "cat"

@@ -243,6 +243,27 @@ def _value(parent: Word, value: str) -> Word:
     )
 
 
+# What read-only git commands run with, whatever the config says: no external diff, no
+# textconv (`git grep` knows only the second).
+_DRIVERS_OFF = {
+    "diff": ("--no-ext-diff", "--no-textconv"),
+    "log": ("--no-ext-diff", "--no-textconv"),
+    "show": ("--no-ext-diff", "--no-textconv"),
+    "blame": ("--no-textconv",),
+    "grep": ("--no-textconv",),
+}
+
+
+def with_drivers_off(argv: list[str]) -> list[str]:
+    """`git [options] sub args` with `_DRIVERS_OFF` after the subcommand, for a read-only run."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "-C" else 1
+    if i >= len(argv) or argv[i] not in _DRIVERS_OFF:
+        return argv
+    return [*argv[: i + 1], *_DRIVERS_OFF[argv[i]], *argv[i + 1 :]]
+
+
 # ---------------------------------------------------------------- what the config runs
 
 # Repository config keys that name a program (or code) git may run, from git-config(1),
