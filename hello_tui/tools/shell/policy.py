@@ -8,11 +8,15 @@ strictest verdict wins:
 - run: every part is a known read-only program used read-only, every path
   inside the repo (globs expanded by bash's rules, symbolic links judged by
   where they lead, also those a program follows while walking a tree);
-- ask: anything else that stays inside the repo (the user decides), and
-  reading `.env` files, which hold keys;
+- ask: anything else that stays inside the repo (the user decides),
+  reading `.env` files, which hold keys, text bash would evaluate as
+  arithmetic that is not integers and known names (`arithmetic.py`: a
+  subscript like `a[$(id)]` runs `id` even from single quotes), and git
+  where the repo's config names a program git would run (`git_guard.py`);
 - refuse: privilege escalation, any path outside the repo (reads too, also
   through `~`, variables or symlinks), writes into `.git/` or the state
-  folder, git pointed at another repository, programs that need an
+  folder, git pointed at another repository (whether a folder is one is
+  `core.git_layout`'s rule), programs that need an
   interactive terminal, brace expansions that explode, NUL bytes and absurd
   nesting. Nobody can approve these.
 
