@@ -91,7 +91,7 @@ def commondir_files(x: str = "x", y: str = "y") -> dict[str, str]:
         f"{x}/commondir": f"../{y}\n",
         f"{y}/objects/.keep": "",
         f"{y}/refs/.keep": "",
-        f"{y}/config": '[diff "t"]\n\ttextconv = touch /tmp/pwned\n',
+        f"{y}/config": '[diff "t"]\n\ttextconv = touch pwned\n',
     }
 
 

@@ -25,7 +25,8 @@ the second. With the sandbox holding, variables expand to the values of the
 command's allow-listed environment (`context.variables`); without it a
 variable is a refusal, as its value could lead anywhere.
 
-Pure classification: the only I/O is resolving paths (symlinks, globs).
+Pure classification: the only I/O is resolving paths (symlinks, globs) and
+reading the repo's git config (through `git config --file`, which runs nothing).
 """
 
 from __future__ import annotations
