@@ -1,26 +1,26 @@
-"""Where a patch may write: repo-relative paths only, never outside, never into a git repository's
-control files or the state folder.
+"""Where a patch may write: repo-relative paths only, never outside, never into a git
+repository's control files or the state folder.
 
 Refused: empty paths, NUL bytes, absolute paths, `~`, `..` escapes, any `.git`
-component at any depth (also `.GIT`, `.git.`, `git~1`: names that filesystems
-treat as `.git`), the state folder, a symlinked file, and a symlinked parent
-folder that leads outside the repository (or into .git/ or the state folder).
+component at any depth (in every spelling git refuses, `core.git_layout.is_dot_git`),
+the state folder, a symlinked file, and a symlinked parent folder that leads
+outside the repository (or into .git/ or the state folder).
 
 Nested repositories: a patch must not create or change the control files of a
 git repository inside the tree, since running git there (which tools and
-users do without a second thought) executes what its config and hooks say. A
-folder is a repository's control folder when its name ends in `.git`
-(`fixtures/repo.git/`) or when, after the patch, it holds `HEAD`, `objects/`
-and `refs/` (a bare layout); inside one, `config`, `HEAD`, `hooks/`,
-`objects/`, `refs/` and git's other control names are refused.
+users do without a second thought) executes what its config and hooks say.
+Whether a folder is one after the patch is git's rule, decided in
+`core.git_layout` (bare layouts, `commondir` layouts, names ending in `.git`).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from pathlib import Path
 
+from hello_tui.core.git_layout import is_git_control_path, patch_builds_repository
 from hello_tui.patch.types import PatchError
 
 
@@ -28,48 +28,14 @@ def _refuse(raw: str, why: str) -> PatchError:
     return PatchError(f"Refused path {raw!r}: {why}. Paths are relative to the repository root.")
 
 
-GIT_CONTROL_NAMES = frozenset(
-    {
-        "head",
-        "config",
-        "config.worktree",
-        "hooks",
-        "objects",
-        "refs",
-        "info",
-        "packed-refs",
-        "index",
-        "commondir",
-        "gitdir",
-        "worktrees",
-        "modules",
-        "logs",
-        "description",
-        "branches",
-        "shallow",
-        "fetch_head",
-        "orig_head",
-        "merge_head",
-    }
-)
-
-
-def is_dot_git(name: str) -> bool:
-    """`.git` as git itself refuses it: any case, with NTFS's ignored trailing dots and
-    spaces, or as its 8.3 short name."""
-    low = name.lower()
-    return low.rstrip(". ") == ".git" or low == "git~1"
-
-
 def _check_parts(raw: str, rel: str, state_dir: str) -> None:
-    parts = rel.split("/")
-    if any(is_dot_git(p) for p in parts):
+    if is_git_control_path(rel):
         raise _refuse(raw, "nothing inside .git/ may be patched")
-    if parts[0] == state_dir:
+    if rel.split("/")[0] == state_dir:
         raise _refuse(raw, f"the state folder {state_dir}/ is not writable through patches")
 
 
-def resolve_repo_path(repo: Path, raw: str, state_dir: str) -> tuple[str, Path]:
+def resolve_patch_path(repo: Path, raw: str, state_dir: str) -> tuple[str, Path]:
     """(normalised POSIX relative path, absolute path) for a path named in a patch, or PatchError."""
     if not raw or not raw.strip():
         raise PatchError("Refused an empty path.")
@@ -101,49 +67,22 @@ def resolve_repo_path(repo: Path, raw: str, state_dir: str) -> tuple[str, Path]:
     return rel, target
 
 
-def _is_control_folder(repo: Path, folder: str, after: dict[str, bool]) -> bool:
-    """Whether `folder` (repo-relative, "" for the root) is a git control folder after the patch.
+def check_git_control_files(
+    repo: Path, after: Mapping[str, bytes | None], state_dir: str = ""
+) -> None:
+    """Refuse a patch that creates or changes control files of a repository inside the tree.
 
-    `after` maps each path the patch writes (True) or removes (False).
+    `after` maps each path the patch writes to its new bytes (None: removed).
     """
-    name = folder.rsplit("/", 1)[-1]
-    if name.lower().endswith(".git") and folder:
-        return True
-    prefix = f"{folder}/" if folder else ""
-
-    def present(rel: str, want_dir: bool) -> bool:
-        if not want_dir and rel in after:
-            return after[rel]
-        if want_dir and any(p.startswith(rel + "/") and w for p, w in after.items()):
-            return True
-        full = repo / rel
-        return full.is_dir() if want_dir else full.is_file()
-
-    return (
-        present(prefix + "HEAD", False)
-        and present(prefix + "objects", True)
-        and present(prefix + "refs", True)
+    found = patch_builds_repository(
+        repo, after, frozenset({state_dir}) if state_dir else frozenset()
     )
-
-
-def check_git_control_files(repo: Path, after: dict[str, bool]) -> None:
-    """Refuse a patch that creates or changes control files of a repository inside the tree."""
-    root = Path(os.path.realpath(repo))
-    checked: dict[str, bool] = {}
-    for rel in after:
-        parts = rel.split("/")
-        for k in range(len(parts)):
-            if parts[k].lower() not in GIT_CONTROL_NAMES:
-                continue
-            folder = "/".join(parts[:k])
-            if folder not in checked:
-                checked[folder] = _is_control_folder(root, folder, after)
-            if checked[folder]:
-                where = f"{folder}/" if folder else "the repository root"
-                raise _refuse(
-                    rel,
-                    f"{where} is a git repository's control folder (a bare layout: HEAD, "
-                    "objects/, refs/, or a name ending in .git), and its "
-                    f"{parts[k]!r} is not writable through patches: running git there "
-                    "would execute what it says",
-                )
+    if found is None:
+        return
+    rel, folder, why = found
+    where = f"{folder}/" if folder else "the repository root"
+    raise _refuse(
+        rel,
+        f"{where} is a git repository's control folder ({why}), and {rel!r} is not "
+        "writable through patches: running git there would execute what it says",
+    )

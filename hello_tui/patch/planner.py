@@ -36,7 +36,7 @@ from hello_tui.patch.lines import (
 )
 from hello_tui.patch.matcher import hunks_from_placements, place_chunks
 from hello_tui.patch.model import FileOperation
-from hello_tui.patch.paths import check_git_control_files, resolve_repo_path
+from hello_tui.patch.paths import check_git_control_files, resolve_patch_path
 from hello_tui.patch.rebuild import apply_hunks, diff_hunks, diff_texts
 from hello_tui.patch.risk import assess_risk, check_limits, check_strict_suffixes
 from hello_tui.patch.types import FilePlan, Hunk, PatchError, PatchPlan, printable
@@ -66,7 +66,7 @@ def parse_patch_text(text: str, warnings: list[str] | None = None) -> list[FileO
 
 
 def _resolve(settings: Settings, raw: str) -> tuple[str, Path]:
-    return resolve_repo_path(settings.repo, raw, settings.state_dir_name)
+    return resolve_patch_path(settings.repo, raw, settings.state_dir_name)
 
 
 @dataclass
@@ -517,14 +517,15 @@ def plan_operations(
 
 
 def _check_control_files(settings: Settings, files: list[FilePlan]) -> None:
-    after: dict[str, bool] = {}
+    after: dict[str, bytes | None] = {}
     for fp in files:
+        written = fp.new_bytes if fp.new_bytes is not None else (fp.old_bytes or b"")
         if fp.op == "move":
-            after[fp.path] = False
-            after[fp.move_to or ""] = True
+            after[fp.path] = None
+            after[fp.move_to or ""] = written
         else:
-            after[fp.path] = fp.op != "delete"
-    check_git_control_files(settings.repo, after)
+            after[fp.path] = None if fp.op == "delete" else written
+    check_git_control_files(settings.repo, after, settings.state_dir_name)
 
 
 def finalize_plan(

@@ -36,7 +36,7 @@ from hello_tui.config import Settings
 from hello_tui.patch import durable, records
 from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
 from hello_tui.patch.lines import sha256
-from hello_tui.patch.paths import check_git_control_files, resolve_repo_path
+from hello_tui.patch.paths import check_git_control_files, resolve_patch_path
 from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_trash, recover_locked
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.space import SpaceNeeds
@@ -187,10 +187,10 @@ def _read_targets(settings: Settings, repo: Path, writes: list[Write]) -> list[_
     targets: list[_Target] = []
     seen: set[str] = set()
     problems: list[tuple[str, str]] = []
-    resolved = [(w, *resolve_repo_path(repo, w.path, settings.state_dir_name)) for w in writes]
+    resolved = [(w, *resolve_patch_path(repo, w.path, settings.state_dir_name)) for w in writes]
     # Planning checked this too, but the tree may have changed since (a command that made
     # a folder into a bare repository): checked again under the lock, right before writing.
-    check_git_control_files(repo, {rel: w.data is not None for w, rel, _ in resolved})
+    check_git_control_files(repo, {rel: w.data for w, rel, _ in resolved}, settings.state_dir_name)
     for w, rel, path in resolved:
         if rel in seen:
             raise PatchError(f"{rel} is written twice in one transaction; nothing was written.")

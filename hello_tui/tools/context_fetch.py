@@ -23,9 +23,9 @@ from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools import context_sources as src
-from hello_tui.tools.env_files import approve_env_read
+from hello_tui.tools.env_files import approve_env_read, is_env_file
 from hello_tui.tools.grep import find_rg
-from hello_tui.tools.paths import PathError, hidden_area, is_env_file, resolve_repo_path
+from hello_tui.tools.paths import PathError, hidden_area, resolve_repo_path
 from hello_tui.tools.shell import sandbox
 from hello_tui.tools.shell.runner import RunConfig
 

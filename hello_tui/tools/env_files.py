@@ -1,4 +1,7 @@
-"""Reading a `.env` file through a tool: the user is asked first, since such files hold keys.
+"""`.env` files, which hold keys: which files they are, and asking before a tool reads one.
+
+`is_env_file` is the one rule for what counts (`.env`, `.env.local`,
+`.envrc`, `prod.env`); the file tools and the terminal policy both use it.
 
 read, grep and context_fetch call `approve_env_read` before they open a
 `.env`-like file the model named. The question goes through the same
@@ -8,8 +11,19 @@ answer is reported like a command's: a "no" is an answer, not a tool failure.
 
 from __future__ import annotations
 
+import re
+from pathlib import PurePosixPath
+
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
+
+_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
+
+
+def is_env_file(path: str) -> bool:
+    """`.env`, `.env.local`, `.envrc`...: files that usually hold keys (judged by name)."""
+    return bool(_ENV_FILE.match(PurePosixPath(path).name))
+
 
 ENV_READ_REASON = "it reads {rel}, which usually holds API keys and passwords"
 

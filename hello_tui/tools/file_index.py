@@ -19,7 +19,8 @@ import re
 import threading
 from pathlib import Path
 
-from hello_tui.tools.paths import VisibleTree, is_env_file
+from hello_tui.tools.env_files import is_env_file
+from hello_tui.tools.paths import VisibleTree
 
 # How much of an attached file goes with a message (characters); the rest is cut.
 ATTACH_BUDGET_CHARS = 12_000

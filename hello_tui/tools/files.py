@@ -20,13 +20,12 @@ from pathlib import Path
 from pydantic import Field
 
 from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.env_files import approve_env_read
+from hello_tui.tools.env_files import approve_env_read, is_env_file
 from hello_tui.tools.paths import (
     PathError,
     RepoPath,
     VisibleTree,
     hidden_area,
-    is_env_file,
     resolve_repo_path,
 )
 

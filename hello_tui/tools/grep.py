@@ -29,12 +29,11 @@ from pathspec import GitIgnoreSpec
 from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.env_files import approve_env_read
+from hello_tui.tools.env_files import approve_env_read, is_env_file
 from hello_tui.tools.paths import (
     PathError,
     VisibleTree,
     hidden_area,
-    is_env_file,
     rebase_ignore_line,
     resolve_repo_path,
 )

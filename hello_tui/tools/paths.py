@@ -3,22 +3,24 @@
 A model-given path is resolved inside the repository or refused with a message
 the model can read: NUL bytes, `~`, absolute paths outside the repo, `..`
 escapes and symlinks leading out are all refused, and so are `.git/` and the
-state folder (`hidden_area`): their internals are never shown. The walker
+state folder (`hidden_area`; a `.git` at any depth, in any spelling git
+refuses, as `core.git_layout` decides): their internals are never shown. The walker
 decides which files ls / glob / grep see: `.gitignore` files (nested ones
 too) are honoured, `.git/` and the state folder are hidden, symlinks are
 listed but never followed, so a symlink loop cannot hang a walk. `.env`
-files (`is_env_file`) hold keys: the tools ask before reading one.
+files (`is_env_file`, from `env_files`) hold keys: the tools ask before reading one.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pathspec import GitIgnoreSpec
+
+from hello_tui.core.git_layout import is_dot_git, is_git_control_path
 
 
 class PathError(Exception):
@@ -72,14 +74,14 @@ def is_protected(rel: str, state_dir_name: str) -> bool:
     """True for paths the agent must never write: .git/ and the state folder."""
     if rel in ("", "."):
         return False
-    return _under(rel, ".git") or _under(rel, PurePosixPath(state_dir_name).as_posix())
+    return is_git_control_path(rel) or _under(rel, PurePosixPath(state_dir_name).as_posix())
 
 
 def hidden_area(rel: str, state_dir_name: str) -> str | None:
     """Why the tools will not show `rel`: inside .git/ or the state folder; else None."""
     if rel in ("", "."):
         return None
-    if _under(rel, ".git"):
+    if is_git_control_path(rel):
         return (
             f"'{rel}' is inside .git/, whose internals the tools do not show; "
             "use git commands (git log, git show, git status) in the terminal"
@@ -90,14 +92,6 @@ def hidden_area(rel: str, state_dir_name: str) -> str | None:
             "tools for what is kept there"
         )
     return None
-
-
-_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
-
-
-def is_env_file(rel: str) -> bool:
-    """`.env`, `.env.local`, `.envrc`...: files that usually hold keys."""
-    return bool(_ENV_FILE.match(PurePosixPath(rel).name))
 
 
 @dataclass(frozen=True)
@@ -189,7 +183,7 @@ class VisibleTree:
         return False
 
     def hidden_by_name(self, name: str) -> bool:
-        if name in (".git", self.state_dir_name):
+        if is_dot_git(name) or name == self.state_dir_name:
             return True
         return not self.include_hidden and name.startswith(".")
 

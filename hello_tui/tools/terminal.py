@@ -9,10 +9,16 @@ output (head and tail); `data` keeps the full output for the UI.
 
 A refusal, a user's "no" and a command that ran and failed are answers, not
 failures of the tool: they do not count towards the circuit breaker.
+
+Judging a command walks folders and reads git's config, and setting up its
+sandbox probes the kernel and makes folders: both run in a worker thread,
+as the other tools' file work does, so the event loop stays free.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
@@ -20,6 +26,8 @@ from pydantic import Field
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved, ToolOutputDelta
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell.environment import read_only_git_environment
+from hello_tui.tools.shell.git_guard import with_drivers_off
 from hello_tui.tools.shell.policy import PolicyContext, PolicyVerdict, classify
 from hello_tui.tools.shell.runner import (
     CommandScope,
@@ -47,24 +55,28 @@ class TerminalTool(Tool):
     Args = TerminalArgs
     read_only = False
 
+    # The policy's entry point; a seam so tests can watch the loop while a command is judged.
+    classify: Callable[..., PolicyVerdict] = staticmethod(classify)
+
     async def run(self, args: TerminalArgs, ctx: ToolContext) -> ToolResult:
         command = args.command.strip()
         repo = ctx.repo.resolve()
         cwd = session_cwd(ctx)
         setting = ctx.settings.sandbox
+        config = RunConfig.from_settings(ctx.settings)
         try:
-            sandbox.check_available(setting)
+            confined, scope = await _owned_off_loop(lambda: _open_scope(setting, config))
         except sandbox.SandboxUnavailable as exc:
             return _answer(ToolResult.error(str(exc), data={"command": command}))
-        config = RunConfig.from_settings(ctx.settings)
-        with CommandScope(config) as scope:
-            confined = setting != "off" and sandbox.support().available
+        with scope:
+            # What a read-only run gets; approved runs keep git's transports and helpers.
+            read_only_env = read_only_git_environment(scope.env)
             context = PolicyContext(
-                environment=scope.env if confined else None,
+                environment=read_only_env if confined else None,
                 private_dir=scope.private_dir,
                 state_dir=ctx.settings.state.root.resolve(),
             )
-            verdict = classify(command, repo, cwd, context)
+            verdict = await asyncio.to_thread(self.classify, command, repo, cwd, context)
             if verdict.action == "refuse":
                 return _answer(
                     ToolResult.error(
@@ -105,6 +117,10 @@ class TerminalTool(Tool):
             if argv and runnable_without_shell(argv, cwd, scope.env.get("PATH")):
                 target = argv
             mode: sandbox.Mode = "read-only" if approval == "policy" else "approved"
+            if mode == "read-only":
+                scope.env = read_only_env
+                if isinstance(target, list) and target[:1] == ["git"]:
+                    target = with_drivers_off(target)
             outcome = await run_command(
                 target,
                 cwd=cwd,
@@ -132,6 +148,30 @@ class TerminalTool(Tool):
             "sandbox": outcome.sandbox,
         }
         return report(command, outcome, timeout, data, "\n".join(notes))
+
+
+def _open_scope(setting: sandbox.SandboxSetting, config: RunConfig) -> tuple[bool, CommandScope]:
+    """(whether the OS sandbox holds, the command's scope); raises SandboxUnavailable."""
+    sandbox.check_available(setting)
+    confined = setting != "off" and sandbox.support().available
+    return confined, CommandScope(config)
+
+
+async def _owned_off_loop(
+    make: Callable[[], tuple[bool, CommandScope]],
+) -> tuple[bool, CommandScope]:
+    """`make()` in a worker thread; a scope made after the caller was cancelled is closed."""
+    future = asyncio.ensure_future(asyncio.to_thread(make))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        future.add_done_callback(_close_orphan)
+        raise
+
+
+def _close_orphan(future: asyncio.Future[tuple[bool, CommandScope]]) -> None:
+    if not future.cancelled() and future.exception() is None:
+        future.result()[1].close()
 
 
 _DENIALS = ("Permission denied", "Read-only file system", "Operation not permitted")

@@ -82,3 +82,57 @@ def test_checked_again_at_commit_when_the_tree_changed_since_planning(repo, sett
         commit_plan(plan, settings)
     assert "sub/ is a git repository's control folder" in str(info.value)
     assert snapshot(repo) == before
+
+
+def commondir_files(x: str = "x", y: str = "y") -> dict[str, str]:
+    """The five files that make `x/` a repository to git, with `y/` as its common directory."""
+    return {
+        f"{x}/HEAD": "ref: refs/heads/main\n",
+        f"{x}/commondir": f"../{y}\n",
+        f"{y}/objects/.keep": "",
+        f"{y}/refs/.keep": "",
+        f"{y}/config": '[diff "t"]\n\ttextconv = touch pwned\n',
+    }
+
+
+def add_files(files: dict[str, str]) -> str:
+    body = "".join(
+        f"*** Add File: {p}\n" + "".join(f"+{line}\n" for line in (text or "\n").splitlines())
+        for p, text in files.items()
+    )
+    return f"*** Begin Patch\n{body}*** End Patch\n"
+
+
+def test_a_patch_cannot_build_a_commondir_repository(repo, settings):
+    message = refused(repo, settings, add_files(commondir_files()))
+    assert "x/ is a git repository's control folder" in message
+    assert "commondir" in message
+
+
+def test_head_and_commondir_alone_are_refused_before_the_common_directory_exists(repo, settings):
+    files = commondir_files()
+    first = {k: v for k, v in files.items() if k.startswith("x/")}
+    assert "x/ is a git repository's control folder" in refused(repo, settings, add_files(first))
+
+
+def test_a_patch_cannot_complete_a_commondir_layout_that_is_already_there(repo, settings):
+    write(repo, "deep/x/HEAD", "ref: refs/heads/main\n")
+    write(repo, "deep/x/commondir", "../../other/y\n")
+    files = {
+        "other/y/objects/.keep": "",
+        "other/y/refs/.keep": "",
+        "other/y/config": "[core]\n",
+    }
+    message = refused(repo, settings, add_files(files))
+    assert "other/y/ is a git repository's control folder" in message
+    assert "deep/x/" in message
+    # Its config cannot be written once it is a repository either.
+    for rel in ("other/y/objects/.keep", "other/y/refs/.keep"):
+        write(repo, rel, "")
+    assert "deep/x/" in refused(repo, settings, add_files({"other/y/config": "[core]\n"}))
+
+
+def test_files_named_like_commondir_parts_elsewhere_are_fine(repo, settings):
+    files = {"docs/commondir": "../y\n", "y/objects/a.py": "x = 1\n", "y/config": "[x]\n"}
+    result = commit_plan(plan_patch_text(add_files(files), settings), settings)
+    assert len(result.added) == 3

@@ -16,7 +16,7 @@ import pytest
 
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.awk import analyse, tokenize
-from hello_tui.tools.shell.git_guard import nested_repository
+from hello_tui.core.git_layout import foreign_repository
 from hello_tui.tools.shell.parse import brace_count
 from hello_tui.tools.shell.policy import PolicyContext, assigned_names, classify
 
@@ -281,10 +281,10 @@ def test_pagers_run_as_cat(world):
 
 def test_nested_repository_detection(world):
     repo = world["repo"]
-    assert nested_repository(repo, repo) is None
-    assert nested_repository(repo / "src", repo) is None
-    assert nested_repository(repo / "evil.git", repo) == repo / "evil.git"
-    assert nested_repository(repo / "vendor" / "lib", repo) == repo / "vendor" / "lib"
+    assert foreign_repository(repo, repo) is None
+    assert foreign_repository(repo / "src", repo) is None
+    assert foreign_repository(repo / "evil.git", repo) == repo / "evil.git"
+    assert foreign_repository(repo / "vendor" / "lib", repo) == repo / "vendor" / "lib"
 
 
 # ---------------------------------------------------------------- the pieces

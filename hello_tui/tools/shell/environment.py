@@ -15,7 +15,14 @@ passwords; a deny-list always misses one. A command gets only:
   fsmonitor, no hooks, no optional index locks, and no discovery of a
   repository above the repo (GIT_CEILING_DIRECTORIES).
 
-Any allowed value that still contains the model key is dropped.
+Any allowed value that still contains the model key (or another secret) is
+dropped: only secrets of at least `MIN_SECRET_LENGTH` characters count, since
+a local server's dummy key (`k`, `x`, `EMPTY`) would otherwise take every
+value holding that letter with it (`GIT_CONFIG_KEY_0` among them).
+
+Read-only commands get more of git switched off (`read_only_git_environment`):
+pagers, editors, ssh, askpass, credential helpers, signature programs and
+every transport, whatever the repository's config says.
 """
 
 from __future__ import annotations
@@ -28,6 +35,44 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 PASSED_THROUGH = ("PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME")
 # git reads these as `git -c` settings, which override the repository's own config.
 GIT_FORCED_CONFIG = (("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"))
+# For read-only commands, also every program-naming setting that has a harmless value.
+GIT_READ_ONLY_CONFIG = (
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("sequence.editor", "true"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", "true"),
+    ("credential.helper", ""),  # an empty helper empties the list the repo configured
+    ("gpg.program", "gpg"),
+    ("gpg.openpgp.program", "gpg"),
+    ("gpg.x509.program", "gpgsm"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("protocol.allow", "never"),
+)
+GIT_READ_ONLY_VARIABLES = {
+    "GIT_SSH_COMMAND": "false",
+    "GIT_ASKPASS": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    # Set (even empty), it overrides every protocol.*.allow: no transport, so no ext:: command.
+    "GIT_ALLOW_PROTOCOL": "",
+}
+# Shorter values are not secrets but placeholders; dropping every value that holds one
+# would take unrelated values with it.
+MIN_SECRET_LENGTH = 8
+
+
+def without_secrets(env: Mapping[str, str], secrets: tuple[str, ...]) -> dict[str, str]:
+    """`env` without the values that contain one of `secrets` (those long enough to be one)."""
+    real = [s for s in secrets if len(s) >= MIN_SECRET_LENGTH]
+    return {k: v for k, v in env.items() if not any(s in v for s in real)}
+
+
+def _forced_config(env: dict[str, str], settings: tuple[tuple[str, str], ...]) -> None:
+    start = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    for offset, (key, value) in enumerate(settings):
+        env[f"GIT_CONFIG_KEY_{start + offset}"] = key
+        env[f"GIT_CONFIG_VALUE_{start + offset}"] = value
+    env["GIT_CONFIG_COUNT"] = str(start + len(settings))
 
 
 def git_environment(repo: Path) -> dict[str, str]:
@@ -40,12 +85,17 @@ def git_environment(repo: Path) -> dict[str, str]:
         "GIT_PAGER": "cat",
         "GIT_EDITOR": "true",  # a commit without -m aborts instead of waiting for an editor
         "GIT_CEILING_DIRECTORIES": str(repo.parent),
-        "GIT_CONFIG_COUNT": str(len(GIT_FORCED_CONFIG)),
     }
-    for index, (key, value) in enumerate(GIT_FORCED_CONFIG):
-        env[f"GIT_CONFIG_KEY_{index}"] = key
-        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    _forced_config(env, GIT_FORCED_CONFIG)
     return env
+
+
+def read_only_git_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` (a command's environment) with git's programs switched off for a read-only run."""
+    out = dict(env)
+    out.update(GIT_READ_ONLY_VARIABLES)
+    _forced_config(out, GIT_READ_ONLY_CONFIG)
+    return out
 
 
 def private_dirs(private_dir: Path) -> tuple[Path, Path]:
@@ -88,7 +138,7 @@ def command_environment(
         LESSSECURE="1",
     )
     env.update(git_environment(repo))
-    return {k: v for k, v in env.items() if not any(s and s in v for s in secrets)}
+    return without_secrets(env, secrets)
 
 
 # A long-running tool server (MCP) is a program the user chose to start, not a command
@@ -104,4 +154,4 @@ def server_environment(
     env = {name: source[name] for name in SERVER_PASSED_THROUGH if source.get(name)}
     env.update({name: value for name, value in source.items() if name.startswith("LC_")})
     env.setdefault("PATH", DEFAULT_PATH)
-    return {k: v for k, v in env.items() if not any(s and s in v for s in secrets)}
+    return without_secrets(env, secrets)

@@ -1,26 +1,38 @@
-"""git for the terminal policy: which git commands only read, and which repository git uses.
+"""git for the terminal policy: which git commands only read, which repository git uses,
+and whether that repository's config names a program git would run.
 
-git runs code named by repository config (core.fsmonitor, hooks, pagers,
-diff drivers). The repo's own top-level `.git` is the user's; any other
-repository is not: a planted `evil.git/` with `core.fsmonitor=./payload`
-would run as soon as git looks at it. So git may only ever work on the
-repository's own `.git`:
+git runs code named by repository config (diff drivers, filters, pagers,
+credential helpers, `!` aliases...). The repo's own top-level `.git` is the
+user's; any other repository is not: a planted `evil.git/` with
+`core.fsmonitor=./payload` would run as soon as git looks at it. So:
 
-- `-C`, `--git-dir`, `--work-tree` and `GIT_DIR=`-style variables are refused;
-- so is any git command run from a folder that lies inside a nested
-  repository (a `.git` below the repo root, or a bare repository);
+- git may only ever work on the repository's own `.git`: `--git-dir`,
+  `--work-tree` and `GIT_DIR=`-style variables are refused; `-C DIR` is
+  followed, and git run from (or `-C`'d into) a folder whose repository is
+  not the repo's own (`core.git_layout.foreign_repository`: nested `.git`,
+  bare and `commondir` layouts) is refused;
 - `--exec-path=DIR` (programs from another folder) is refused; `--exec-path`
-  alone only prints it.
+  alone only prints it;
+- when the repo's own config (`config`, `config.worktree`, read by git
+  itself) sets a key that names a program (`configured_programs`), the
+  command asks, saying which key: nothing a clone brought along runs unasked.
 
 The environment (`environment.py`) adds no system or global config, no
-fsmonitor and no hooks for every git the terminal runs.
+fsmonitor and no hooks for every git the terminal runs, and neutralises
+pagers, editors, ssh, credential helpers, signature programs and transports
+for read-only ones.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hello_tui.core.git_layout import config_files
 from hello_tui.tools.shell.parse import Word
 
 GIT_READ_ONLY = frozenset(
@@ -49,7 +61,7 @@ _GIT_UNSAFE_GLOBAL = {
     "-p": "git -p starts a pager",
     "--paginate": "git --paginate starts a pager",
 }
-_GIT_REPOSITORY_OPTIONS = ("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix")
+_GIT_REPOSITORY_OPTIONS = ("--git-dir", "--work-tree", "--namespace", "--super-prefix")
 _GIT_UNSAFE_LONG = {
     "ext-diff": "git --ext-diff runs an external diff program",
     "open-files-in-pager": "git grep --open-files-in-pager starts a pager",
@@ -118,6 +130,8 @@ class GitCheck:
     refusal: str | None = None  # refuse
     paths: list[Word] = field(default_factory=list)
     writes: list[Word] = field(default_factory=list)
+    # `-C DIR` options in order: git changes into each before it does anything.
+    chdirs: list[Word] = field(default_factory=list)
 
 
 def is_git_variable(name: str) -> bool:
@@ -158,6 +172,7 @@ def _listing(sub: str, rest: list[Word]) -> bool:
 def check_git(args: list[Word]) -> GitCheck:
     """Options and subcommand of one git command line (the folder is judged apart)."""
     paths: list[Word] = []
+    chdirs: list[Word] = []
     i = 0
     while i < len(args):
         word = args[i]
@@ -166,24 +181,30 @@ def check_git(args: list[Word]) -> GitCheck:
             break
         i += 1
         name = text.split("=", 1)[0]
+        if text == "-C":
+            if i >= len(args):
+                return GitCheck("git -C without a folder is not checked")
+            chdirs.append(args[i])
+            i += 1
+            continue
         if name == "--exec-path" and "=" in text:
             return GitCheck(None, "git --exec-path= runs git's programs from another folder")
         if name in _GIT_INFO_GLOBAL:
-            return GitCheck(None)
-        if name in _GIT_REPOSITORY_OPTIONS or (name.startswith("-C") and len(name) > 2):
+            return GitCheck(None, chdirs=chdirs)
+        if name in _GIT_REPOSITORY_OPTIONS:
             return GitCheck(None, f"git {name} {REPOSITORY_VARIABLE}")
         if name in _GIT_UNSAFE_GLOBAL:
             return GitCheck(_GIT_UNSAFE_GLOBAL[name])
         if text not in _GIT_HARMLESS_GLOBAL:
             return GitCheck(f"git option {text} is not checked")
     if i >= len(args):
-        return GitCheck(None, paths=paths)
+        return GitCheck(None, paths=paths, chdirs=chdirs)
     sub = args[i].value
     rest = args[i + 1 :]
     if sub not in GIT_READ_ONLY:
         if _listing(sub, rest):
-            return GitCheck(None)
-        return GitCheck(f"git {sub} is not a read-only git command", paths=paths)
+            return GitCheck(None, chdirs=chdirs)
+        return GitCheck(f"git {sub} is not a read-only git command", paths=paths, chdirs=chdirs)
     unsafe = None
     if sub == "help" and any(w.value in _HELP_VIEWERS for w in rest):
         unsafe = "git help opens a web browser or the info viewer"
@@ -208,7 +229,7 @@ def check_git(args: list[Word]) -> GitCheck:
                 unsafe = unsafe or "git grep -O starts a pager"
         else:
             paths.append(word)
-    return GitCheck(unsafe, paths=paths, writes=writes)
+    return GitCheck(unsafe, paths=paths, writes=writes, chdirs=chdirs)
 
 
 def _value(parent: Word, value: str) -> Word:
@@ -222,37 +243,126 @@ def _value(parent: Word, value: str) -> Word:
     )
 
 
-# ---------------------------------------------------------------- which repository
+# What read-only git commands run with, whatever the config says: no external diff, no
+# textconv (`git grep` knows only the second).
+_DRIVERS_OFF = {
+    "diff": ("--no-ext-diff", "--no-textconv"),
+    "log": ("--no-ext-diff", "--no-textconv"),
+    "show": ("--no-ext-diff", "--no-textconv"),
+    "blame": ("--no-textconv",),
+    "grep": ("--no-textconv",),
+}
 
 
-def looks_like_git_dir(folder: Path) -> bool:
-    """git's own test for a repository folder: HEAD, objects/ and refs/ (a bare repo)."""
-    try:
-        return (
-            (folder / "HEAD").is_file()
-            and (folder / "objects").is_dir()
-            and ((folder / "refs").is_dir() or (folder / "commondir").is_file())
-        )
-    except OSError:
-        return True  # can't tell: treat it as a repository
+def with_drivers_off(argv: list[str]) -> list[str]:
+    """`git [options] sub args` with `_DRIVERS_OFF` after the subcommand, for a read-only run."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "-C" else 1
+    if i >= len(argv) or argv[i] not in _DRIVERS_OFF:
+        return argv
+    return [*argv[: i + 1], *_DRIVERS_OFF[argv[i]], *argv[i + 1 :]]
 
 
-def nested_repository(cwd: Path, repo: Path) -> Path | None:
-    """The nested repository git would use from `cwd`, or None when it is the repo's own.
+# ---------------------------------------------------------------- what the config runs
 
-    git looks for `.git` (folder or file) or a bare repository in the working
-    folder and each parent; the first hit below the repo root wins.
-    """
-    try:
-        current = cwd.resolve()
-    except OSError:
-        return cwd
-    if not current.is_relative_to(repo):
-        return current
-    while current != repo:
-        if (current / ".git").exists() or (current / ".git").is_symlink():
-            return current
-        if looks_like_git_dir(current):
-            return current
-        current = current.parent
+# Repository config keys that name a program (or code) git may run, from git-config(1),
+# matched on git's canonical key: section and name lowercased, the subsection as written.
+# Not here: core.fsmonitor and core.hooksPath, which every command's environment overrides.
+_PROGRAM_KEYS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p), why)
+    for p, why in [
+        (r"diff\.external", "an external diff program"),
+        (r"diff\..+\.(textconv|command)", "a diff driver's program"),
+        (r"filter\..+\.(clean|smudge|process)", "a filter program"),
+        (r"merge\..+\.driver", "a merge driver's program"),
+        (r"core\.(pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand)", "a program"),
+        (r"core\.worktree", "a work tree elsewhere"),
+        (r"sequence\.editor", "an editor"),
+        (r"pager\..+", "a pager"),
+        (r"include\.path|includeif\..+\.path", "more config from another file"),
+        (r"credential\.(.+\.)?helper", "a credential helper"),
+        (r"gpg\.((.+\.)?program|ssh\.defaultkeycommand)", "a signature program"),
+        (r"uploadpack\.packobjectshook", "a pack program"),
+        (r"protocol\.(.+\.)?allow", "which transports (ext:: runs commands) git may use"),
+        (r"remote\..+\.(uploadpack|receivepack|vcs)", "a transport program"),
+        (r"hook\..+\.command", "a hook"),
+        (r"tar\..+\.command", "an archive filter"),
+        (r"(difftool|mergetool)\..+\.(cmd|path)", "a diff or merge tool"),
+        (r"(browser|man)\..+\.(cmd|path)|web\.browser|instaweb\..+", "a viewer"),
+        (r"guitool\..+\.cmd|interactive\.difffilter|imap\.tunnel", "a program"),
+        (r"sendemail\.(.+\.)?(smtpserver|tocmd|cccmd|headercmd)", "a mail program"),
+        (r"trailer\..+\.(command|cmd)", "a trailer program"),
+    ]
+]
+# `alias.x = !cmd` and `submodule.x.update = !cmd` run a shell command.
+_SHELL_VALUE_KEYS = re.compile(r"alias\..+|submodule\..+\.update")
+
+
+def program_key(key: str, value: str) -> str | None:
+    """What `key = value` in a repository's config makes git run, or None if nothing."""
+    for pattern, why in _PROGRAM_KEYS:
+        if pattern.fullmatch(key):
+            return why
+    if _SHELL_VALUE_KEYS.fullmatch(key) and value.lstrip().startswith("!"):
+        return "a shell command"
     return None
+
+
+_CONFIG_CACHE: dict[tuple[str, int, int, int], list[tuple[str, str]]] = {}
+_CONFIG_LOCK = threading.Lock()
+
+
+def _config_entries(path: Path) -> list[tuple[str, str]]:
+    """Every (key, value) of one config file, as git reads it (includes not followed)."""
+    st = path.stat()
+    cache_key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    with _CONFIG_LOCK:
+        cached = _CONFIG_CACHE.get(cache_key)
+    if cached is not None:
+        return cached
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CEILING_DIRECTORIES": "/",
+        "HOME": "/nonexistent",
+    }
+    done = subprocess.run(
+        ["git", "config", "--file", str(path), "--null", "--list"],
+        cwd="/",
+        env=env,
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    if done.returncode != 0:
+        problem = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(problem[0] if problem else f"git config exited {done.returncode}")
+    entries = []
+    for record in done.stdout.split(b"\0"):
+        if not record:
+            continue
+        key, _, value = record.decode("utf-8", "surrogateescape").partition("\n")
+        entries.append((key, value))
+    with _CONFIG_LOCK:
+        _CONFIG_CACHE[cache_key] = entries
+    return entries
+
+
+def configured_programs(repo: Path) -> str | None:
+    """Why git could run a program the repo's own config names, or None when none is set."""
+    found: list[str] = []
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            return f"git can't read the repository's config ({exc}), so what it runs is unknown"
+        for key, value in entries:
+            why = program_key(key, value)
+            if why:
+                found.append(f"{key} ({why})")
+    if not found:
+        return None
+    shown = ", ".join(dict.fromkeys(found))
+    return f"the repository's git config sets {shown}, which git may run"

@@ -22,6 +22,8 @@ from typing import Literal
 import tree_sitter
 import tree_sitter_bash
 
+from hello_tui.tools.shell import arithmetic
+
 Action = Literal["run", "ask", "refuse"]
 RANK: dict[str, int] = {"run": 0, "ask": 1, "refuse": 2}
 
@@ -42,11 +44,17 @@ BASH_DYNAMIC = frozenset(
         "BASH_ARGV",
         "BASH_COMMAND",
         "BASH_LINENO",
+        "BASH_REMATCH",
         "BASH_SOURCE",
         "BASH_SUBSHELL",
         "BASH_VERSINFO",
         "BASH_VERSION",
+        "BASH_ALIASES",
+        "BASH_CMDS",
+        "BASH_EXECUTION_STRING",
+        "BASH_ARGV0",
         "COLUMNS",
+        "COPROC",
         "DIRSTACK",
         "EPOCHREALTIME",
         "EPOCHSECONDS",
@@ -60,6 +68,7 @@ BASH_DYNAMIC = frozenset(
         "LINENO",
         "LINES",
         "MACHTYPE",
+        "MAPFILE",
         "OLDPWD",
         "OPTARG",
         "OPTIND",
@@ -69,6 +78,7 @@ BASH_DYNAMIC = frozenset(
         "PS4",
         "PWD",
         "RANDOM",
+        "READLINE_LINE",
         "REPLY",
         "SECONDS",
         "SHELLOPTS",
@@ -176,12 +186,73 @@ def _expansion_name(node: tree_sitter.Node) -> str | None:
     return text_of(names[0])
 
 
+def _piece_value(nodes: list[tree_sitter.Node], variables: Variables | None) -> str | None:
+    """The text bash evaluates for these nodes (expanded); None when it can't be known."""
+    pieces = []
+    for child in nodes:
+        if child.type in ("simple_expansion", "expansion", "string", "raw_string"):
+            word = word_of(child, variables)
+            if word.problems or word.uncertain:
+                return None
+            pieces.append(word.value)
+        else:
+            pieces.append(text_of(child))
+    return "".join(pieces)
+
+
+def arithmetic_problems(node: tree_sitter.Node, variables: Variables | None) -> list[str]:
+    """Why the parts of `${...}` that bash evaluates as arithmetic could run a command:
+    a subscript, the offset and length of `${x:1:2}`, the variable `${!x}` names."""
+    lookup = variables.lookup if variables is not None else None
+    source = text_of(node)
+    if not source.endswith("}"):
+        return [f"{source[:60]} does not parse as one expansion, so what it evaluates is unknown"]
+    found: list[str | None] = []
+    children = node.children
+    kinds = [c.type for c in children]
+    for child in node.named_children:
+        if child.type == "subscript":
+            inside = [c for c in child.children if c.type not in ("variable_name", "[", "]")]
+            value = _piece_value(inside, variables)
+            found.append(
+                f"the subscript of {text_of(child)[:60]} can't be known before running"
+                if value is None
+                else arithmetic.subscript_problem(value, lookup)
+            )
+    if kinds[:3] == ["${", "!", "variable_name"] and kinds[3:] == ["}"]:
+        value = lookup(text_of(children[2])) if lookup is not None else None
+        found.append(
+            f"{source} names a variable by a value that can't be known before running"
+            if value is None
+            else arithmetic.reference_problem(value, lookup)
+        )
+    if ":" in kinds:
+        start = kinds.index(":")
+        segment: list[tree_sitter.Node] = []
+        for child in children[start + 1 :]:
+            if child.type in (":", "}"):
+                value = _piece_value(segment, variables)
+                found.append(
+                    f"the offset or length in {source[:60]} can't be known before running"
+                    if value is None
+                    else arithmetic.expression_problem(value, lookup)
+                )
+                segment = []
+            else:
+                segment.append(child)
+    return [problem for problem in found if problem]
+
+
 def _expand_variable(
     node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
 ) -> Word:
     source = text_of(node)
     if variables is None:
         return Word(value=source, source=source, problems=[_variable_problem(node)])
+    if node.type == "expansion":
+        evaluated = arithmetic_problems(node, variables)
+        if evaluated:
+            return Word(value=source, source=source, problems=[("ask", evaluated[0])])
     name = _expansion_name(node)
     value = variables.lookup(name) if name is not None else None
     if value is None:

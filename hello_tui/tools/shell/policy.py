@@ -8,11 +8,15 @@ strictest verdict wins:
 - run: every part is a known read-only program used read-only, every path
   inside the repo (globs expanded by bash's rules, symbolic links judged by
   where they lead, also those a program follows while walking a tree);
-- ask: anything else that stays inside the repo (the user decides), and
-  reading `.env` files, which hold keys;
+- ask: anything else that stays inside the repo (the user decides),
+  reading `.env` files, which hold keys, text bash would evaluate as
+  arithmetic that is not integers and known names (`arithmetic.py`: a
+  subscript like `a[$(id)]` runs `id` even from single quotes), and git
+  where the repo's config names a program git would run (`git_guard.py`);
 - refuse: privilege escalation, any path outside the repo (reads too, also
   through `~`, variables or symlinks), writes into `.git/` or the state
-  folder, git pointed at another repository, programs that need an
+  folder, git pointed at another repository (whether a folder is one is
+  `core.git_layout`'s rule), programs that need an
   interactive terminal, brace expansions that explode, NUL bytes and absurd
   nesting. Nobody can approve these.
 
@@ -21,7 +25,8 @@ the second. With the sandbox holding, variables expand to the values of the
 command's allow-listed environment (`context.variables`); without it a
 variable is a refusal, as its value could lead anywhere.
 
-Pure classification: the only I/O is resolving paths (symlinks, globs).
+Pure classification: the only I/O is resolving paths (symlinks, globs) and
+reading the repo's git config (through `git config --file`, which runs nothing).
 """
 
 from __future__ import annotations
@@ -33,12 +38,21 @@ from pathlib import Path
 
 import tree_sitter
 
+from hello_tui.core.git_layout import foreign_repository, is_git_control_path
+from hello_tui.tools.env_files import is_env_file
 from hello_tui.tools.shell import globbing
+from hello_tui.tools.shell.arithmetic import (
+    ARITHMETIC_TEST_OPERATORS,
+    VARIABLE_TEST_OPERATORS,
+    Lookup,
+    expression_problem,
+    reference_problem,
+)
 from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     check_git,
+    configured_programs,
     is_git_variable,
-    nested_repository,
 )
 from hello_tui.tools.shell.parse import (
     RANK,
@@ -166,7 +180,6 @@ FILE_TESTS = frozenset(
 )
 FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 _TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
-_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 
 @dataclass(frozen=True)
@@ -405,9 +418,11 @@ class _Judge:
                 self.add(text_of(node), "refuse", f"{text_of(child)} {REPOSITORY_VARIABLE}")
 
     def test_command(self, node: tree_sitter.Node) -> None:
-        """`[ -d src ]`, `[[ -f x && $a == b ]]`: only the files it tests are paths."""
+        """`[ -d src ]`, `[[ -f x && $a == b ]]`: only the files it tests are paths, and
+        what it compares as numbers or names as variables is arithmetic (`arithmetic`)."""
         self.nested(node)
         files: list[Word] = []
+        text = text_of(node)
         stack = [node]
         while stack:
             current = stack.pop()
@@ -419,7 +434,15 @@ class _Judge:
                 files.append(self.word(operands[-1]))
             elif current.type == "binary_expression" and operator in FILE_COMPARISONS:
                 files.extend(self.word(o) for o in operands)
-        text = text_of(node)
+            elif operator in ARITHMETIC_TEST_OPERATORS and current.type == "binary_expression":
+                for operand in operands:
+                    self.arithmetic_operand(self.word(operand), text)
+            elif (
+                operator in VARIABLE_TEST_OPERATORS
+                and current.type == "unary_expression"
+                and operands
+            ):
+                self.variable_operand(self.word(operands[-1]), text)
         for word in files:
             for action, reason in word.problems:
                 if not reason.startswith("runs a nested command"):
@@ -429,6 +452,62 @@ class _Judge:
             self.add(text, *verdict)
         else:
             self.add(text, "run", "a test only looks at files")
+
+    def test_builtin(self, args: list[Word], text: str) -> None:
+        """`test` and `[` as commands: their numeric and variable operands, as in `[[ ]]`."""
+        values = [w.value for w in args]
+        for index, value in enumerate(values):
+            if value in ARITHMETIC_TEST_OPERATORS:
+                for near in (index - 1, index + 1):
+                    if 0 <= near < len(args):
+                        self.arithmetic_operand(args[near], text)
+            elif value in VARIABLE_TEST_OPERATORS and index + 1 < len(args):
+                self.variable_operand(args[index + 1], text)
+
+    def _lookup(self) -> Lookup | None:
+        return self.variables.lookup if self.variables is not None else None
+
+    def arithmetic_operand(self, word: Word, text: str) -> None:
+        if word.problems or word.uncertain:
+            self.add(
+                text,
+                "ask",
+                f"{word.source} is compared as a number, which bash evaluates "
+                "as arithmetic, and its value can't be known before running",
+            )
+            return
+        problem = expression_problem(word.value, self._lookup())
+        if problem:
+            self.add(text, "ask", problem)
+
+    def variable_operand(self, word: Word, text: str) -> None:
+        if word.problems or word.uncertain:
+            self.add(
+                text, "ask", f"{word.source} names a variable that can't be known before running"
+            )
+            return
+        problem = reference_problem(word.value, self._lookup())
+        if problem:
+            self.add(text, "ask", problem)
+
+    def descriptor_variable(self, redirect: tree_sitter.Node, text: str) -> None:
+        """`{name}>file` stores the descriptor in `name`; an array element's subscript is
+        evaluated as arithmetic (`{a[$(id)]}>f` runs id)."""
+        before = redirect.prev_sibling
+        while before is not None and before.type == "command" and before.named_children:
+            before = before.named_children[-1]
+        if before is None or before.end_byte != redirect.start_byte:
+            return
+        match = re.fullmatch(r"\{(.+)\}", text_of(before), re.DOTALL)
+        if match is None or match.group(1).isdigit():
+            return
+        problem = reference_problem(match.group(1), self._lookup())
+        if problem:
+            self.add(
+                text,
+                "ask",
+                f"the redirection stores its descriptor in {match.group(0)}: " + problem,
+            )
 
     def substitution(self, node: tree_sitter.Node) -> None:
         opener = "<( )" if node.type == "process_substitution" else "$( ) or backticks"
@@ -442,6 +521,7 @@ class _Judge:
         """Judge one redirection; returns words tree-sitter put in it that belong to the command."""
         text = text_of(node)
         self.nested(node)
+        self.descriptor_variable(node, text)
         if node.type == "heredoc_redirect":
             self.add(text.split("\n", 1)[0], "ask", "here-documents are not checked")
             return []
@@ -559,6 +639,8 @@ class _Judge:
         if name == "git":
             self.git(args, text)
             return
+        if name in ("test", "["):
+            self.test_builtin(args, text)
         check = check_read_only(name, args)
         if check is None:
             reason = (
@@ -627,10 +709,17 @@ class _Judge:
             self.add(text, "ask", f"{what} {target.value}")
 
     def git(self, args: list[Word], text: str) -> None:
-        for cwd in self.cwds:
-            nested = nested_repository(cwd, self.repo)
-            if nested is not None:
-                where = _display(nested, self.repo)
+        found = check_git(args)
+        if found.refusal:
+            self.add(text, "refuse", found.refusal)
+            return
+        cwds = self.git_cwds(found.chdirs, text)
+        if cwds is None:
+            return
+        for cwd in cwds:
+            foreign = foreign_repository(cwd, self.repo)
+            if foreign is not None:
+                where = _display(foreign, self.repo)
                 self.add(
                     text,
                     "refuse",
@@ -638,25 +727,47 @@ class _Judge:
                     "its config could run programs",
                 )
                 return
-        found = check_git(args)
-        if found.refusal:
-            self.add(text, "refuse", found.refusal)
-            return
-        verdict = self.paths(found.paths, write=False)
-        if verdict is not None:
-            self.add(text, *verdict)
-            return
-        # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
-        named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
-        secret = next((n for n in named if _ENV_FILE.match(Path(n).name)), None)
-        if secret:
-            self.add(text, "ask", f"shows {secret}, which may hold keys")
-        for target in found.writes:
-            self.write_target(target, text, "git writes")
+        programs = configured_programs(self.repo)
+        if programs:
+            self.add(text, "ask", programs)
+        outer, self.cwds = self.cwds, cwds
+        try:
+            verdict = self.paths(found.paths, write=False)
+            if verdict is not None:
+                self.add(text, *verdict)
+                return
+            # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
+            named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
+            secret = next((n for n in named if is_env_file(n)), None)
+            if secret:
+                self.add(text, "ask", f"shows {secret}, which may hold keys")
+            for target in found.writes:
+                self.write_target(target, text, "git writes")
+        finally:
+            self.cwds = outer
         if found.unsafe:
             self.add(text, "ask", found.unsafe)
         elif not found.writes:
             self.add(text, "run", "git is read-only here")
+
+    def git_cwds(self, chdirs: list[Word], text: str) -> list[Path] | None:
+        """The folders git works in after its `-C` options; None when one was refused."""
+        cwds = list(self.cwds)
+        for word in chdirs:
+            if not word.static:
+                for action, reason in word.problems + word.uncertain:
+                    self.add(text, action, reason)
+                if not (word.problems or word.uncertain):
+                    self.add(text, "ask", f"git -C {word.source} is not a plain folder name")
+                return None
+            if not word.value:
+                continue  # `-C ""` leaves git where it is
+            verdict = self.paths([word], write=False)
+            if verdict is not None:
+                self.add(text, verdict[0], f"git -C {word.value} leaves the repo")
+                return None
+            cwds = [(cwd / word.value).resolve() for cwd in cwds]
+        return cwds
 
     def program_path(self, name_word: Word, args: list[Word], text: str) -> None:
         verdict = self.paths([name_word], write=False)
@@ -850,8 +961,11 @@ class _Judge:
         if values is None:
             return "ask", problem
         for value in values:
+            # What a glob or brace found is named by the pattern: the name of a file
+            # outside the repo is not the model's to learn from a refusal.
+            shown = value if value == word.value else word.source
             for cwd in self.cwds:
-                objection = self._locate(value, cwd, write)
+                objection = self._locate(value, cwd, write, shown)
                 if objection:
                     return objection
         return None
@@ -862,25 +976,29 @@ class _Judge:
             return False
         return Path(os.path.realpath(value)).is_relative_to(private)
 
-    def _locate(self, value: str, cwd: Path, write: bool) -> tuple[Action, str] | None:
+    def _locate(
+        self, value: str, cwd: Path, write: bool, shown: str | None = None
+    ) -> tuple[Action, str] | None:
         if value in HARMLESS_DEVICES:
             return None
         full = Path(value) if os.path.isabs(value) else cwd / value
         try:
             resolved = full.resolve()
         except (OSError, RuntimeError):
-            return "ask", f"{value} can't be resolved (a symbolic link loop?)"
+            return "ask", f"{shown or value} can't be resolved (a symbolic link loop?)"
         private = self.context.private_dir
         if private is not None and resolved.is_relative_to(private):
             return None
+        value = shown or value
         if not resolved.is_relative_to(self.repo):
             lexical = Path(os.path.normpath(full))
             if lexical.is_relative_to(self.repo):
                 return "refuse", f"{value} is a symbolic link leading outside the repo"
             return "refuse", f"{value} is outside the repo"
         if write:
-            relative = resolved.relative_to(self.repo)
-            if relative.parts[:1] == (".git",):
+            relative = resolved.relative_to(self.repo).as_posix()
+            lexical_rel = os.path.relpath(os.path.normpath(full), self.repo)
+            if is_git_control_path(relative) or is_git_control_path(lexical_rel):
                 return "refuse", f"{value} is in .git/, which commands may not change"
             state = self.context.state_dir
             if state is not None and resolved.is_relative_to(state):
@@ -895,7 +1013,7 @@ class _Judge:
         for word in words:
             values, _ = self.expansions(word)
             for value in values or [word.value]:
-                if _ENV_FILE.match(Path(value).name):
+                if is_env_file(value):
                     for cwd in self.cwds:
                         if (cwd / value).is_file():
                             return f"reads {value}, which may hold keys"
@@ -957,7 +1075,7 @@ class _Judge:
                     if not follow_all:
                         continue
                 reads_it = check.recursive_read and check.hidden and entry.is_file()
-                if reads_it and secret is None and _ENV_FILE.match(entry.name):
+                if reads_it and secret is None and is_env_file(entry.name):
                     secret = ("ask", f"reads {_display(path, self.repo)}, which may hold keys")
                 try:
                     is_dir = entry.is_dir(follow_symlinks=follow_all)
@@ -970,10 +1088,11 @@ class _Judge:
 
 
 def _display(path: Path, repo: Path) -> str:
+    """`path` as the model may see it: relative to the repo, never a name from outside it."""
     try:
         return path.relative_to(repo).as_posix() or "."
     except ValueError:
-        return str(path)
+        return "a folder outside the repo"
 
 
 def _glob_base(value: str) -> str:

@@ -1,0 +1,237 @@
+"""git through the real terminal tool: nothing a repository's config names runs unasked.
+
+Each driver prints a marker (so a run is seen even where the sandbox stops
+its write) and tries to touch a canary outside the repo. The approver
+declines whatever it is asked: a driver that ran shows its marker.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hello_tui.config import load_settings
+from hello_tui.core.tools import ToolContext
+from hello_tui.tools.shell.environment import command_environment
+from hello_tui.tools.shell.git_guard import with_drivers_off
+from hello_tui.tools.terminal import TerminalArgs, TerminalTool
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+MARK = "PWNED-MARK"
+
+
+class Declines:
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def review_patch(self, plan):
+        raise AssertionError("the terminal proposes no patches")
+
+    async def approve_command(self, command: str, reason: str) -> str:
+        self.asked.append((command, reason))
+        return "deny"
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {"PATH": os.environ["PATH"], "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1"}
+    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env |= {"GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def make_repo(root: Path) -> Path:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", ".")
+    (root / "f.txt").write_text("one\n")
+    (root / ".gitattributes").write_text("*.txt diff=t filter=f\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "one")
+    (root / "f.txt").write_text("one\ntwo\n")
+    git(root, "commit", "-qam", "two")
+    return root.resolve()
+
+
+def driver(canary: Path) -> str:
+    """A config value (quoted: `;` starts a comment in git's config) that runs a program."""
+    return f'"echo {MARK}; touch {canary}; cat"'
+
+
+async def terminal(repo: Path, command: str, environ: dict[str, str] | None = None):
+    approver = Declines()
+    ctx = ToolContext(settings=load_settings(repo, environ=environ or {}), approver=approver)
+    result = await TerminalTool().run(TerminalArgs(command=command), ctx)
+    return result, approver
+
+
+def output(result) -> str:
+    data = result.data or {}
+    return result.text + str(data.get("stdout", "")) + str(data.get("stderr", ""))
+
+
+# (config lines for .git/config, the command, whether the worktree must differ from HEAD)
+DRIVERS = [
+    ("[diff]\n\texternal = {driver}\n", "git diff", True),
+    ('[diff "t"]\n\ttextconv = {driver}\n', "git log -p", False),
+    ('[diff "t"]\n\ttextconv = {driver}\n', "git show", False),
+    ('[diff "t"]\n\ttextconv = {driver}\n', "git blame f.txt", False),
+    ('[diff "t"]\n\ttextconv = {driver}\n', "git diff", True),
+    ('[diff "t"]\n\ttextconv = {driver}\n', "git grep -n one", False),
+    ('[diff "t"]\n\tcommand = {driver}\n', "git diff", True),
+    ('[diff "t"]\n\tcommand = {driver}\n', "git show", False),
+    ('[filter "f"]\n\tclean = {driver}\n', "git diff", True),
+    ('[filter "f"]\n\tprocess = {driver}\n', "git status", True),
+    ("[include]\n\tpath = extra.cfg\n", "git log -p", False),
+    ('[includeIf "gitdir:/"]\n\tpath = extra.cfg\n', "git show", False),
+    ("[core]\n\tpager = {driver}\n", "git log", False),
+    ("[pager]\n\tlog = {driver}\n", "git log", False),
+    ("[alias]\n\tlg = !{driver}\n", "git log", False),
+    ("[credential]\n\thelper = !{driver}\n", "git status", False),
+    ("[gpg]\n\tprogram = {driver}\n", "git log --show-signature", False),
+    ("[core]\n\tsshCommand = {driver}\n", "git status", False),
+]
+
+
+@pytest.mark.parametrize(("config", "command", "dirty"), DRIVERS)
+async def test_a_repo_configured_driver_never_runs_unasked(tmp_path, config, command, dirty):
+    repo = make_repo(tmp_path / "repo")
+    canary = tmp_path / "canary"
+    program = driver(canary)
+    (repo / ".git" / "extra.cfg").write_text(f'[diff "t"]\n\ttextconv = {program}\n')
+    with (repo / ".git" / "config").open("a") as handle:
+        handle.write(config.format(driver=program))
+    if dirty:
+        (repo / "f.txt").write_text("one\ntwo\nthree\n")
+    result, approver = await terminal(repo, command)
+    assert MARK not in output(result)
+    assert not canary.exists()
+    assert approver.asked, f"{command} ran without asking"
+    key = config.split("\n")[1].strip().split(" = ")[0].lower()
+    assert key in approver.asked[0][1].lower()
+    assert "git config sets" in approver.asked[0][1]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git log", "git status", "git diff", "git show", "git log -p", "git blame f.txt"],
+)
+async def test_a_clean_repo_keeps_its_read_only_git_unasked(tmp_path, command):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "f.txt").write_text("one\ntwo\nthree\n")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == []
+    assert result.data["exit_code"] == 0, output(result)
+    assert result.data["approval"] == "policy"
+
+
+def commondir_repo(repo: Path, tmp_path: Path) -> Path:
+    """`x/` (HEAD, commondir) and `y/` (objects, refs, config): a repository to git.
+
+    The history comes from a real repository; `y/info/attributes` names a diff
+    driver that `y/config` defines. All are ordinary files, as a clone brings them.
+    """
+    source = make_repo(tmp_path / "source")
+    (repo / "x").mkdir()
+    shutil.copy(source / ".git" / "HEAD", repo / "x" / "HEAD")
+    (repo / "x" / "commondir").write_text("../y\n")
+    (repo / "y").mkdir()
+    for name in ("objects", "refs"):
+        shutil.copytree(source / ".git" / name, repo / "y" / name)
+    (repo / "y" / "info").mkdir()
+    (repo / "y" / "info" / "attributes").write_text("*.txt diff=t\n")  # what a bare repo reads
+    (repo / "y" / "config").write_text(
+        f'[core]\n\tbare = true\n[diff "t"]\n\ttextconv = {driver(tmp_path / "canary")}\n'
+    )
+    return repo / "x"
+
+
+def git_show(folder: Path, home: Path) -> str:
+    env = {"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(home)}
+    done = subprocess.run(
+        ["git", "show"], cwd=folder, env=env, capture_output=True, text=True, check=False
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize("command", ["cd x && git show", "cd x && git log -p", "git -C x log -p"])
+async def test_a_commondir_repository_inside_the_repo_is_refused(tmp_path, command):
+    repo = make_repo(tmp_path / "repo")
+    x = commondir_repo(repo, tmp_path)
+    shown = git_show(x, tmp_path)
+    assert MARK in shown  # git itself takes x/ for a repository and runs y's driver
+    (tmp_path / "canary").unlink()
+    result, _ = await terminal(repo, command)
+    assert MARK not in output(result)
+    assert not (tmp_path / "canary").exists()
+    assert result.data["verdict"] == "refuse"
+    assert "x" in result.data["reason"]
+
+
+async def test_git_dash_c_into_a_plain_folder_of_the_repo_runs(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "src").mkdir()
+    result, approver = await terminal(repo, "git -C src log --oneline")
+    assert approver.asked == [] and result.data["exit_code"] == 0
+    assert "two" in result.data["stdout"]
+
+
+async def test_a_short_dummy_key_leaves_git_working(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, "git log --oneline", {"LLM_API_KEY": "k"})
+    assert approver.asked == []
+    assert result.data["exit_code"] == 0, output(result)
+    assert "missing config" not in output(result)
+    assert "two" in result.data["stdout"]
+
+
+def test_only_values_long_enough_to_be_secrets_are_scrubbed(tmp_path):
+    source = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sk-live-1234567890"}
+    short = command_environment(source, tmp_path, tmp_path, secrets=("k", "C"))
+    assert short["LANG"] == "C.UTF-8"
+    assert short["GIT_CONFIG_KEY_0"] == "core.fsmonitor"
+    long = command_environment(source, tmp_path, tmp_path, secrets=("sk-live-1234567890",))
+    assert "USER" not in long and long["LANG"] == "C.UTF-8"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["git", "show"],
+        ["git", "log", "-p"],
+        ["git", "-C", ".", "diff", "HEAD~1"],
+        ["git", "blame", "f.txt"],
+    ],
+)
+def test_read_only_git_runs_with_external_diff_and_textconv_off(tmp_path, argv):
+    """Belt and braces under the config check: the flags a read-only git gets do stop them."""
+    repo = make_repo(tmp_path / "repo")
+    with (repo / ".git" / "config").open("a") as handle:
+        handle.write(f'[diff "t"]\n\ttextconv = {driver(tmp_path / "c")}\n')
+    env = {"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+
+    def run(args: list[str]) -> str:
+        done = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, check=False)
+        return done.stdout
+
+    assert MARK in run(argv)
+    assert MARK not in run(with_drivers_off(argv))
+
+
+async def test_read_only_commands_get_gits_programs_switched_off(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, "printenv")
+    assert approver.asked == []
+    env = dict(line.split("=", 1) for line in result.data["stdout"].splitlines() if "=" in line)
+    assert env["GIT_SSH_COMMAND"] == "false" and env["GIT_ALLOW_PROTOCOL"] == ""
+    forced = {
+        env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"]
+        for i in range(int(env["GIT_CONFIG_COUNT"]))
+    }
+    assert forced["credential.helper"] == "" and forced["core.fsmonitor"] == "false"
+    assert forced["protocol.allow"] == "never" and forced["core.pager"] == "cat"
