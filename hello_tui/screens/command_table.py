@@ -1,7 +1,7 @@
 """The one table of the main screen's commands and keys: help, F1 and completion read it.
 
-Slash commands are listed here with their usage and one-line help; the app runs
-each through a `command_<name>` method (a test checks the two match both ways).
+Slash commands are listed here with their usage and one-line help; the prompt
+controller refuses a handler table that does not name exactly these commands.
 Keys are not copied: they are read from the real `BINDINGS` of the app, the
 review and approval screens and their widgets, so the help cannot drift from
 what the keys do. The prompt's own editing keys live in its key handler, so
@@ -21,11 +21,6 @@ class SlashCommand:
     name: str  # without the slash: "resume"
     usage: str  # as typed: "/resume [ID]"
     help: str  # one line
-
-    @property
-    def handler(self) -> str:
-        """The app's method that runs it."""
-        return "command_" + self.name.replace("-", "_")
 
 
 SLASH_COMMANDS: tuple[SlashCommand, ...] = (

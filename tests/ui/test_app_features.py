@@ -4,7 +4,7 @@ picker, the session picker, /new and /clear, `!cmd`, /init, the help table."""
 
 from __future__ import annotations
 
-import inspect
+import pytest
 
 from hello_tui.app import HelloApp
 from hello_tui.engine.facade import CONTEXT_CLEARED
@@ -15,7 +15,7 @@ from hello_tui.screens.picker import PickerScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import armed, wait_until
+from tests.ui.engine_double import armed, fake_settings, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 
@@ -301,13 +301,14 @@ async def test_help_is_generated_from_the_table_and_the_real_bindings(tmp_path, 
         assert isinstance(app.screen, HelpScreen)
 
 
-def test_every_table_command_has_a_handler_and_every_handler_is_listed():
-    handlers = {
-        name
-        for name, _ in inspect.getmembers(HelloApp, inspect.isfunction)
-        if name.startswith("command_")
-    }
-    assert handlers == {c.handler for c in SLASH_COMMANDS}
+def test_every_table_command_has_a_handler_and_every_handler_is_listed(tmp_path):
+    app = _app(fake_settings(tmp_path))
+    assert set(app.prompt_ctl.commands) == {c.name for c in SLASH_COMMANDS}
+    handlers = dict(app.prompt_ctl.commands)
+    with pytest.raises(ValueError, match="without a handler"):
+        app.prompt_ctl.set_commands({k: v for k, v in handlers.items() if k != "undo"})
+    with pytest.raises(ValueError, match="not listed"):
+        app.prompt_ctl.set_commands({**handlers, "nope": handlers["undo"]})
 
 
 async def test_slash_commands_complete_as_you_type_with_their_help(tmp_path, scripted_server):
