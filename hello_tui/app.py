@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
@@ -29,7 +28,8 @@ from textual.worker import Worker, WorkerState
 
 from hello_tui.config import ConfigError, Settings
 from hello_tui.controllers.attention import Attention
-from hello_tui.controllers.engine_events import LOCK_WAIT_STATE, EngineEventView
+from hello_tui.controllers.crash_report import CrashReport
+from hello_tui.controllers.engine_events import EngineEventView
 from hello_tui.controllers.host import MainViews
 from hello_tui.controllers.keys import MAIN_BINDINGS, CtrlC
 from hello_tui.controllers.library import LibraryController
@@ -48,6 +48,7 @@ from hello_tui.controllers.startup import (
     EngineFactory,
     StartupController,
     StateTrackingApprover,
+    default_approver,
     default_engine_factory,
 )
 from hello_tui.controllers.stop_signals import StopSignals
@@ -57,29 +58,16 @@ from hello_tui.core import logs
 from hello_tui.core.approval import Approver
 from hello_tui.notify import TerminalNotifier
 from hello_tui.screens.decision import TypeAhead
-from hello_tui.widgets.chat_log import ChatView
-from hello_tui.widgets.completion import AttachmentChips, CompletionList
+from hello_tui.widgets.completion import CompletionList
 from hello_tui.widgets.prompt_input import PromptInput
-from hello_tui.widgets.queued_prompts import QueuedPrompts
 from hello_tui.widgets.sidebar import BackupTree, Sidebar
-from hello_tui.widgets.status_bar import StatusBar
-from hello_tui.widgets.todo_board import TodoBoard
-from hello_tui.widgets.trace import TracePanel
 
 if TYPE_CHECKING:
     from hello_tui.engine.facade import Engine
 
-__all__ = ["LOCK_WAIT_STATE", "HelloApp", "run_tui"]
-
 log = logging.getLogger(__name__)
 
 ApproverFactory = Callable[["HelloApp"], Approver]
-
-
-def default_approver(app: HelloApp) -> Approver:
-    from hello_tui.screens.approver import TuiApprover
-
-    return TuiApprover(app)
 
 
 class HelloApp(App[int]):
@@ -90,6 +78,7 @@ class HelloApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = MAIN_BINDINGS
+    prompt_ctl: PromptController  # made last: the turn and the prompt call each other
 
     def __init__(
         self,
@@ -112,6 +101,7 @@ class HelloApp(App[int]):
         self._initial_prompt = initial_prompt
         self._welcome = welcome
         self._stop_signals = StopSignals(self.exit)
+        self.error_console = self.crash_report = CrashReport()
         # Calls the user back (bell / desktop notification) only while the terminal is not
         # focused; decision modals already announced are not announced again.
         self.notifier = TerminalNotifier(
@@ -121,7 +111,8 @@ class HelloApp(App[int]):
             environ=os.environ,
             title=f"hello-tui ({settings.repo.name})",
         )
-        self.views = views = self._make_views()
+        self.views = views = MainViews.build(settings, clock)
+        views.prompt.take_queued = lambda: self.prompt_ctl.edit_queued()
         # The widgets by name too (app.chat, app.prompt, …), as tests and tools read them.
         self.status, self.sidebar, self.chat = views.status, views.sidebar, views.chat
         self.prompt, self.completion, self.chips = views.prompt, views.completion, views.chips
@@ -169,35 +160,6 @@ class HelloApp(App[int]):
         self.ctrl_c = CtrlC(self, self.turns, self.action_cancel_turn)
 
     # ------------------------------------------------------------ layout
-    def _make_views(self) -> MainViews:
-        settings = self.settings
-        status = StatusBar(id="status")
-        status.repo = settings.repo.name
-        status.model = settings.model
-        status.protocol = settings.protocol
-        status.max_steps = settings.max_steps
-        status.mode = settings.mode
-        status.state = "starting"
-        sidebar = Sidebar(id="sidebar")
-        sidebar.display = False
-        prompt = PromptInput(
-            id="prompt", placeholder="Ask for a change… (Enter sends, /help for commands)"
-        )
-        completion = CompletionList(id="completion")
-        prompt.completion = completion
-        prompt.take_queued = lambda: self.prompt_ctl.edit_queued()
-        return MainViews(
-            status=status,
-            sidebar=sidebar,
-            chat=ChatView(id="chat"),
-            prompt=prompt,
-            completion=completion,
-            chips=AttachmentChips(id="chips"),
-            queued=QueuedPrompts(id="queued"),
-            trace=TracePanel(id="trace", clock=self._clock),
-            todos=TodoBoard(id="todos"),
-        )
-
     def compose(self) -> ComposeResult:
         views = self.views
         yield views.status
@@ -406,18 +368,11 @@ class HelloApp(App[int]):
             self._driver.write(data)
 
     def _handle_exception(self, error: Exception) -> None:
-        # A bug in a handler ends the app (Textual's rule); its traceback goes to the log.
+        # A bug in a handler ends the app (Textual's rule). Textual has no public hook for it
+        # (textual#2818): its traceback goes to the log, and `CrashReport` prints one line.
         log.critical("unhandled error in the app", exc_info=error)
+        self.crash_report.crashed = True
         super()._handle_exception(error)
-
-    def _fatal_error(self) -> None:
-        # Instead of Textual's full-screen traceback: one line naming the log file.
-        self.bell()
-        where = logs.current_log_file() or "the log (run with --debug)"
-        self._exit_renderables.append(
-            Text(f"hello-tui: internal error; details are in {where}", style="bold red")
-        )
-        self._close_messages_no_wait()
 
 
 def run_tui(args: Any) -> int:

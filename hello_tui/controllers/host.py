@@ -48,6 +48,34 @@ class MainViews:
     trace: TracePanel
     todos: TodoBoard
 
+    @classmethod
+    def build(cls, settings: Settings, clock: Callable[[], float]) -> MainViews:
+        status = StatusBar(id="status")
+        status.repo = settings.repo.name
+        status.model = settings.model
+        status.protocol = settings.protocol
+        status.max_steps = settings.max_steps
+        status.mode = settings.mode
+        status.state = "starting"
+        sidebar = Sidebar(id="sidebar")
+        sidebar.display = False
+        prompt = PromptInput(
+            id="prompt", placeholder="Ask for a change… (Enter sends, /help for commands)"
+        )
+        completion = CompletionList(id="completion")
+        prompt.completion = completion
+        return cls(
+            status=status,
+            sidebar=sidebar,
+            chat=ChatView(id="chat"),
+            prompt=prompt,
+            completion=completion,
+            chips=AttachmentChips(id="chips"),
+            queued=QueuedPrompts(id="queued"),
+            trace=TracePanel(id="trace", clock=clock),
+            todos=TodoBoard(id="todos"),
+        )
+
 
 class Host(Protocol):
     """The app as its controllers see it."""

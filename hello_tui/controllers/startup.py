@@ -15,6 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from textual.app import App
+
 from hello_tui.config import Settings
 from hello_tui.controllers.host import Host
 from hello_tui.controllers.messages import (
@@ -81,6 +83,13 @@ class StateTrackingApprover:
             return await self.inner.approve_server(request)
         finally:
             self.host.post_message(TurnState("thinking"))
+
+
+def default_approver(app: App[Any]) -> Approver:
+    """The user answers through modal screens."""
+    from hello_tui.screens.approver import TuiApprover
+
+    return TuiApprover(app)
 
 
 def default_engine_factory(resume: str | None, continue_latest: bool) -> EngineFactory:

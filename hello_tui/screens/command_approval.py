@@ -44,7 +44,7 @@ class CommandApprovalScreen(DecisionModal[CommandVerdict]):
         Binding("right", "app.focus_next", "Next button", show=False, id="command.right"),
     ]
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     DEFAULT_CSS = """
     CommandApprovalScreen { align: center middle; }

@@ -58,6 +58,3 @@ class HelpScreen(ModalScreen[None]):
         with box:
             yield Markdown(self.text)
         yield Footer()
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)

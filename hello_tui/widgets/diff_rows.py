@@ -181,7 +181,8 @@ def split_lines(text: str | None) -> list[str]:
     return text.translate(_CONTROL_BUT_NEWLINES).splitlines()
 
 
-Opcode = tuple[str, int, int, int, int]
+OpcodeTag = Literal["replace", "delete", "insert", "equal"]
+Opcode = tuple[OpcodeTag, int, int, int, int]
 
 
 def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
@@ -208,7 +209,7 @@ def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     return merged
 
 
-def _change_tag(i1: int, i2: int, j1: int, j2: int) -> str:
+def _change_tag(i1: int, i2: int, j1: int, j2: int) -> OpcodeTag:
     if i1 < i2 and j1 < j2:
         return "replace"
     return "delete" if i1 < i2 else "insert"
@@ -598,10 +599,10 @@ def build_text_diff(
 
 
 _THEME_NAME = "monokai"
-_style_cache: dict[object, Style] = {}
+_style_cache: dict[tuple[str, ...], Style] = {}
 
 
-def _token_style(token_type: object) -> Style:
+def _token_style(token_type: tuple[str, ...]) -> Style:
     """The theme's foreground for a token; backgrounds come from the diff, not the theme."""
     style = _style_cache.get(token_type)
     if style is None:

@@ -53,7 +53,7 @@ class PromptInput(TextArea):
         self.take_queued: Callable[[], str | None] | None = None
 
     async def _on_key(self, event: events.Key) -> None:
-        if self.completion is not None and self.completion.handle_key(event.key):
+        if self.completion is not None and self.completion.use_key(event.key):
             # The completion popup is open: its keys choose, move or close it.
             event.stop()
             event.prevent_default()
