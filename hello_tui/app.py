@@ -182,6 +182,7 @@ class HelloApp(App[int]):
         self.screen_change_signal.subscribe(self, self.attention.screen_changed)
         if self._welcome:
             self.views.chat.add("notice", self._welcome)
+        self.startup.apply_theme()
         if self._initial_prompt:
             prompt.load_text(self._initial_prompt)
             prompt.move_cursor(prompt.document.end)

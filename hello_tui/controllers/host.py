@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.screen import Screen, ScreenResultCallbackType
+from textual.theme import Theme
 from textual.worker import Worker
 
 from hello_tui.config import Settings
@@ -83,12 +84,16 @@ class Host(Protocol):
     settings: Settings
     engine: Engine | None
     engine_error: str  # why the engine could not start ("" when it did, or has not yet)
+    theme: str  # the Textual theme's name
 
     @property
     def views(self) -> MainViews: ...
 
     @property
     def screen(self) -> Screen[object]: ...
+
+    @property
+    def available_themes(self) -> dict[str, Theme]: ...
 
     def set_state(self, state: str) -> None:
         """The status bar's turn state; the keys that apply are refreshed with it."""

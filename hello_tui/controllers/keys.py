@@ -62,14 +62,29 @@ MAIN_BINDINGS: list[BindingType] = [
         tooltip="Show or fold the newest applied diff in the chat (a click on it does too)",
     ),
     Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands"),
-    Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave hello-tui", priority=True),
-    Binding("ctrl+c", "ctrl_c", "Quit", show=False, id="app.ctrl_c", priority=True),
+    Binding(
+        "ctrl+q",
+        "quit",
+        "Quit",
+        id="app.quit",
+        tooltip="Leave hello-tui, the session saved (ctrl+c twice on an empty prompt too)",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+c",
+        "ctrl_c",
+        "Interrupt",
+        show=False,
+        id="app.ctrl_c",
+        tooltip="Interrupt the running turn; else clear the prompt; twice on an empty one, quit",
+        priority=True,
+    ),
     Binding(
         "ctrl+x",
         "drop_queued",
         "Drop queued",
         id="app.drop_queued",
-        tooltip="Drop the newest queued message",
+        tooltip="Drop the newest queued message (only while one waits; it is not sent)",
         priority=True,  # before the prompt's own ctrl+x (cut); only while a message waits
     ),
 ]

@@ -243,12 +243,13 @@ class PromptController:
             draft = prompt.text.strip()
             prompt.load_text("\n\n".join([*texts, draft] if draft else texts))
             prompt.move_cursor(prompt.document.end)
+            # The turn's own notice said "Turn cancelled."; this one says where the queue went.
             back = (
-                "your queued message is"
+                "Your queued message is"
                 if len(texts) == 1
-                else f"your {len(texts)} queued messages are"
+                else f"Your {len(texts)} queued messages are"
             )
-            self.views.chat.add("notice", f"Turn interrupted; {back} back in the prompt.")
+            self.views.chat.add("notice", f"{back} back in the prompt.")
             self.host.refresh_bindings()
             return
         text = queued.take_first()

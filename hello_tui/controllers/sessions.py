@@ -56,6 +56,7 @@ class SessionController:
         usage = engine.usage
         status.tokens = usage.prompt_tokens + usage.completion_tokens
         status.cost = usage.cost
+        self._reset_counts()
         entries = chat_entries(start.display)
         if entries:
             self.views.chat.load(entries)
@@ -69,6 +70,11 @@ class SessionController:
         self.host.run_worker(
             work, name=name, group=SESSIONS_GROUP, exclusive=True, exit_on_error=False
         )
+
+    def _reset_counts(self) -> None:
+        """The step and context counts are the last request's: none has been made since."""
+        self.views.status.step = 0
+        self.views.status.context = None
 
     def _wipe(self) -> None:
         self.views.chat.clear()
@@ -84,6 +90,7 @@ class SessionController:
         divider = await engine.clear_context()
         # The screen starts afresh too; a resume shows the earlier chat above the divider.
         self._wipe()
+        self._reset_counts()
         self.views.chat.add("notice", divider)
 
     def new(self) -> None:

@@ -124,6 +124,20 @@ class StartupController:
         self.preflight_report: PreflightReport | None = None
 
     # ------------------------------------------------------------ the engine
+    def apply_theme(self) -> None:
+        """The user config's `theme = …`; one that does not exist is named, with those that do."""
+        from hello_tui.userconfig import config_path
+
+        name, themes = self.host.settings.theme, self.host.available_themes
+        if name in themes:
+            self.host.theme = name
+        elif name:
+            self.views.chat.add(
+                "notice",
+                f"No theme `{name}` (set in `{config_path()}`); the default is used. "
+                f"Themes: {', '.join(sorted(themes))}.",
+            )
+
     def begin(self) -> None:
         """Import the engine off the event loop, then open it on the loop."""
         self.host.run_worker(

@@ -27,6 +27,7 @@ from hello_tui.core import logs
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder
 from hello_tui.core.markdown_fence import fence
 from hello_tui.notify import TerminalNotifier
+from hello_tui.screens.command_approval import USERS_OWN_COMMAND
 from hello_tui.widgets.chat_log import Role
 
 if TYPE_CHECKING:
@@ -204,6 +205,10 @@ class TurnController:
         if self.closed and isinstance(event, ev.TURN_ENDINGS):
             return  # the turn was closed already (e.g. a cancel raced its last event)
         self.events.show(event)
+        if isinstance(event, ev.TURN_ENDINGS):
+            # What was streamed goes into the chat first: what the ending says (cancelled,
+            # failed, stopped at the step limit) comes after the answer it ends.
+            self.views.chat.stream_finish()
         for entry in self.recorder.feed(event):
             self._show(entry)
         if isinstance(event, ev.TURN_ENDINGS):
@@ -261,6 +266,7 @@ class TurnController:
         )
 
     async def _user_command(self, engine: Engine, command: str) -> None:
+        USERS_OWN_COMMAND.set(True)  # in this worker's own context: its approval is the user's
         try:
             result = await engine.run_user_command(command)
         except Exception as exc:  # shown and logged; the app stays usable

@@ -31,7 +31,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("resume", "/resume [ID]", "pick a saved session, or switch to the one with ID"),
     SlashCommand("new", "/new", "start a fresh session"),
-    SlashCommand("clear", "/clear", "clear the chat and the model's context (a new session)"),
+    SlashCommand(
+        "clear",
+        "/clear",
+        "clear the chat and the model's context; the session goes on, after a divider",
+    ),
     SlashCommand(
         "copy",
         "/copy [N]",
@@ -58,6 +62,7 @@ PROMPT_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt"),
     ("shift+enter, ctrl+j", "new line in the prompt"),
     ("↑ / ↓ on the first / last line", "previous / next prompt"),
+    ("ctrl+x", "cut the selection (nothing without one)"),
 )
 
 

@@ -101,6 +101,14 @@ class PromptInput(TextArea):
         self._draft = ""
         self.load_text("")
 
+    def action_cut(self) -> None:
+        """ctrl+x cuts the selection only. TextArea's cut of the whole line when nothing is
+        selected would take a message just taken back from the queue (where ctrl+x drops
+        one) without a word."""
+        start, end = self.selection
+        if start != end:
+            super().action_cut()
+
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and not self.text and self.take_queued is not None:
             queued = self.take_queued()

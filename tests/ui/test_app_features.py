@@ -401,3 +401,64 @@ async def test_the_palettes_screenshot_goes_to_the_state_folder(tmp_path, script
         command.callback()
         folder = tmp_path / ".helloagents" / "screenshots"
         await wait_until(pilot, lambda: folder.is_dir() and any(folder.glob("*.svg")))
+
+
+async def test_the_users_own_command_is_announced_as_theirs(tmp_path, scripted_server):
+    server = scripted_server([tool_calls([call("terminal", {"command": "touch by-agent"})])])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await _send(pilot, app, "!touch x")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=15)
+        title = str(app.screen.query_one("#command-title").content)
+        assert "you" in title.lower() and "agent" not in title.lower()
+        await armed(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        await _send(pilot, app, "make it")  # the agent's own command is the agent's
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=15)
+        title = str(app.screen.query_one("#command-title").content)
+        assert title == "The agent wants to run a command"
+
+
+def _help_row(page: str, first_cell: str) -> str:
+    return next(line for line in page.splitlines() if line.startswith(f"| {first_cell} |"))
+
+
+def test_help_says_what_clear_and_ctrl_c_really_do(tmp_path):
+    page = _app(fake_settings(tmp_path)).help_text()
+    clear = _help_row(page, "`/clear`")
+    assert "new session" not in clear and "divider" in clear
+    ctrl_c = _help_row(page, "ctrl+c")
+    assert "interrupt" in ctrl_c.lower() and "twice" in ctrl_c and "| Quit |" not in ctrl_c
+    assert "ctrl+c twice" in _help_row(page, "ctrl+q")
+
+
+def test_every_main_screen_key_is_in_the_help_with_its_binding(tmp_path):
+    from hello_tui.screens.command_table import binding_rows
+
+    app = _app(fake_settings(tmp_path))
+    page = app.help_text()
+    for keys, action in binding_rows(app.BINDINGS):
+        assert f"| {keys} | {action} |" in page
+
+
+async def test_new_and_clear_reset_the_step_and_context_counts(tmp_path, scripted_server):
+    server = scripted_server([text("one"), text("two")])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await _send(pilot, app, "alpha")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        assert app.status.step >= 1 and app.status.context is not None
+        await _send(pilot, app, "/clear")
+        await wait_until(pilot, lambda: "context cleared" in _chat(app))
+        assert app.status.step == 0 and app.status.context is None
+        await _send(pilot, app, "beta")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        assert app.status.step >= 1 and app.status.context is not None
+        first = app.engine.session_id
+        await _send(pilot, app, "/new")
+        await wait_until(pilot, lambda: app.engine.session_id != first)
+        await wait_until(pilot, lambda: "New session" in _chat(app))
+        assert app.status.step == 0 and app.status.context is None
