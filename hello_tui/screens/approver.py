@@ -24,7 +24,7 @@ from hello_tui.core.approval import (
     ToolVerdict,
 )
 from hello_tui.engine.types import PatchPlan
-from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.screens.command_approval import USERS_OWN_COMMAND, CommandApprovalScreen
 from hello_tui.screens.mcp_approval import ServerApprovalScreen, ToolApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen, ReplanFn
 
@@ -64,7 +64,8 @@ class TuiApprover:
         return PatchDecision(accepted=False, reason="the review closed without a decision")
 
     async def approve_command(self, command: str, reason: str) -> CommandVerdict:
-        verdict = await self._ask(CommandApprovalScreen(command, reason))
+        screen = CommandApprovalScreen(command, reason, by_user=USERS_OWN_COMMAND.get())
+        verdict = await self._ask(screen)
         if verdict in ("once", "session", "network"):
             return verdict
         return "deny"

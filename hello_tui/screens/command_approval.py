@@ -8,6 +8,7 @@ never answer it. Focus starts on Deny so a stray Enter runs nothing.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import ClassVar
 
 from textual import on
@@ -18,6 +19,10 @@ from textual.widgets import Button, Static
 
 from hello_tui.core.approval import CommandVerdict
 from hello_tui.screens.decision import DecisionModal
+
+# Set while the user's own `!command` runs (in its worker's context): the approval it asks
+# for says the command is theirs.
+USERS_OWN_COMMAND: ContextVar[bool] = ContextVar("users_own_command", default=False)
 
 
 class CommandApprovalScreen(DecisionModal[CommandVerdict]):
@@ -44,7 +49,7 @@ class CommandApprovalScreen(DecisionModal[CommandVerdict]):
         Binding("right", "app.focus_next", "Next button", show=False, id="command.right"),
     ]
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     DEFAULT_CSS = """
     CommandApprovalScreen { align: center middle; }
@@ -68,14 +73,20 @@ class CommandApprovalScreen(DecisionModal[CommandVerdict]):
     CommandApprovalScreen.-narrow Button { width: 100%; margin-left: 0; }
     """
 
-    def __init__(self, command: str, reason: str) -> None:
+    def __init__(self, command: str, reason: str, *, by_user: bool = False) -> None:
         super().__init__()
         self.command = command
         self.reason = reason
+        self.by_user = by_user  # the user's own `!command`, not the agent's
 
     def compose(self) -> ComposeResult:
         with Vertical(id="command-dialog"):
-            yield Static("The agent wants to run a command", id="command-title")
+            title = (
+                "Your command (typed with !) asks before it runs"
+                if self.by_user
+                else "The agent wants to run a command"
+            )
+            yield Static(title, id="command-title")
             yield Static(f"$ {self.command}", id="command-text", markup=False)
             yield Static(f"Why it needs you: {self.reason}", id="command-reason", markup=False)
             with Horizontal(id="command-buttons"):

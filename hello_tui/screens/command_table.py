@@ -1,7 +1,7 @@
 """The one table of the main screen's commands and keys: help, F1 and completion read it.
 
-Slash commands are listed here with their usage and one-line help; the app runs
-each through a `command_<name>` method (a test checks the two match both ways).
+Slash commands are listed here with their usage and one-line help; the prompt
+controller refuses a handler table that does not name exactly these commands.
 Keys are not copied: they are read from the real `BINDINGS` of the app, the
 review and approval screens and their widgets, so the help cannot drift from
 what the keys do. The prompt's own editing keys live in its key handler, so
@@ -22,11 +22,6 @@ class SlashCommand:
     usage: str  # as typed: "/resume [ID]"
     help: str  # one line
 
-    @property
-    def handler(self) -> str:
-        """The app's method that runs it."""
-        return "command_" + self.name.replace("-", "_")
-
 
 SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "/help", "keys and commands (also F1)"),
@@ -36,7 +31,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("resume", "/resume [ID]", "pick a saved session, or switch to the one with ID"),
     SlashCommand("new", "/new", "start a fresh session"),
-    SlashCommand("clear", "/clear", "clear the chat and the model's context (a new session)"),
+    SlashCommand(
+        "clear",
+        "/clear",
+        "clear the chat and the model's context; the session goes on, after a divider",
+    ),
     SlashCommand(
         "copy",
         "/copy [N]",
@@ -63,6 +62,7 @@ PROMPT_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt"),
     ("shift+enter, ctrl+j", "new line in the prompt"),
     ("↑ / ↓ on the first / last line", "previous / next prompt"),
+    ("ctrl+x", "cut the selection (nothing without one)"),
 )
 
 

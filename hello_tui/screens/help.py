@@ -1,12 +1,37 @@
-"""The help page (F1, /help): Markdown the app builds from its command table and bindings."""
+"""The help page (F1, /help): Markdown built from the command table and the real bindings."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
+
+
+def help_page(main_screen: Iterable[BindingType]) -> str:
+    """The help page: the commands, then the keys of the main screen (its real `BINDINGS`,
+    given) and of every screen and widget with keys of its own."""
+    from hello_tui.screens.command_approval import CommandApprovalScreen
+    from hello_tui.screens.command_table import help_markdown
+    from hello_tui.screens.picker import PickerScreen
+    from hello_tui.screens.review import PatchReviewScreen
+    from hello_tui.widgets.diff_view import DiffView
+    from hello_tui.widgets.sidebar import BackupTree, NotesList
+    from hello_tui.widgets.trace import TracePanel
+
+    return help_markdown(
+        [
+            ("Main screen", [*main_screen, Binding("ctrl+p", "command_palette", "Commands")]),
+            ("Patch review", [*PatchReviewScreen.BINDINGS, *DiffView.BINDINGS]),
+            ("Command approval", CommandApprovalScreen.BINDINGS),
+            ("Sidebar", [*NotesList.BINDINGS, *BackupTree.BINDINGS]),
+            ("Trace", TracePanel.BINDINGS),
+            ("Pickers (/resume, /model)", PickerScreen.BINDINGS),
+        ]
+    )
 
 
 class HelpScreen(ModalScreen[None]):
@@ -33,6 +58,3 @@ class HelpScreen(ModalScreen[None]):
         with box:
             yield Markdown(self.text)
         yield Footer()
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

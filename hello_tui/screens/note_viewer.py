@@ -10,7 +10,6 @@ patches were fenced end with a bare "Patch:" section; the viewer fences it
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
 from markdown_it import MarkdownIt
 from pygments.token import Token
@@ -91,7 +90,7 @@ def _parser() -> MarkdownIt:
 
 
 class NoteMarkdown(Markdown):
-    BLOCKS: ClassVar[dict[str, type[MarkdownBlock]]] = {
+    BLOCKS: dict[str, type[MarkdownBlock]] = {
         **Markdown.BLOCKS,
         "fence": NoteFence,
         "code_block": NoteFence,
@@ -129,6 +128,3 @@ class NoteViewerScreen(ModalScreen[None]):
                 yield Static(self.meta, id="note-meta", markup=False)
             yield NoteMarkdown(self.markdown, id="note-body")
         yield Footer()
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

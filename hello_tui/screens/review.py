@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import ClassVar
 
@@ -140,7 +141,7 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         Binding("escape", "confirm_reject", "Reject", show=False, id="review.escape"),
     ]
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     DEFAULT_CSS = """
     PatchReviewScreen { align: center middle; }
@@ -581,7 +582,7 @@ def _is_binary(file: FilePlan) -> bool:
     )
 
 
-def _added(file: FilePlan, declined: set[int] = frozenset()) -> int:
+def _added(file: FilePlan, declined: AbstractSet[int] = frozenset()) -> int:
     """Lines the accepted part of a file adds."""
     if file.hunks:
         return sum(len(h.new_lines) for h in file.hunks if h.index not in declined)
@@ -590,7 +591,7 @@ def _added(file: FilePlan, declined: set[int] = frozenset()) -> int:
     return 0
 
 
-def _removed(file: FilePlan, declined: set[int] = frozenset()) -> int:
+def _removed(file: FilePlan, declined: AbstractSet[int] = frozenset()) -> int:
     """Lines the accepted part of a file removes."""
     if file.hunks:
         return sum(len(h.old_lines) for h in file.hunks if h.index not in declined)

@@ -138,6 +138,3 @@ class SetupHelpScreen(ModalScreen["KeyChoice | None"]):
             return
         provider = str(self.query_one("#setup-provider", Select).value)
         self.dismiss(KeyChoice(provider, key))
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

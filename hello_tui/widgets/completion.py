@@ -128,7 +128,7 @@ class CompletionList(OptionList):
         self.hide()
         return True
 
-    def handle_key(self, key: str) -> bool:
+    def use_key(self, key: str) -> bool:
         """A key the prompt forwards while the popup is shown; True when it was used."""
         if not self.shown:
             return False

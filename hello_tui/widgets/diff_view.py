@@ -13,10 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import ClassVar
 
-from rich.cells import get_character_cell_size
 from rich.segment import Segment
-from rich.style import Style
-from rich.text import Text
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -28,11 +25,14 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from hello_tui.engine.types import FilePlan
+from hello_tui.widgets.diff_paint import (
+    PaintState,
+    RowPainter,
+    wrap_starts,
+)
 from hello_tui.widgets.diff_rows import (
     FileDiff,
-    LineTokens,
     Row,
-    Side,
     SyntaxCache,
     build_file_diff,
     build_text_diff,
@@ -41,32 +41,12 @@ from hello_tui.widgets.diff_rows import (
 
 # Below this many terminal columns two code columns are too narrow to read.
 SPLIT_MIN_WIDTH = 100
-TRUNCATED_MARK = "›"
-SCROLLED_MARK = "‹"
 # Columns one press of ←/→ (h/l) moves the text of both panes.
 SCROLL_STEP = 8
 HUNK_KEYS = Binding.Group("Hunk", compact=True)
 # Hunk lines up to which a file's rows are built on the UI thread: about 50 ms for a
 # 10,000-line rewrite, inside the time a decision modal ignores keys as it arms.
 INLINE_BUILD_LINES = 25_000
-
-
-def wrap_starts(text: str, width: int) -> list[int]:
-    """Where each wrapped piece of a line starts: at most `width` cells each, and a wide
-    character is never cut in two."""
-    if len(text) <= width and (text.isascii() or len(text) * 2 <= width):
-        return [0]
-    if text.isascii():
-        return list(range(0, len(text), width))
-    starts = [0]
-    cells = 0
-    for index, character in enumerate(text):
-        size = get_character_cell_size(character)
-        if cells + size > width and cells:
-            starts.append(index)
-            cells = 0
-        cells += size
-    return starts
 
 
 def _changed_lines(file_plan: FilePlan) -> int:
@@ -270,8 +250,6 @@ class DiffView(ScrollView, can_focus=True):
         self.wrap = False
         # With wrap on: the first visual line of each row, and the total after the last.
         self._row_starts: list[int] = []
-        # The visual line inside its row being drawn (wrap on); 0 is the row's first line.
-        self._part = 0
 
     # ---- what to show -------------------------------------------------------
 
@@ -580,174 +558,23 @@ class DiffView(ScrollView, can_focus=True):
         key = (index, part, width, self._split_now)
         strip = self._line_cache.get(key)
         if strip is None:
-            self._part = part
-            strip = self._render_row(rows[index], width).apply_style(base)
+            strip = self._painter().row(rows[index], part, width).apply_style(base)
             self._line_cache[key] = strip
         return strip
 
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True)
-
-    def _render_row(self, row: Row, width: int) -> Strip:
-        if row.kind == "header":
-            return self._render_header(row, width)
-        if row.kind in ("fold", "message"):
-            style = self._style("diff--fold")
-            return Strip([Segment("  " + row.label, style)]).crop_extend(0, width, style)
-        if self._split_now:
-            return self._render_split(row, width)
-        return self._render_unified(row, width)
-
-    def _render_header(self, row: Row, width: int) -> Strip:
-        declined = row.hunk in self.declined
-        if row.hunk == self.current_hunk:
-            style = self._style("diff--header-current")
-        elif declined:
-            style = self._style("diff--header-declined")
-        else:
-            style = self._style("diff--header")
-        pointer = "▶" if row.hunk == self.current_hunk else " "
-        if self.show_hunk_state:
-            state = "✗ declined" if declined else "✓ accepted"
-            label = f"{pointer} {state}  {row.label}"
-        else:
-            label = f"{pointer} {row.label}"
-        return Strip([Segment(label, style)]).crop_extend(0, width, style)
-
-    def _bar(self, row: Row) -> Segment:
-        if row.hunk < 0 or row.kind == "context":
-            return Segment(" ")
-        if row.hunk in self.declined:
-            return Segment("▌", self._style("diff--bar-declined"))
-        return Segment("▌", self._style("diff--bar-accepted"))
-
-    def _side_styles(self, row: Row, removed: bool) -> tuple[Style, Style, str]:
-        """Line style, changed-characters style and sign for one side of a changed row."""
-        if row.hunk in self.declined:
-            declined = self._style("diff--declined")
-            return declined, declined, "-" if removed else "+"
-        if removed:
-            return self._style("diff--removed"), self._style("diff--removed-char"), "-"
-        return self._style("diff--added"), self._style("diff--added-char"), "+"
-
-    def _render_split(self, row: Row, width: int) -> Strip:
-        left_width = (width - 1) // 2
-        right_width = width - 1 - left_width
-        if self.one_pane:
-            old = self.diff is not None and self.diff.one_side == "old"
-            side = row.old if old else row.new
-            if row.kind == "context":
-                return self._cell(row, side, width, Style(), Style(), " ", old=old)
-            line, char, sign = self._side_styles(row, removed=old)
-            return self._cell(row, side, width, line, char, sign, old=old)
-        separator = Strip([Segment("│", self._style("diff--separator"))])
-        if row.kind == "context":
-            left = self._cell(row, row.old, left_width, Style(), Style(), " ", old=True)
-            right = self._cell(row, row.new, right_width, Style(), Style(), " ", old=False)
-        else:
-            line, char, sign = self._side_styles(row, removed=True)
-            left = self._cell(row, row.old, left_width, line, char, sign, old=True)
-            line, char, sign = self._side_styles(row, removed=False)
-            right = self._cell(row, row.new, right_width, line, char, sign, old=False)
-        return Strip.join([left, separator, right])
-
-    def _render_unified(self, row: Row, width: int) -> Strip:
-        digits = self.diff.number_width if self.diff else 1
-        gutter = self._style("diff--gutter")
-        more = self._part > 0
-        old_no = f"{row.old.number:>{digits}}" if row.old and not more else " " * digits
-        new_no = f"{row.new.number:>{digits}}" if row.new and not more else " " * digits
-        if row.kind == "context":
-            line, char, sign, side = Style(), Style(), " ", row.old
-        elif row.kind == "removed":
-            (line, char, sign), side = self._side_styles(row, removed=True), row.old
-        else:
-            (line, char, sign), side = self._side_styles(row, removed=False), row.new
-        prefix = Strip(
-            [
-                self._bar(row),
-                Segment(f"{old_no} {new_no} ", gutter),
-                Segment(f"{' ' if more else sign} ", line),
-            ]
+    def _painter(self) -> RowPainter:
+        assert self.diff is not None
+        return RowPainter(
+            PaintState(
+                diff=self.diff,
+                declined=self.declined,
+                current_hunk=self.current_hunk,
+                show_hunk_state=self.show_hunk_state,
+                split=self._split_now,
+                one_pane=self.one_pane,
+                wrap=self.wrap,
+                x_offset=self.x_offset,
+                style=lambda name: self.get_component_rich_style(name, partial=True),
+                console=self.app.console,
+            )
         )
-        tokens = None if row.hunk in self.declined else self._tokens_for(side, row.kind != "added")
-        body = self._text_strip(side, tokens, line, char, width - prefix.cell_length)
-        return Strip.join([prefix, body])
-
-    def _cell(
-        self,
-        row: Row,
-        side: Side | None,
-        width: int,
-        line: Style,
-        char: Style,
-        sign: str,
-        old: bool,
-    ) -> Strip:
-        """One half of a split row: bar, line number, sign, text; filler when absent."""
-        digits = self.diff.number_width if self.diff else 1
-        if side is None:
-            filler = self._style("diff--filler")
-            return Strip.blank(width, filler)
-        more = self._part > 0
-        number = " " * digits if more else f"{side.number:>{digits}}"
-        prefix = Strip(
-            [
-                self._bar(row),
-                Segment(f"{number} ", self._style("diff--gutter")),
-                Segment(f"{' ' if more else sign} ", line),
-            ]
-        )
-        # Declined lines are drawn uniformly dim: syntax colours would make them look live.
-        tokens = None if row.hunk in self.declined else self._tokens_for(side, old)
-        body = self._text_strip(side, tokens, line, char, width - prefix.cell_length)
-        return Strip.join([prefix, body]).crop_extend(0, width, line)
-
-    def _tokens_for(self, side: Side | None, old: bool) -> LineTokens | None:
-        if side is None or self.diff is None or self.diff.syntax is None:
-            return None
-        tokens = self.diff.syntax.line(old, side.number)
-        # A hunk may carry lines that differ from the file at that number (a
-        # fuzzy match); then its tokens would colour the wrong text.
-        if tokens is None or sum(len(text) for text, _ in tokens) != len(side.text):
-            return None
-        return tokens
-
-    def _text_strip(
-        self,
-        side: Side | None,
-        tokens: LineTokens | None,
-        line: Style,
-        char: Style,
-        width: int,
-    ) -> Strip:
-        if width <= 0:
-            return Strip([])
-        if side is None:
-            return Strip.blank(width, line)
-        text = Text(side.text, style=line, no_wrap=True, end="")
-        if tokens:
-            offset = 0
-            for part, style in tokens:
-                text.stylize(style, offset, offset + len(part))
-                offset += len(part)
-        for start, end in side.spans:
-            text.stylize(char, start, end)
-        if self.wrap:
-            starts = wrap_starts(side.text, width)
-            if self._part >= len(starts):
-                return Strip.blank(width, line)
-            end = starts[self._part + 1] if self._part + 1 < len(starts) else len(side.text)
-            piece = Strip(text[starts[self._part] : end].render(self.app.console))
-            return piece.crop_extend(0, width, line)
-        strip = Strip(text.render(self.app.console))
-        start = self.x_offset
-        length = strip.cell_length
-        if start:
-            strip = strip.crop(start, length)
-            if length > start:
-                # Some of this line is off the left edge.
-                strip = Strip.join([Strip([Segment(SCROLLED_MARK, line)]), strip.crop(1)])
-        if length - start > width:
-            strip = Strip.join([strip.crop(0, width - 1), Strip([Segment(TRUNCATED_MARK, line)])])
-        return strip.crop_extend(0, width, line)

@@ -53,7 +53,7 @@ class PromptInput(TextArea):
         self.take_queued: Callable[[], str | None] | None = None
 
     async def _on_key(self, event: events.Key) -> None:
-        if self.completion is not None and self.completion.handle_key(event.key):
+        if self.completion is not None and self.completion.use_key(event.key):
             # The completion popup is open: its keys choose, move or close it.
             event.stop()
             event.prevent_default()
@@ -100,6 +100,14 @@ class PromptInput(TextArea):
         self._history_pos = None
         self._draft = ""
         self.load_text("")
+
+    def action_cut(self) -> None:
+        """ctrl+x cuts the selection only. TextArea's cut of the whole line when nothing is
+        selected would take a message just taken back from the queue (where ctrl+x drops
+        one) without a word."""
+        start, end = self.selection
+        if start != end:
+            super().action_cut()
 
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and not self.text and self.take_queued is not None:

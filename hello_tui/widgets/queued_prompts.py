@@ -2,7 +2,8 @@
 
 Each waits its turn: when the running turn is over the first is sent. The
 newest can be taken back into the prompt to edit (↑ on an empty prompt) or
-dropped (ctrl+x); an interrupted turn hands them all back to the prompt.
+dropped (ctrl+x, while one is queued); an interrupted turn hands them all back to
+the prompt.
 """
 
 from __future__ import annotations
@@ -56,5 +57,6 @@ class QueuedPrompts(Static):
             out.append(first_line)
         if self.items:
             out.append("\n")
-            out.append("sent after this turn · ↑ edit · ctrl+x drop", "dim")
+            # What matters first: a narrow prompt column cuts the end.
+            out.append("↑ takes the newest back, ctrl+x drops it · sent after this turn", "dim")
         self.update(out)

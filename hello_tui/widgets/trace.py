@@ -97,7 +97,9 @@ class TraceRow(Widget, can_focus=True):
     """One step; its render is rebuilt from the record, so updates are just a refresh."""
 
     BINDINGS = [
-        Binding("enter", "toggle", "Expand", id="trace.expand", tooltip="Show the full output"),
+        Binding(
+            "enter", "toggle_output", "Expand", id="trace.expand", tooltip="Show the full output"
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -111,12 +113,12 @@ class TraceRow(Widget, can_focus=True):
         self.expanded = False
         self._clock = clock
 
-    def action_toggle(self) -> None:
+    def action_toggle_output(self) -> None:
         self.expanded = not self.expanded
         self.refresh(layout=True)
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_toggle_output()
 
     def render(self) -> Text:
         r = self.record

@@ -7,7 +7,8 @@ import asyncio
 import gc
 from pathlib import Path
 
-from hello_tui.app import LOCK_WAIT_STATE, HelloApp
+from hello_tui.app import HelloApp
+from hello_tui.controllers.engine_events import LOCK_WAIT_STATE
 from hello_tui.core import events as ev
 from hello_tui.demo import build_demo_app, copy_demo_repo
 from hello_tui.demo.script import DemoModel

@@ -98,3 +98,26 @@ async def test_undo_with_nothing_to_undo_says_so(tmp_path):
         await pilot.press(*"/resume", "enter")
         await wait_until(pilot, lambda: app.chat.idle)
         assert "No saved sessions yet." in "\n".join(app.chat.history.plain_lines())
+
+
+async def test_the_user_configs_theme_is_applied_at_start(tmp_path):
+    import dataclasses
+
+    settings = dataclasses.replace(fake_settings(tmp_path), theme="nord")
+    app = make_app(settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "nord"
+
+
+async def test_an_unknown_theme_in_the_user_config_is_named_in_a_notice(tmp_path):
+    import dataclasses
+
+    settings = dataclasses.replace(fake_settings(tmp_path), theme="no-such-theme")
+    app = make_app(settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.chat.idle and app.chat.history.entries)
+        default = HelloApp(fake_settings(tmp_path)).theme
+        assert app.theme == default
+        chat = "\n".join(e.text for e in app.chat.history.entries)
+        assert "no-such-theme" in chat and "nord" in chat  # what it was, and what there is

@@ -4,7 +4,7 @@ picker, the session picker, /new and /clear, `!cmd`, /init, the help table."""
 
 from __future__ import annotations
 
-import inspect
+import pytest
 
 from hello_tui.app import HelloApp
 from hello_tui.engine.facade import CONTEXT_CLEARED
@@ -15,7 +15,7 @@ from hello_tui.screens.picker import PickerScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import armed, wait_until
+from tests.ui.engine_double import armed, fake_settings, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 
@@ -301,13 +301,14 @@ async def test_help_is_generated_from_the_table_and_the_real_bindings(tmp_path, 
         assert isinstance(app.screen, HelpScreen)
 
 
-def test_every_table_command_has_a_handler_and_every_handler_is_listed():
-    handlers = {
-        name
-        for name, _ in inspect.getmembers(HelloApp, inspect.isfunction)
-        if name.startswith("command_")
-    }
-    assert handlers == {c.handler for c in SLASH_COMMANDS}
+def test_every_table_command_has_a_handler_and_every_handler_is_listed(tmp_path):
+    app = _app(fake_settings(tmp_path))
+    assert set(app.prompt_ctl.commands) == {c.name for c in SLASH_COMMANDS}
+    handlers = dict(app.prompt_ctl.commands)
+    with pytest.raises(ValueError, match="without a handler"):
+        app.prompt_ctl.set_commands({k: v for k, v in handlers.items() if k != "undo"})
+    with pytest.raises(ValueError, match="not listed"):
+        app.prompt_ctl.set_commands({**handlers, "nope": handlers["undo"]})
 
 
 async def test_slash_commands_complete_as_you_type_with_their_help(tmp_path, scripted_server):
@@ -400,3 +401,64 @@ async def test_the_palettes_screenshot_goes_to_the_state_folder(tmp_path, script
         command.callback()
         folder = tmp_path / ".helloagents" / "screenshots"
         await wait_until(pilot, lambda: folder.is_dir() and any(folder.glob("*.svg")))
+
+
+async def test_the_users_own_command_is_announced_as_theirs(tmp_path, scripted_server):
+    server = scripted_server([tool_calls([call("terminal", {"command": "touch by-agent"})])])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await _send(pilot, app, "!touch x")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=15)
+        title = str(app.screen.query_one("#command-title").content)
+        assert "you" in title.lower() and "agent" not in title.lower()
+        await armed(pilot)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        await _send(pilot, app, "make it")  # the agent's own command is the agent's
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=15)
+        title = str(app.screen.query_one("#command-title").content)
+        assert title == "The agent wants to run a command"
+
+
+def _help_row(page: str, first_cell: str) -> str:
+    return next(line for line in page.splitlines() if line.startswith(f"| {first_cell} |"))
+
+
+def test_help_says_what_clear_and_ctrl_c_really_do(tmp_path):
+    page = _app(fake_settings(tmp_path)).help_text()
+    clear = _help_row(page, "`/clear`")
+    assert "new session" not in clear and "divider" in clear
+    ctrl_c = _help_row(page, "ctrl+c")
+    assert "interrupt" in ctrl_c.lower() and "twice" in ctrl_c and "| Quit |" not in ctrl_c
+    assert "ctrl+c twice" in _help_row(page, "ctrl+q")
+
+
+def test_every_main_screen_key_is_in_the_help_with_its_binding(tmp_path):
+    from hello_tui.screens.command_table import binding_rows
+
+    app = _app(fake_settings(tmp_path))
+    page = app.help_text()
+    for keys, action in binding_rows(app.BINDINGS):
+        assert f"| {keys} | {action} |" in page
+
+
+async def test_new_and_clear_reset_the_step_and_context_counts(tmp_path, scripted_server):
+    server = scripted_server([text("one"), text("two")])
+    app = _app(settings_for_server(server, tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await _send(pilot, app, "alpha")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        assert app.status.step >= 1 and app.status.context is not None
+        await _send(pilot, app, "/clear")
+        await wait_until(pilot, lambda: "context cleared" in _chat(app))
+        assert app.status.step == 0 and app.status.context is None
+        await _send(pilot, app, "beta")
+        await wait_until(pilot, lambda: not app.turn_running, timeout=15)
+        assert app.status.step >= 1 and app.status.context is not None
+        first = app.engine.session_id
+        await _send(pilot, app, "/new")
+        await wait_until(pilot, lambda: app.engine.session_id != first)
+        await wait_until(pilot, lambda: "New session" in _chat(app))
+        assert app.status.step == 0 and app.status.context is None

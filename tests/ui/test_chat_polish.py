@@ -10,7 +10,7 @@ from hello_tui.app import HelloApp
 from hello_tui.screens.command_table import command_named
 from hello_tui.testing.scripted_model import settings_for_server, text
 from hello_tui.widgets.chat_markdown import fenced_blocks
-from tests.ui.engine_double import DriverWrites, wait_until
+from tests.ui.engine_double import DriverWrites, fake_settings, wait_until
 
 LONG_ANSWER = "\n\n".join(f"Paragraph {n} of a long answer." for n in range(60))
 
@@ -114,10 +114,10 @@ async def test_the_mouse_wheel_over_the_chat_scrolls_it_without_taking_the_focus
 # ---------------------------------------------------------------- /copy
 
 
-def test_copy_is_in_the_command_table():
+def test_copy_is_in_the_command_table(tmp_path):
     command = command_named("copy")
     assert command is not None and command.usage == "/copy [N]"
-    assert hasattr(HelloApp, command.handler)
+    assert "copy" in _app(fake_settings(tmp_path)).prompt_ctl.commands
 
 
 def test_fenced_blocks_follow_commonmark():

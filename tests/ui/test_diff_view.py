@@ -16,18 +16,21 @@ from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
 from hello_tui.patch.types import FilePlan, Hunk
+from hello_tui.widgets.diff_align import (
+    changed_spans,
+    grouped_opcodes,
+    hunks_from_texts,
+    line_opcodes,
+)
+from hello_tui.widgets.diff_paint import SCROLLED_MARK, TRUNCATED_MARK
 from hello_tui.widgets.diff_rows import (
     LEX_BLOCK,
     add_syntax,
     build_file_diff,
     build_text_diff,
-    changed_spans,
     display_text,
-    grouped_opcodes,
-    hunks_from_texts,
-    line_opcodes,
 )
-from hello_tui.widgets.diff_view import SCROLL_STEP, SCROLLED_MARK, TRUNCATED_MARK, DiffView
+from hello_tui.widgets.diff_view import SCROLL_STEP, DiffView
 from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, file_plan, settle
 
 # ---- hunks and rows ---------------------------------------------------------------

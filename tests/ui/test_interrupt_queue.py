@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hello_tui.app import HelloApp
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.store.sessions import SessionStore
@@ -158,4 +160,62 @@ async def test_two_queued_messages_come_back_in_order_and_the_notice_counts_them
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: not app.turn_running, timeout=10)
         assert app.prompt.text == "then the README\n\nthen the changelog"
-        await wait_until(pilot, lambda: "your 2 queued messages are back" in _chat(app))
+        await wait_until(pilot, lambda: "Your 2 queued messages are back" in _chat(app))
+
+
+def _entries(app: HelloApp) -> list[tuple[str, str]]:
+    return [(e.role, e.text) for e in app.chat.history.entries]
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_turn_cancelled_comes_after_the_partial_answer_it_cut_off(
+    tmp_path, scripted_server, key
+):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "write a lot")
+        await wait_until(pilot, lambda: app.chat.streaming and len(app.chat.live_text) > 50)
+        await pilot.press(key)
+        await wait_until(pilot, lambda: not app.turn_running and app.chat.idle, timeout=10)
+        entries = _entries(app)
+        at = entries.index(("notice", "Turn cancelled."))
+        roles = [role for role, _ in entries]
+        assert "assistant" in roles[:at]  # the partial answer, above its notice
+        assert not {"assistant", "continued"} & set(roles[at + 1 :])
+
+
+async def test_a_turn_cancelled_with_a_queue_says_so_in_the_same_words(tmp_path, scripted_server):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        app.prompt.load_text("later")
+        await pilot.press("enter")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "queued message is back" in _chat(app), timeout=10)
+        notices = [t for role, t in _entries(app) if role == "notice"]
+        assert notices.count("Turn cancelled.") == 1
+        assert not any("interrupted" in t.lower() for t in notices)
+
+
+async def test_ctrl_x_after_the_queued_message_was_taken_back_keeps_its_text(
+    tmp_path, scripted_server
+):
+    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    app = _app(tmp_path, server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _send(pilot, app, "first")
+        await wait_until(pilot, lambda: app.chat.streaming)
+        app.prompt.load_text("line one\nline two")
+        await pilot.press("enter")
+        hint = str(app.queued.content)
+        assert "↑ takes the newest back, ctrl+x drops it" in hint
+        await pilot.press("up")
+        assert app.prompt.text == "line one\nline two" and app.queued.items == []
+        await pilot.press("ctrl+x")  # nothing is queued now: nothing to drop
+        assert app.prompt.text == "line one\nline two"
+        app.prompt.select_all()
+        await pilot.press("ctrl+x")  # a selection is cut, as in any editor
+        assert app.prompt.text == ""
