@@ -52,6 +52,7 @@ from hello_tui.core.approval import (
 )
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
 from hello_tui.core.markdown_fence import fence
+from hello_tui.core.terminal_text import safe_event
 from hello_tui.notify import TerminalNotifier
 from hello_tui.screens.decision import DecisionModal, TypeAhead
 from hello_tui.widgets.chat_log import ChatEntry, ChatView, foldable_entry
@@ -628,7 +629,8 @@ class HelloApp(App[int]):
             stream = engine.run_turn(text, await self._attachments(text))
         try:
             async with aclosing(stream) as events:
-                async for event in events:
+                async for raw in events:
+                    event = safe_event(raw)  # what reaches the screen is text, never control
                     if isinstance(event, ev.AssistantDelta):
                         pending.append(event.text)
                         # Deltas go out together a moment later, however the stream pauses.

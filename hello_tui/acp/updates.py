@@ -8,6 +8,10 @@ todos)` does the same for a saved session's record (`session/load`).
 Notices are not part of the answer: an `info` one (a retry, a protocol
 switch) goes out as a thought chunk, a warning or error as its own quoted
 paragraph of the agent's message.
+
+Every text sent is made safe first (`core.terminal_text`): editors draw it in
+terminals too, and escape sequences from a model, a command or a server must
+reach them as text.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from acp.schema import ToolCallLocation
 
 from hello_tui.core import events as ev
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
+from hello_tui.core.terminal_text import safe_event, safe_value
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 
@@ -137,6 +142,7 @@ class EventUpdates:
         self._output: dict[str, str] = {}
 
     def updates(self, event: ev.Event) -> list[Any]:
+        event = safe_event(event)
         if isinstance(event, ev.AssistantDelta):
             return [update_agent_message_text(event.text)] if event.text else []
         if isinstance(event, ev.ThoughtDelta):
@@ -189,7 +195,7 @@ class EventUpdates:
 def replay(repo: Path, entries: Iterable[DisplayEntry], todos: list[dict[str, Any]]) -> list[Any]:
     """A saved session's record as the updates a client draws it from, in order."""
     updates: list[Any] = []
-    for entry in entries:
+    for entry in map(safe_event, entries):
         if isinstance(entry, ToolStep):
             updates.append(
                 start_tool_call(
@@ -205,7 +211,7 @@ def replay(repo: Path, entries: Iterable[DisplayEntry], todos: list[dict[str, An
         elif isinstance(entry, ChatMessage):
             updates.append(_message_update(entry))
     if todos:
-        updates.append(plan_update(todos))
+        updates.append(plan_update(safe_value(todos)))
     return updates
 
 

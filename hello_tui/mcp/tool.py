@@ -5,7 +5,9 @@ the schema it published). Before each call the user is asked through the
 Approver unless they allowed this tool for the session or "always" for this
 server definition. The result goes back in the usual envelope: the text
 content for the model, structured content kept in `data` (and shown to the
-model when the server sent no text), `isError` as an error result.
+model when the server sent no text), `isError` as an error result. The text
+is made safe to show (`core.terminal_text`): a server's escape sequences reach
+the model and every screen as text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hello_tui.core.approval import ToolCallRequest
 from hello_tui.core.events import Notice
+from hello_tui.core.terminal_text import safe_text
 from hello_tui.core.tools import Tool, ToolContext, ToolResult
 from hello_tui.mcp.connection import CallTimedOut, ServerGone
 
@@ -87,6 +90,7 @@ def result_envelope(server: str, tool: str, result: Any) -> ToolResult:
     text = "\n".join(t for t in texts if t)
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, indent=2)
+    text = safe_text(text)
     data = {"server": server, "tool": tool, "structured_content": structured}
     if result.is_error:
         return ToolResult.error(text or f"MCP tool {tool} reported an error.", data=data)
