@@ -138,7 +138,7 @@ class ServerConnection:
     async def _open(self, stack: contextlib.AsyncExitStack) -> Any:
         from mcp import Client, Implementation
 
-        config = expanded(self.config, self.environ)
+        config = expanded(self.config, self.environ, self.secrets)
         info = Implementation(name="hello-tui", version=_version())
         if config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client

@@ -177,7 +177,7 @@ class McpManager:
                 if not approved:
                     continue
                 try:
-                    expanded(config, self.environ)
+                    expanded(config, self.environ, self.secrets)
                 except McpConfigError as exc:
                     self._refused.add(config.name)
                     self._invalid[config.name] = str(exc)
@@ -212,13 +212,16 @@ class McpManager:
             origin=config.origin,
             summary=config.summary(),
             env_names=tuple(sorted(config.env)),
+            header_names=tuple(sorted(config.headers)),
         )
         verdict = await approver.approve_server(request)
         if verdict == "deny":
             self._refused.add(config.name)
+            names = request.names_line()
             self._notices.append(
                 f"MCP server '{config.name}' from {config.origin} was not approved; "
-                "its tools are not offered (approve it in the app, or run exec with --yes)."
+                "its tools are not offered (approve it in the app, or run exec with --yes). "
+                f"It would run: {request.summary}." + (f" {names}" if names else "")
             )
             return False
         if verdict == "always":
