@@ -84,6 +84,7 @@ CTRL_C_WINDOW = 2.0
 # A resumed session's trace shows its newest tool steps (the chat shows everything).
 TRACE_REPLAY_STEPS = 40
 LOCK_WAIT_STATE = "waiting for another hello-tui"
+MCP_STARTING = "starting MCP servers"
 SESSION_PICKER_LIMIT = 200
 FILE_SUGGESTIONS = 12
 MODE_NOTICES = {
@@ -711,6 +712,13 @@ class HelloApp(App[int]):
 
     def _on_ToolOutputDelta(self, event: ev.ToolOutputDelta) -> None:
         self.trace.tool_output(event.call_id, event.text)
+
+    def _on_ToolProgress(self, event: ev.ToolProgress) -> None:
+        self.trace.tool_output(event.call_id, event.text + "\n")
+
+    def _on_McpStartup(self, event: ev.McpStartup) -> None:
+        waiting = event.phase == "starting" or event.ended < event.total
+        self._set_state(f"{MCP_STARTING} {event.ended}/{event.total}" if waiting else "thinking")
 
     def _on_ToolCallFinished(self, event: ev.ToolCallFinished) -> None:
         self.trace.tool_finished(event.call_id, event.status, event.text, event.duration)

@@ -121,6 +121,11 @@ class _TextPrinter:
             self.err.write(f"  {event.tool}: {event.status}: {event.model_text[:300]}\n")
         elif kind == "Notice":
             self.err.write(f"note: {event.text}\n")
+        elif kind == "McpStartup":
+            self.err.write(f"mcp: {event.text}\n")
+        elif kind == "ToolProgress":
+            self._end_line()
+            self.err.write(f"  {event.tool}: {event.text}\n")
         elif kind == "AnswerRestarted":
             self._end_line()  # stdout cannot be taken back: say plainly the text is void
             self.err.write(
