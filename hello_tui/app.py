@@ -488,10 +488,11 @@ class HelloApp(App[int]):
         usage = engine.usage
         self.status.tokens = usage.prompt_tokens + usage.completion_tokens
         self.status.cost = usage.cost
-        entries = chat_entries(start.display)
+        shown = [safe_event(entry) for entry in start.display]  # a saved record is text too
+        entries = chat_entries(shown)
         if entries:
             self.chat.load(entries)
-        self.trace.replay(tool_steps(start.display))
+        self.trace.replay(tool_steps(shown))
         self.todos.set_items(start.todos)
         self._recorder = DisplayRecorder(turn=max((e.turn for e in start.display), default=0))
         for notice in start.notices:

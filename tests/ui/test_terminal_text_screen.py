@@ -27,7 +27,21 @@ async def test_answer_and_tool_output_reach_the_screen_as_text(tmp_path, scripte
         # Everything the screen would send to the terminal, drawn in full.
         drawn = app.screen._compositor.render_update(full=True).render_segments(app.console)
         shown = "\n".join(app.chat.history.plain_lines())
+        session_id = app.engine.session_id
     assert "Said: clip ␛]52;c;aGk=␇ clear ␛[2J csi8 \\x9b2J" in shown
     for raw in ("\x1b]52", "\x1b]0;", "\x1b[2J", "\x9b"):
         assert raw not in drawn
     assert any("␛]52;c;aGk=␇" in row.record.output for row in app.trace.rows)
+
+    # The saved session keeps what happened; resumed, it is drawn as text again.
+    resumed = HelloApp(app.settings, resume=session_id, preflight=False)
+    async with resumed.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: resumed.engine is not None, timeout=15)
+        await wait_until(pilot, lambda: resumed.chat.idle and resumed.chat.history.entries)
+        await pilot.pause()
+        drawn = resumed.screen._compositor.render_update(full=True).render_segments(app.console)
+        shown = "\n".join(resumed.chat.history.plain_lines())
+    assert "Said: clip ␛]52;c;aGk=␇ clear ␛[2J csi8 \\x9b2J" in shown
+    for raw in ("\x1b]52", "\x1b]0;", "\x1b[2J", "\x9b"):
+        assert raw not in drawn
+    assert any("␛]52;c;aGk=␇" in row.record.output for row in resumed.trace.rows)
