@@ -302,8 +302,8 @@ class AcpApprover:
         self._servers_asked += 1
         call_id = f"mcp-server-{self._servers_asked}-{request.server}"
         title = f"Start MCP server '{request.server}' from {request.origin}"
-        env = ", ".join(request.env_names)
-        detail = f"It runs: {request.summary}" + (f" (sets {env})" if env else "")
+        names = request.names_line()
+        detail = f"It runs: {request.summary}" + (f"\n{names}" if names else "")
         if self._notify is not None:  # the request names a tool call: the client sees it first
             await self._notify(
                 ToolCallStart(

@@ -5,9 +5,18 @@ the client is sent: answer and thought chunks, tool calls with their kind,
 status, locations and output, and the todo board as a plan. `replay(entries,
 todos)` does the same for a saved session's record (`session/load`).
 
+MCP servers starting before the turn's first model call are one tool call of
+their own ("Starting MCP servers: a, b"), its content a line per server as it
+is ready or fails, completed when every one has ended. A long MCP tool's
+progress reports are its call's content while it runs.
+
 Notices are not part of the answer: an `info` one (a retry, a protocol
 switch) goes out as a thought chunk, a warning or error as its own quoted
 paragraph of the agent's message.
+
+Every text sent is made safe first (`core.terminal_text`): editors draw it in
+terminals too, and escape sequences from a model, a command or a server must
+reach them as text.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from acp.schema import ToolCallLocation
 
 from hello_tui.core import events as ev
 from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
+from hello_tui.core.terminal_text import safe_event, safe_value
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 
@@ -135,8 +145,11 @@ class EventUpdates:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self._output: dict[str, str] = {}
+        self._startups = 0  # MCP start-ups seen: each gets a tool call id of its own
+        self._startup_lines: list[str] = []
 
     def updates(self, event: ev.Event) -> list[Any]:
+        event = safe_event(event)
         if isinstance(event, ev.AssistantDelta):
             return [update_agent_message_text(event.text)] if event.text else []
         if isinstance(event, ev.ThoughtDelta):
@@ -177,6 +190,10 @@ class EventUpdates:
                     raw_output={"status": event.status},
                 )
             ]
+        if isinstance(event, ev.ToolProgress):
+            return [update_tool_call(event.call_id, content=_output(event.text))]
+        if isinstance(event, ev.McpStartup):
+            return [self._startup(event)]
         if isinstance(event, ev.TodoChanged):
             return [plan_update(event.items)]
         if isinstance(event, ev.Notice):
@@ -185,11 +202,33 @@ class EventUpdates:
             return [update_agent_thought_text(event.text + "\n")]
         return []
 
+    def _startup(self, event: ev.McpStartup) -> Any:
+        if event.phase == "starting":
+            self._startups += 1
+            self._startup_lines = []
+            return start_tool_call(
+                self._startup_id,
+                f"Starting MCP servers: {', '.join(event.servers)}",
+                kind="other",
+                status="in_progress",
+            )
+        self._startup_lines.append(event.text)
+        done = event.ended >= event.total
+        return update_tool_call(
+            self._startup_id,
+            status=("completed" if done else "in_progress"),
+            content=_output("\n".join(self._startup_lines)),
+        )
+
+    @property
+    def _startup_id(self) -> str:
+        return f"mcp-startup-{self._startups}"
+
 
 def replay(repo: Path, entries: Iterable[DisplayEntry], todos: list[dict[str, Any]]) -> list[Any]:
     """A saved session's record as the updates a client draws it from, in order."""
     updates: list[Any] = []
-    for entry in entries:
+    for entry in map(safe_event, entries):
         if isinstance(entry, ToolStep):
             updates.append(
                 start_tool_call(
@@ -205,7 +244,7 @@ def replay(repo: Path, entries: Iterable[DisplayEntry], todos: list[dict[str, An
         elif isinstance(entry, ChatMessage):
             updates.append(_message_update(entry))
     if todos:
-        updates.append(plan_update(todos))
+        updates.append(plan_update(safe_value(todos)))
     return updates
 
 

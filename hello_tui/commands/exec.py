@@ -1,7 +1,10 @@
 """`hello-tui exec`: one turn with no UI, for scripts and CI.
 
 Prints the streamed answer to stdout (or one JSON object per event with
---json); progress, notices and errors go to stderr. Never reads stdin:
+--json); progress, notices and errors go to stderr. Everything printed is
+text from the model, commands and servers: it goes through
+`core.terminal_text` on its way out, so no escape sequence in it reaches the
+user's terminal. Never reads stdin:
 everything that needs approval is declined unless --yes is given. `--mode`
 applies as in the app: auto-edit applies patches within the limits without
 --yes, read-only declines every write and approval-needing command even with it.
@@ -21,6 +24,8 @@ import json
 import signal
 import sys
 from typing import Any, TextIO
+
+from hello_tui.core.terminal_text import SafeTextStream, safe_json
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -72,9 +77,28 @@ class _SignalStop:
         return 128 + int(self.received) if self.received is not None else EXIT_INTERRUPTED
 
 
+class _SafeWriter:
+    """A terminal stream that prints text, never control: every write is made safe."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._text = SafeTextStream()
+
+    def write(self, text: str) -> None:
+        self.stream.write(self._text.feed(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        """What the last write held back (a CR whose LF never came)."""
+        self.stream.write(self._text.flush())
+        self.stream.flush()
+
+
 class _TextPrinter:
     def __init__(self, out: TextIO, err: TextIO, debug: bool) -> None:
-        self.out, self.err, self.debug = out, err, debug
+        self.out, self.err, self.debug = _SafeWriter(out), _SafeWriter(err), debug
         self.mid_line = False
 
     def _end_line(self) -> None:
@@ -97,6 +121,11 @@ class _TextPrinter:
             self.err.write(f"  {event.tool}: {event.status}: {event.model_text[:300]}\n")
         elif kind == "Notice":
             self.err.write(f"note: {event.text}\n")
+        elif kind == "McpStartup":
+            self.err.write(f"mcp: {event.text}\n")
+        elif kind == "ToolProgress":
+            self._end_line()
+            self.err.write(f"  {event.tool}: {event.text}\n")
         elif kind == "AnswerRestarted":
             self._end_line()  # stdout cannot be taken back: say plainly the text is void
             self.err.write(
@@ -136,17 +165,19 @@ def _interrupted(printer: Any, line: str) -> None:
 
 class _JsonPrinter:
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out, self.err = out, err
+        self.out, self.err = out, _SafeWriter(err)
+
+    def _line(self, data: dict[str, Any]) -> None:
+        self.out.write(safe_json(json.dumps(data, ensure_ascii=False, default=str)) + "\n")
+        self.out.flush()
 
     def event(self, event: Any) -> None:
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
-        self.out.flush()
+        self._line(event.to_dict())
 
     def error(self, message: str, hint: str = "") -> None:
         self.err.write(f"hello-tui: {message}" + (f"\n  hint: {hint}" if hint else "") + "\n")
         self.err.flush()
-        self.out.write(json.dumps({"type": "Error", "error": message, "hint": hint}) + "\n")
-        self.out.flush()
+        self._line({"type": "Error", "error": message, "hint": hint})
 
     def interrupted(self, line: str) -> None:
         _interrupted(self, line)
@@ -238,3 +269,7 @@ def run_exec(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         printer.interrupted(INTERRUPTED_LINE.format(by=""))
         return EXIT_INTERRUPTED
+    finally:
+        for stream in (printer.out, printer.err):
+            if isinstance(stream, _SafeWriter):
+                stream.close()

@@ -16,6 +16,7 @@ from hello_tui.core import events as ev
 E = TypeVar("E", bound=ev.Event)
 
 LOCK_WAIT_STATE = "waiting for another hello-tui"
+MCP_STARTING = "starting MCP servers"
 
 
 class EngineEventView:
@@ -28,6 +29,8 @@ class EngineEventView:
         self._on(ev.ThoughtDelta, lambda e: self.views.trace.thought(e.step, e.text))
         self._on(ev.ToolCallStarted, self._tool_started)
         self._on(ev.ToolOutputDelta, lambda e: self.views.trace.tool_output(e.call_id, e.text))
+        self._on(ev.ToolProgress, lambda e: self.views.trace.tool_output(e.call_id, e.text + "\n"))
+        self._on(ev.McpStartup, self._mcp_startup)
         self._on(ev.ToolCallFinished, self._tool_finished)
         self._on(ev.PatchProposed, lambda e: host.set_state("waiting for you"))
         self._on(ev.PatchResolved, lambda e: refresh_sidebar())
@@ -66,6 +69,12 @@ class EngineEventView:
     def _tool_finished(self, event: ev.ToolCallFinished) -> None:
         self.views.trace.tool_finished(event.call_id, event.status, event.text, event.duration)
         self.host.set_state("thinking")
+
+    def _mcp_startup(self, event: ev.McpStartup) -> None:
+        waiting = event.phase == "starting" or event.ended < event.total
+        self.host.set_state(
+            f"{MCP_STARTING} {event.ended}/{event.total}" if waiting else "thinking"
+        )
 
     def _lock_wait(self, event: ev.WriteLockWait) -> None:
         self.host.set_state(LOCK_WAIT_STATE if event.phase == "waiting" else "running a tool")

@@ -14,6 +14,7 @@ from hello_tui.controllers.host import Host
 from hello_tui.controllers.messages import EngineStart
 from hello_tui.controllers.turns import TurnController
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep
+from hello_tui.core.terminal_text import safe_event
 from hello_tui.widgets.chat_log import ChatEntry, foldable_entry
 
 if TYPE_CHECKING:
@@ -57,10 +58,11 @@ class SessionController:
         status.tokens = usage.prompt_tokens + usage.completion_tokens
         status.cost = usage.cost
         self._reset_counts()
-        entries = chat_entries(start.display)
+        shown = [safe_event(entry) for entry in start.display]  # a saved record is text too
+        entries = chat_entries(shown)
         if entries:
             self.views.chat.load(entries)
-        self.views.trace.replay(tool_steps(start.display))
+        self.views.trace.replay(tool_steps(shown))
         self.views.todos.set_items(start.todos)
         self.turns.recorder = DisplayRecorder(turn=max((e.turn for e in start.display), default=0))
         for notice in start.notices:

@@ -26,6 +26,7 @@ from hello_tui.core import events as ev
 from hello_tui.core import logs
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder
 from hello_tui.core.markdown_fence import fence
+from hello_tui.core.terminal_text import safe_event
 from hello_tui.notify import TerminalNotifier
 from hello_tui.screens.command_approval import USERS_OWN_COMMAND
 from hello_tui.widgets.chat_log import Role
@@ -144,7 +145,8 @@ class TurnController:
             stream = engine.run_turn(text, await self._attachments(text))
         try:
             async with aclosing(stream) as events:
-                async for event in events:
+                async for raw in events:
+                    event = safe_event(raw)  # what reaches the screen is text, never control
                     if isinstance(event, ev.AssistantDelta):
                         pending.append(event.text)
                         # Deltas go out together a moment later, however the stream pauses.

@@ -52,6 +52,17 @@ class ServerStartRequest:
     origin: str  # the file that defines it, e.g. .mcp.json
     summary: str  # the command line, or the URL
     env_names: tuple[str, ...] = ()  # the variables its definition sets (values not shown)
+    header_names: tuple[str, ...] = ()  # the HTTP headers it sends (values not shown)
+
+    def names_line(self) -> str:
+        """What the definition hands the server besides its command line or URL, by name
+        only ("" when nothing): the values may be secrets, the names say what is asked."""
+        parts = []
+        if self.env_names:
+            parts.append("sets the environment variables " + ", ".join(self.env_names))
+        if self.header_names:
+            parts.append("sends the HTTP headers " + ", ".join(self.header_names))
+        return ("Its definition " + " and ".join(parts) + ".") if parts else ""
 
 
 class Approver(Protocol):

@@ -23,6 +23,8 @@ OutputStream = Literal["stdout", "stderr"]
 # greeting or history question answered without tools; plan: `:plan` produced a plan.
 FinishReason = Literal["answer", "converged", "max_steps", "repeated_call", "direct", "plan"]
 LockPhase = Literal["waiting", "acquired"]
+# starting: the servers of `servers` are being started; ready / failed / timed_out: one of them.
+McpStartPhase = Literal["starting", "ready", "failed", "timed_out"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,34 @@ class ToolOutputDelta(Event):
     call_id: str
     text: str
     stream: OutputStream = "stdout"
+
+
+@dataclass(frozen=True)
+class ToolProgress(Event):
+    """A long-running tool (an MCP server's) says how far it is: `progress` of `total`
+    (None: unknown), with the server's own message if it sent one."""
+
+    call_id: str
+    tool: str
+    progress: float
+    total: float | None = None
+    message: str = ""
+    text: str = ""  # the line to show
+
+
+@dataclass(frozen=True)
+class McpStartup(Event):
+    """MCP servers start before a turn's first model call (their tools must be listed by
+    then), which can take seconds: one event as they start, one per server as it is
+    ready, fails or times out. `ended` of `total` have finished starting."""
+
+    phase: McpStartPhase
+    server: str = ""  # "" for "starting"
+    servers: list[str] = field(default_factory=list)  # for "starting": every one
+    detail: str = ""  # why it failed, or how many tools it brought
+    ended: int = 0
+    total: int = 0
+    text: str = ""  # the line to show
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from hello_tui.agent.compaction import CompactResult
@@ -275,7 +276,9 @@ class Engine:
     async def _turn_with_tools(self, text: str) -> AsyncGenerator[Event, None]:
         # MCP servers start at the first turn, so their tools are offered from its first
         # model call; their notices (a server refused, failed, trimmed) open the turn.
-        await self.mcp.ensure_started(self.approver)
+        async with aclosing(self.mcp.start_events(self.approver)) as starting:
+            async for event in starting:
+                yield event
         self.agent.notices.extend(self.mcp.take_notices())
         events = self.agent.run_turn(text)
         try:

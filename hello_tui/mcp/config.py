@@ -12,9 +12,24 @@ Two sources, read the way Claude Code reads them:
   `~/.config/hello-tui/config.toml`), tables `[mcp_servers.NAME]` with the same
   keys. The user wrote these, so they need no approval to start.
 
-Strings may use `${VAR}` and `${VAR:-default}`, expanded from the user's
-environment when the server starts (so `.mcp.json` can say
-`"Authorization": "Bearer ${API_TOKEN}"` without holding the token).
+Strings may use `${VAR}` and `${VAR:-default}`, expanded when the server
+starts. Where the values come from depends on who wrote the definition
+(`expansion_environment`, the one home of this rule):
+
+- the user's config and an editor's servers: the user's whole environment
+  (so `"Authorization": "Bearer ${API_TOKEN}"` works without the file
+  holding the token);
+- a repo's `.mcp.json`: only the allow-listed environment every server starts
+  with anyway (`tools.shell.environment.server_environment`: PATH, HOME,
+  USER, LANG, TZ, TERM, TMPDIR, LC_*), with any value holding the model key
+  dropped. A repository is someone else's file: a `${LLM_API_KEY}`, a
+  `${GITHUB_TOKEN}` or any other variable in its headers, env, args or URL
+  would send the user's secret to a server the repository chose. A
+  deny-list of secret-looking names always misses one (`DATABASE_URL` holds a
+  password), so this is an allow-list. A withheld variable with a default
+  takes the default; without one the server is not started and the notice
+  says how to pass it (define the server in your own config).
+
 A definition's fingerprint is taken before expansion: approving a server
 approves what the file says, and a changed command, args, env, url or
 headers needs approval again.
@@ -26,11 +41,14 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from hello_tui.tools.shell.environment import server_environment
 
 Transport = Literal["stdio", "http"]
 # repo: the repo's .mcp.json (needs approval); user: the user's own config;
@@ -93,10 +111,11 @@ class McpServerConfig:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def summary(self) -> str:
-        """One line saying what starting it does: the command line, or the URL."""
+        """One line saying what starting it does: the command line (quoted as a shell
+        would need it, so each argument is seen), or the URL."""
         if self.transport == "http":
             return self.url
-        return " ".join([self.command, *self.args])
+        return shlex.join([self.command, *self.args])
 
 
 def server_from_mapping(
@@ -240,8 +259,19 @@ def configured_servers(
     return servers, notices
 
 
-def expand(value: str, environ: Mapping[str, str]) -> str:
-    """`${VAR}` and `${VAR:-default}` from `environ`; McpConfigError names a missing one."""
+def expansion_environment(
+    config: McpServerConfig, environ: Mapping[str, str], secrets: tuple[str, ...] = ()
+) -> Mapping[str, str]:
+    """Where a definition's `${VAR}` are filled from (see the module docstring)."""
+    if config.source != "repo":
+        return environ
+    return server_environment(environ, secrets=secrets)
+
+
+def expand(value: str, environ: Mapping[str, str], withheld: Collection[str] = ()) -> str:
+    """`${VAR}` and `${VAR:-default}` from `environ`; McpConfigError names a missing one.
+
+    `withheld` are variables the user has but this definition may not read."""
 
     def substitute(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -252,23 +282,37 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
             return default
         if name in environ:
             return ""
+        if name in withheld:
+            raise McpConfigError(
+                f"it asks for ${{{name}}}, and a repository's server is never given your "
+                "environment's values (only PATH, HOME, USER, LANG, TZ, TERM, TMPDIR, LC_*); "
+                "to pass it, define the server in your own config"
+            )
         raise McpConfigError(f"the environment variable {name} is not set")
 
     return _VARIABLE.sub(substitute, value)
 
 
-def expanded(config: McpServerConfig, environ: Mapping[str, str]) -> McpServerConfig:
+def expanded(
+    config: McpServerConfig, environ: Mapping[str, str], secrets: tuple[str, ...] = ()
+) -> McpServerConfig:
     """The definition with its variables filled in, ready to start."""
+    source = expansion_environment(config, environ, secrets)
+    withheld = set(environ) - set(source)
+
+    def fill(value: str) -> str:
+        return expand(value, source, withheld)
+
     try:
         return McpServerConfig(
             name=config.name,
             transport=config.transport,
-            command=expand(config.command, environ),
-            args=tuple(expand(a, environ) for a in config.args),
-            env={k: expand(v, environ) for k, v in config.env.items()},
-            cwd=None if config.cwd is None else expand(config.cwd, environ),
-            url=expand(config.url, environ),
-            headers={k: expand(v, environ) for k, v in config.headers.items()},
+            command=fill(config.command),
+            args=tuple(fill(a) for a in config.args),
+            env={k: fill(v) for k, v in config.env.items()},
+            cwd=None if config.cwd is None else fill(config.cwd),
+            url=fill(config.url),
+            headers={k: fill(v) for k, v in config.headers.items()},
             source=config.source,
             origin=config.origin,
             timeout=config.timeout,

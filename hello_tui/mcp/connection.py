@@ -8,6 +8,13 @@ published session. When the server dies (its process exits, its HTTP
 endpoint goes away) the call fails with the SDK's "connection closed" error
 or the serving task ends; either way the connection is marked `crashed` and
 `on_ended` tells the manager, which takes its tools away.
+
+A tool call may pass a progress callback: the SDK then sends a
+`progressToken` with the request, and the server's progress notifications
+reach the callback while the call runs. What the SDK itself reports (a line
+on stdout that is not an MCP message, a session it could not end) goes to
+hello-tui's log (`mcp.sdk_log`); each connection counts the junk lines it was
+sent, so the user is told once, in one line.
 """
 
 from __future__ import annotations
@@ -16,11 +23,12 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from hello_tui.mcp.config import McpServerConfig, expanded
+from hello_tui.mcp.sdk_log import route_sdk_logging
 from hello_tui.tools.shell.environment import server_environment
 
 log = logging.getLogger(__name__)
@@ -37,6 +45,10 @@ class ServerGone(Exception):
 
 class CallTimedOut(Exception):
     """A tool call took longer than the server's timeout."""
+
+
+# (progress, total or None, message or None), as the SDK calls it
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 def describe(exc: BaseException) -> str:
@@ -66,6 +78,8 @@ class ServerConnection:
         self.on_ended = on_ended
         self.state: State = "stopped"
         self.error = ""
+        self.timed_out = False  # the last start gave up waiting for the server
+        self.junk_lines = 0  # transport errors: lines on stdout that are not MCP messages
         self.tools: list[Any] = []  # the SDK's Tool models, as listed
         self.server_info = ""
         self._client: Any = None
@@ -82,7 +96,8 @@ class ServerConnection:
         """Start and list the tools; on failure `state` is "failed" and `error` says why."""
         if self.state in ("starting", "running"):
             return
-        self.state, self.error = "starting", ""
+        self.state, self.error, self.timed_out = "starting", "", False
+        route_sdk_logging()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # A failure after the start gave up waiting is still read, so it is not logged as lost.
         ready.add_done_callback(lambda f: f.cancelled() or f.exception())
@@ -92,6 +107,7 @@ class ServerConnection:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
             self._fail(f"did not answer within {timeout:g} s")
+            self.timed_out = True
             await self._end_task()
         except ServerGone as exc:
             self._fail(str(exc))
@@ -138,7 +154,7 @@ class ServerConnection:
     async def _open(self, stack: contextlib.AsyncExitStack) -> Any:
         from mcp import Client, Implementation
 
-        config = expanded(self.config, self.environ)
+        config = expanded(self.config, self.environ, self.secrets)
         info = Implementation(name="hello-tui", version=_version())
         if config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -157,7 +173,14 @@ class ServerConnection:
                 cwd=str(self.repo / config.cwd) if config.cwd else str(self.repo),
             )
             transport = stdio_client(params, errlog=stack.enter_context(self._stderr_log()))
-        return await stack.enter_async_context(Client(transport, client_info=info))
+        client = Client(transport, client_info=info, message_handler=self._on_message)
+        return await stack.enter_async_context(client)
+
+    async def _on_message(self, message: Any) -> None:
+        # Notifications have their own callbacks; an exception here is the transport's
+        # (a line that did not parse), already logged with its text by the SDK.
+        if isinstance(message, Exception):
+            self.junk_lines += 1
 
     def _stderr_log(self) -> TextIO:
         """The server's stderr goes to a log file of its own, never onto the screen."""
@@ -215,9 +238,12 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ calls
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> Any:
         """The SDK's CallToolResult. Raises ServerGone, CallTimedOut, or the SDK's MCPError
-        for an error the server answered with (an unknown tool, invalid arguments)."""
+        for an error the server answered with (an unknown tool, invalid arguments).
+        `progress` receives the server's progress notifications for this call."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -225,7 +251,12 @@ class ServerConnection:
         if client is None or self.state != "running":
             raise ServerGone(self.error or f"the server is {self.state}")
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
+            return await client.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=self.config.timeout,
+                progress_callback=progress,
+            )
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 raise CallTimedOut(f"no answer within {self.config.timeout:g} s") from None

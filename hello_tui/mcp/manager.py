@@ -8,6 +8,11 @@ turn goes on without their tools. A repo server (from `.mcp.json`) starts only
 once the user approved it (remembered per repo and definition) or said "for
 this session"; one refused is not asked about again in this session.
 
+Starting can take seconds (a package runner fetching its server, a server
+that never answers waits out the start timeout), so `start_events` reports
+it as it goes: `McpStartup` events, one as the servers start and one per
+server as it is ready, fails or times out, for every front end to show.
+
 The tools of every running server go into the registry as one group, trimmed
 to the schema budget; when a server crashes its tools leave the registry
 before the next model call.
@@ -16,14 +21,17 @@ before the next model call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hello_tui.core import logs
 from hello_tui.core.approval import Approver, ServerStartRequest, ToolVerdict
+from hello_tui.core.events import Event, McpStartup
 from hello_tui.mcp.approvals import ApprovalMemory
 from hello_tui.mcp.budget import DEFAULT_MAX_TOOLS, DEFAULT_TOKEN_BUDGET, Offer, trim
 from hello_tui.mcp.config import McpConfigError, McpServerConfig, configured_servers, expanded
@@ -109,6 +117,7 @@ class McpManager:
         self._config_read = not read_config
         self._lock = asyncio.Lock()
         self._stopping: set[asyncio.Task[None]] = set()
+        self._junk_told: set[str] = set()  # servers whose stray stdout the user was told of
 
     # ------------------------------------------------------------------ configuration
 
@@ -140,12 +149,44 @@ class McpManager:
         return self._connections.get(name)
 
     def take_notices(self) -> list[str]:
+        for connection in self._connections.values():
+            if connection.junk_lines and connection.name not in self._junk_told:
+                self._junk_told.add(connection.name)
+                self._notices.append(
+                    f"MCP server '{connection.name}' writes lines that are not MCP messages "
+                    f"on its stdout ({connection.junk_lines} so far); they are ignored "
+                    f"({logs.internal_error_hint()})."
+                )
         notices, self._notices = self._notices, []
         return notices
 
     # ------------------------------------------------------------------ starting
 
-    async def ensure_started(self, approver: Approver) -> None:
+    async def start_events(self, approver: Approver) -> AsyncGenerator[Event, None]:
+        """`ensure_started`, yielding its `McpStartup` events as they happen. Closing the
+        iterator early (the turn was cancelled) cancels the start."""
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+        async def run() -> None:
+            try:
+                await self.ensure_started(approver, queue.put_nowait)
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.create_task(run(), name="mcp start")
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def ensure_started(
+        self, approver: Approver, emit: Callable[[Event], None] = lambda event: None
+    ) -> None:
         """Start every configured server not tried yet (asking for repo servers first), and
         drop the tools of running ones that died since the last turn."""
         async with self._lock:
@@ -177,7 +218,7 @@ class McpManager:
                 if not approved:
                     continue
                 try:
-                    expanded(config, self.environ)
+                    expanded(config, self.environ, self.secrets)
                 except McpConfigError as exc:
                     self._refused.add(config.name)
                     self._invalid[config.name] = str(exc)
@@ -193,7 +234,7 @@ class McpManager:
                 )
                 self._connections[config.name] = connection
                 to_start.append(connection)
-            await asyncio.gather(*(c.start(self.start_timeout) for c in to_start))
+            await self._start_all(to_start, emit)
             for connection in to_start:
                 if connection.state == "failed":
                     self._notices.append(
@@ -201,6 +242,31 @@ class McpManager:
                         "Its tools are not available."
                     )
             self._sync_registry()
+
+    async def _start_all(
+        self, connections: list[ServerConnection], emit: Callable[[Event], None]
+    ) -> None:
+        if not connections:
+            return
+        names = [c.name for c in connections]
+        total, ended = len(names), 0
+        plural = "s" if total > 1 else ""
+        emit(
+            McpStartup(
+                phase="starting",
+                servers=names,
+                total=total,
+                text=f"starting {total} MCP server{plural}: {', '.join(names)}",
+            )
+        )
+
+        async def start(connection: ServerConnection) -> None:
+            nonlocal ended
+            await connection.start(self.start_timeout)
+            ended += 1
+            emit(_startup_event(connection, ended, total))
+
+        await asyncio.gather(*(start(c) for c in connections))
 
     async def _approved(self, config: McpServerConfig, approver: Approver) -> bool:
         if not config.needs_approval:
@@ -212,13 +278,16 @@ class McpManager:
             origin=config.origin,
             summary=config.summary(),
             env_names=tuple(sorted(config.env)),
+            header_names=tuple(sorted(config.headers)),
         )
         verdict = await approver.approve_server(request)
         if verdict == "deny":
             self._refused.add(config.name)
+            names = request.names_line()
             self._notices.append(
                 f"MCP server '{config.name}' from {config.origin} was not approved; "
-                "its tools are not offered (approve it in the app, or run exec with --yes)."
+                "its tools are not offered (approve it in the app, or run exec with --yes). "
+                f"It would run: {request.summary}." + (f" {names}" if names else "")
             )
             return False
         if verdict == "always":
@@ -325,6 +394,30 @@ class McpManager:
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
         await asyncio.gather(*self._stopping, return_exceptions=True)
         self.registry.set_group(REGISTRY_GROUP, [])
+
+
+def _startup_event(connection: ServerConnection, ended: int, total: int) -> McpStartup:
+    name, counted = connection.name, f" ({ended} of {total})" if total > 1 else ""
+    if connection.state == "running":
+        tools = len(connection.tools)
+        detail = f"{tools} tool{'s' if tools != 1 else ''}"
+        return McpStartup(
+            phase="ready",
+            server=name,
+            detail=detail,
+            ended=ended,
+            total=total,
+            text=f"MCP server '{name}' ready, {detail}{counted}",
+        )
+    verb = "timed out" if connection.timed_out else "failed"
+    return McpStartup(
+        phase="timed_out" if connection.timed_out else "failed",
+        server=name,
+        detail=connection.error,
+        ended=ended,
+        total=total,
+        text=f"MCP server '{name}' {verb}: {connection.error}{counted}",
+    )
 
 
 def _schema(function: str, tool: Any) -> dict[str, Any]:

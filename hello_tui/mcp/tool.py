@@ -3,13 +3,18 @@
 The arguments are passed through untouched (the server validates them against
 the schema it published). Before each call the user is asked through the
 Approver unless they allowed this tool for the session or "always" for this
-server definition. The result goes back in the usual envelope: the text
+server definition. Each call asks the server for progress (the SDK sends a
+`progressToken`); what the server reports comes back as `ToolProgress` events
+while the call runs. The result goes back in the usual envelope: the text
 content for the model, structured content kept in `data` (and shown to the
-model when the server sent no text), `isError` as an error result.
+model when the server sent no text), `isError` as an error result. The text
+is made safe to show (`core.terminal_text`): a server's escape sequences reach
+the model and every screen as text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,7 +22,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict
 
 from hello_tui.core.approval import ToolCallRequest
-from hello_tui.core.events import Notice
+from hello_tui.core.events import Notice, ToolProgress
+from hello_tui.core.terminal_text import safe_text
 from hello_tui.core.tools import Tool, ToolContext, ToolResult
 from hello_tui.mcp.connection import CallTimedOut, ServerGone
 
@@ -64,8 +70,24 @@ class McpTool(Tool):
                     data={"server": self.server, "tool": self.tool},
                 )
             await self.manager.allow_tool(self.server, self.tool, verdict)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            ctx.emit(
+                ToolProgress(
+                    call_id=ctx.call_id,
+                    tool=self.name,
+                    progress=done,
+                    total=total,
+                    message=message or "",
+                    text=progress_text(done, total, message),
+                )
+            )
+
         try:
-            result = await connection.call(self.tool, arguments)
+            result = await connection.call(self.tool, arguments, progress)
+            # The SDK runs each progress report in a task of its own, started as it came
+            # in (before the answer): one turn of the loop lets them report before the result.
+            await asyncio.sleep(0)
         except CallTimedOut as exc:
             return ToolResult.error(f"MCP tool {self.tool} on '{self.server}': {exc}.")
         except ServerGone as exc:
@@ -80,6 +102,14 @@ class McpTool(Tool):
         return result_envelope(self.server, self.tool, result)
 
 
+def progress_text(done: float, total: float | None, message: str | None) -> str:
+    """One line for a progress report: "3 of 10 (30%): message"."""
+    amount = f"{done:g}"
+    if total:
+        amount += f" of {total:g} ({min(done / total, 1.0):.0%})"
+    return f"{amount}: {message}" if message else amount
+
+
 def result_envelope(server: str, tool: str, result: Any) -> ToolResult:
     """The SDK's CallToolResult as our ToolResult."""
     texts = [_block_text(block) for block in result.content or []]
@@ -87,6 +117,7 @@ def result_envelope(server: str, tool: str, result: Any) -> ToolResult:
     text = "\n".join(t for t in texts if t)
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, indent=2)
+    text = safe_text(text)
     data = {"server": server, "tool": tool, "structured_content": structured}
     if result.is_error:
         return ToolResult.error(text or f"MCP tool {tool} reported an error.", data=data)

@@ -151,7 +151,7 @@ class ServerApprovalScreen(DecisionModal[ServerVerdict]):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        env = f"\nIts definition sets: {', '.join(request.env_names)}" if request.env_names else ""
+        env = f"\n{request.names_line()}" if request.names_line() else ""
         with Vertical(id="mcp-dialog"):
             yield Static(
                 f"{request.origin} wants to start MCP server '{request.server}'",

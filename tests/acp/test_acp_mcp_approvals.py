@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
 from hello_tui.acp.permissions import AcpApprover
+from hello_tui.core.approval import ServerStartRequest
 from hello_tui.core.events import ToolCallFinished, ToolCallStarted
 from hello_tui.core.modes import ModeApprover
 
@@ -38,8 +39,12 @@ def chose(option_id):
 TOOL_CALL = SimpleNamespace(
     server="github", tool="search", arguments={"q": "x"}, description="Search issues."
 )
-SERVER = SimpleNamespace(
-    server="files", origin=".mcp.json", summary="mcp-files --root .", env_names=("TOKEN",)
+SERVER = ServerStartRequest(
+    server="files",
+    origin=".mcp.json",
+    summary="mcp-files --root .",
+    env_names=("TOKEN",),
+    header_names=("Authorization",),
 )
 
 
@@ -81,6 +86,7 @@ async def test_a_repo_server_start_is_shown_then_asked():
     assert start.tool_call_id == tool_call.tool_call_id == end.tool_call_id
     assert "mcp-files --root ." in start.content[0].content.text
     assert "TOKEN" in start.content[0].content.text
+    assert "Authorization" in start.content[0].content.text
     assert end.status == "completed"
     assert [o.option_id for o in options] == ["allow", "allow_always", "reject"]
 

@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK's server side.
 
-Run as a script it serves stdio (`python demo_server.py [--many N] [--slow-start SECONDS]`);
-imported,
+Run as a script it serves stdio (`python demo_server.py [--many N] [--slow-start SECONDS]
+[--junk N]`; `--junk` prints N lines that are not MCP messages, with escape codes, on
+stdout first, as a chatty launcher does); imported,
 `build(...)` gives the server whose streamable HTTP app the tests mount on
 127.0.0.1. When DEMO_MARKER names a file, starting appends a line to it, so a
 test can tell whether the server ever ran.
@@ -13,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 
@@ -49,6 +50,25 @@ def build(many: int = 0) -> MCPServer:
     def env(name: str) -> str:
         """The value of one environment variable of the server."""
         return os.environ.get(name, "(unset)")
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:
+        """The value of one HTTP header of the request (over streamable HTTP)."""
+        headers = ctx.headers or {}
+        value = next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+        return "(unset)" if value is None else value or "(empty)"
+
+    @server.tool()
+    async def progress(steps: int, ctx: Context) -> str:
+        """Report progress `steps` times, then answer."""
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        return f"did {steps} steps"
+
+    @server.tool()
+    def escapes() -> str:
+        """Answer with terminal escape sequences."""
+        return "clip \x1b]52;c;aGk=\x07 clear \x1b[2J csi8 \x9b2J"
 
     @server.tool()
     def touch(path: str) -> str:
@@ -91,5 +111,8 @@ if __name__ == "__main__":
         import time
 
         time.sleep(float(sys.argv[sys.argv.index("--slow-start") + 1]))
+    if "--junk" in sys.argv:
+        for line in range(int(sys.argv[sys.argv.index("--junk") + 1])):
+            print(f"\x1b[32mstarting\x1b[0m launcher line {line}", flush=True)
     many = int(sys.argv[sys.argv.index("--many") + 1]) if "--many" in sys.argv else 0
     build(many).run()

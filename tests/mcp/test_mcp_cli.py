@@ -69,7 +69,7 @@ def test_doctor_checks_each_server(tmp_path, scripted_server):
     )
     proc = cli(tmp_path, "doctor", server=scripted_server())
     lines = [line for line in proc.stdout.splitlines() if line.startswith("mcp:")]
-    assert any("mine" in line and "OK, 9 tools" in line for line in lines), proc.stdout
+    assert any("mine" in line and "OK, 12 tools" in line for line in lines), proc.stdout
     assert any("unapproved" in line and "not approved" in line for line in lines)
     assert any("broken" in line and "not approved" in line for line in lines)
 

@@ -369,7 +369,7 @@ async def test_hundreds_of_tools_are_trimmed_with_a_notice(
         texts = [n.text for n in of(events, Notice)]
         assert any("'demo' brings more tools" in t for t in texts)
         [state] = engine.mcp_servers()
-        assert len(state.tools) == 309 and sum(t.offered for t in state.tools) == len(names)
+        assert len(state.tools) == 312 and sum(t.offered for t in state.tools) == len(names)
     finally:
         await engine.aclose()
 

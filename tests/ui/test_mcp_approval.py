@@ -15,7 +15,9 @@ from hello_tui.screens.mcp_approval import ServerApprovalScreen, ToolApprovalScr
 from tests.ui.engine_double import armed
 
 CALL = ToolCallRequest("time", "get_current_time", {"timezone": "Europe/Oslo"}, "What time.")
-START = ServerStartRequest("time", ".mcp.json", "uvx mcp-server-time", ("TZ",))
+START = ServerStartRequest(
+    "time", ".mcp.json", "uvx mcp-server-time", ("TZ",), header_names=("X-Api-Key",)
+)
 
 
 class _ApproverApp(App[Any]):
@@ -71,6 +73,7 @@ async def test_a_repo_server_start_is_answered_with_one_key(key, verdict):
         assert isinstance(app.screen, ServerApprovalScreen)
         shown = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "uvx mcp-server-time" in shown and ".mcp.json" in shown and "TZ" in shown
+        assert "sends the HTTP headers X-Api-Key" in shown
         await armed(pilot)
         await pilot.press(key)
         await app.workers.wait_for_complete()
