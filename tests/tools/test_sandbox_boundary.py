@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,8 +130,11 @@ ATTACK = textwrap.dedent(
     for pid in [*targets, parent]:
         if libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
             print("ATTACHED", pid)
-        if libc.ptrace(0x4206, pid, None, None) == 0:  # PTRACE_SEIZE
+            os.waitpid(pid, 0x40000000)  # __WALL: the stop, then let it go again
+            libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+        elif libc.ptrace(0x4206, pid, None, None) == 0:  # PTRACE_SEIZE
             print("SEIZED", pid)
+            libc.ptrace(17, pid, None, None)
     paths = [f"/proc/{app}/environ", f"/proc/{parent}/environ", "/proc/1/environ"]
     paths += glob.glob(f"/proc/{app}/task/*/environ") + [f"/proc/{t}/environ" for t in tids]
     for path in paths:
@@ -321,7 +325,7 @@ DAEMON = textwrap.dedent(
     [pytest.param(False, id="as-probed"), pytest.param(True, id="without-pid-namespace")],
 )
 def test_a_setsid_grandchild_and_a_daemon_end_with_the_command(world, no_pid_namespace):
-    marker = "86399.512"  # a sleep of a day, a length no other process uses
+    marker = f"86399.{os.getpid()}{time.monotonic_ns() % 100_000}"  # a day; no one else's
     seen = run_app(
         world,
         [sys.executable, "-c", DAEMON, marker],
@@ -351,11 +355,12 @@ FORK_STORM = textwrap.dedent(
 def test_a_fork_storm_meets_the_process_limit_with_one_line(user_world):
     world = user_world
     python = SYSTEM_PYTHON if "user" in world else sys.executable
+    marker = f"storm-{os.getpid()}-{time.monotonic_ns()}"
     seen = run_app(
         world,
-        [python, "-c", FORK_STORM, "3599.25"],
+        [python, "-c", FORK_STORM, marker],
         limits={"processes": 40},
-        marker="3599.25",
+        marker=marker,
     )
     assert seen["exit_code"] == 1
     assert "started 1000" not in seen["stdout"]
