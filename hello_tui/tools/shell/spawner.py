@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -30,6 +31,8 @@ from collections.abc import Callable, Hashable
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
+
+from hello_tui.tools.shell.child_setup import SYS_SECCOMP
 
 MAX_SPAWNERS = 8
 MESSAGE_SIZE = 1 << 20
@@ -54,7 +57,9 @@ def _python(*args: str, **options: Any) -> subprocess.Popen[bytes]:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        # A process group of its own keeps the terminal's ^C away; not a session of its
+        # own, which would put every command in a scheduler autogroup of its own.
+        process_group=0,
         **options,
     )
 
@@ -155,6 +160,7 @@ class SpawnerProcess:
         setup = {
             "pid_namespace": pid_namespace,
             "seccomp": seccomp_program.hex() if seccomp_program else "",
+            "seccomp_syscall": SYS_SECCOMP.get(platform.machine()),
             "proc_rights": proc_rights,
             "abi": abi,
         }

@@ -51,6 +51,7 @@ PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1, 1 << 2
 SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
 RULE_PATH_BENEATH = 1
 CAPABILITY_VERSION_3 = 0x20080522
@@ -131,13 +132,22 @@ def drop_capabilities() -> None:
     _check(_libc.capset(header, data), "capset")
 
 
-def install_filter(program: bytes) -> None:
+def install_filter(program: bytes, seccomp_syscall: int | None) -> None:
+    """Install the filter; SPEC_ALLOW spares every syscall the forced store-bypass mitigation."""
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = ctypes.create_string_buffer(
         struct.pack("@HP", len(program) // 8, ctypes.addressof(buffer))
     )
     zero = ctypes.c_ulong(0)
-    result = _libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), fprog, zero, zero)
+    if seccomp_syscall is None:
+        result = _libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), fprog, zero, zero)
+    else:
+        result = _libc.syscall(
+            ctypes.c_long(seccomp_syscall),
+            ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+            ctypes.c_long(SECCOMP_FILTER_FLAG_SPEC_ALLOW),
+            fprog,
+        )
     _check(result, "seccomp")
 
 
@@ -291,7 +301,7 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     drop_capabilities()
     restrict(ruleset_fd)
     if setup["seccomp"]:
-        install_filter(bytes.fromhex(setup["seccomp"]))
+        install_filter(bytes.fromhex(setup["seccomp"]), setup["seccomp_syscall"])
     _send(sock, {"ready": True, "own_proc": bool(own_proc)})
     while True:
         try:
