@@ -409,3 +409,38 @@ def test_the_app_makes_itself_undumpable_at_start():
         check=True,
     )
     assert done.stdout.splitlines()[-1] == "dumpable 0"
+
+
+# Within its own tree Landlock lets a command trace its child; the filter does not.
+OWN_TREE = textwrap.dedent(
+    """
+    import ctypes, os, platform, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = {
+        "x86_64": {"ptrace": 101, "process_vm_readv": 310, "kcmp": 312, "perf_event_open": 298,
+                   "bpf": 321, "userfaultfd": 323, "keyctl": 250, "pidfd_getfd": 438},
+        "aarch64": {"ptrace": 117, "process_vm_readv": 270, "kcmp": 272, "perf_event_open": 241,
+                    "bpf": 280, "userfaultfd": 282, "keyctl": 219, "pidfd_getfd": 438},
+    }[platform.machine()]
+    child = os.fork()
+    if child == 0:
+        time.sleep(30)
+        os._exit(0)
+    args = {"ptrace": (16, child, 0, 0), "process_vm_readv": (child, 0, 0, 0, 0, 0),
+            "kcmp": (os.getpid(), child, 0, 0, 0), "perf_event_open": (0, 0, -1, -1, 0),
+            "bpf": (0, 0, 0), "userfaultfd": (0,), "keyctl": (0, -3, 0), "pidfd_getfd": (0, 0, 0)}
+    for name, number in numbers.items():
+        result = libc.syscall(number, *[ctypes.c_long(a) for a in args[name]])
+        print(name, "refused" if result == -1 and ctypes.get_errno() == 1 else f"ran {result}")
+    os.kill(child, 9)
+    """
+)
+
+
+@pytest.mark.skipif(not FOUND.seccomp, reason="no seccomp filter for this architecture")
+def test_the_filter_refuses_tracing_even_of_the_commands_own_child(world):
+    seen = run_app(world, [sys.executable, "-c", OWN_TREE])
+    lines = seen["stdout"].splitlines()
+    assert len(lines) == 8, seen
+    assert all(line.endswith(" refused") for line in lines), lines
+    assert_contained(world, seen)

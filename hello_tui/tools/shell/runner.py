@@ -295,8 +295,11 @@ def _stop_when_started(starting: Future[_Started]) -> None:
         with contextlib.suppress(OSError):
             pipe.close()
 
+    async def finish() -> None:
+        await started.finish()
+
     def reap() -> None:
-        asyncio.run(started.finish())
+        asyncio.run(finish())
 
     threading.Thread(target=reap, daemon=True).start()
 

@@ -183,9 +183,16 @@ class SpawnerProcess:
         return self.process.poll() is None
 
     def start(
-        self, argv: list[str], cwd: Path, env: dict[str, str], limits: dict[str, int]
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        limits: list[tuple[int, int, int]],
     ) -> RemoteCommand:
-        """Start `argv` (blocking until it runs); raises OSError when it could not start."""
+        """Start `argv` (blocking until it runs); raises OSError when it could not start.
+
+        `limits` are (RLIMIT_* number, soft, hard) triples the command gets.
+        """
         request = json.dumps(
             {"argv": argv, "cwd": os.fspath(cwd), "env": env, "limits": limits}
         ).encode()

@@ -257,8 +257,8 @@ def keeper(request: dict[str, Any], fds: list[int], ruleset_fd: int, abi: int) -
     status: int | None = None
     stop = False
     while not stop:
-        ready, _, _ = select.select([control, wake_read], [], [])
-        if control in ready:
+        ready, _, _ = select.select([control.fileno(), wake_read], [], [])
+        if control.fileno() in ready:
             try:
                 stop = control.recv(64) in (b"", b"kill")
             except OSError:
