@@ -444,3 +444,12 @@ def test_the_filter_refuses_tracing_even_of_the_commands_own_child(world):
     assert len(lines) == 8, seen
     assert all(line.endswith(" refused") for line in lines), lines
     assert_contained(world, seen)
+
+
+def test_doctor_says_where_commands_start(monkeypatch):
+    found = sandbox.Support(7, seccomp=True, mount_namespace=True, pid_namespace=True)
+    monkeypatch.setattr(sandbox, "support", lambda: found)
+    assert "separate spawner in a PID namespace with its own /proc" in sandbox.describe()
+    monkeypatch.setattr(sandbox, "support", lambda: sandbox.Support(5, True, True, False))
+    words = sandbox.describe()
+    assert "no PID namespace" in words and "no signal scoping before Landlock v6" in words

@@ -7,8 +7,10 @@ argv list run without a shell), the working folder, the mode (read-only or
 approved), whether the network is allowed, a timeout, a cancel event and an
 output callback.
 
-The command runs in its own process group (a session of its own when there
-is no sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
+Read-only commands start from the spawner process (`spawner.py`), whose
+keeper ends every process the command started, `setsid` or not; approved
+ones run in their own process group (a session of its own when there is no
+sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
 private folder for HOME and TMPDIR that is removed afterwards. A timeout, a
 cancellation or the end of the command stops the whole group, so nothing it
 started lives on. stdout and stderr are captured apart; a pipeline reports

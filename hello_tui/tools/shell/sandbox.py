@@ -13,6 +13,14 @@ Landlock can grant "write beneath the repo" but not "except .git/".
   `.git/` and the state folder) and in their private folder; network only
   when the approval said so.
 
+Commands never run in a thread or process that holds the app's memory:
+read-only commands start from a separate spawner process (`spawner.py`),
+each in a nested Landlock domain of its own under a keeper that ends every
+process it leaves; approved commands are forked from the app (made
+non-dumpable at start, `make_app_undumpable`) and confine themselves before
+exec. Both get the seccomp filter (no tracing syscalls) and the rlimits of
+`limits.py`.
+
 `CODE_AGENT_SANDBOX`: auto (default: use it when the kernel has it), require
 (refuse to run commands without it), off (no sandbox: dangerous).
 `sandbox_status()` is the short line for the status bar, `describe()` the
@@ -220,7 +228,12 @@ def _spawner_words(found: Support) -> str:
         if scoped
         else "each in a nested Landlock domain (no signal scoping before Landlock v6)"
     )
-    return f"{where}, {domain}"
+    limit = (
+        "no process limit as root"
+        if os.geteuid() == 0 or not found.pid_namespace
+        else ("a process limit per spawner")
+    )
+    return f"{where}, {domain}; {limit}; approved commands start from the app itself"
 
 
 def startup_notice(setting: SandboxSetting = "auto") -> str | None:
