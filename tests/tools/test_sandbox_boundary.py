@@ -82,7 +82,9 @@ APP = textwrap.dedent(
             for key, value in values.items():
                 arg = arg.replace(key, value)
             argv.append(arg)
-        outcome = await run_command(argv, cwd=repo, config=config, timeout=120)
+        outcome = await run_command(
+            argv, cwd=repo, config=config, mode=request["mode"], timeout=120
+        )
         if request["marker"]:
             survivors = []
             for entry in os.listdir("/proc"):
@@ -229,8 +231,10 @@ def run_app(
     no_pid_namespace: bool = False,
     limits: dict[str, int] | None = None,
     marker: str = "",
+    mode: str = "read-only",
 ) -> dict:
     request = {
+        "mode": mode,
         "repo": str(world["repo"]),
         "argv": argv,
         "no_pid_namespace": no_pid_namespace,
@@ -285,17 +289,19 @@ def assert_contained(world: dict[str, Path], seen: dict) -> None:
 
 
 @pytest.mark.parametrize(
-    "no_pid_namespace",
+    ("no_pid_namespace", "mode"),
     [
-        pytest.param(False, id="as-probed"),
-        pytest.param(True, id="without-pid-namespace"),
+        pytest.param(False, "read-only", id="as-probed"),
+        pytest.param(True, "read-only", id="without-pid-namespace"),
+        pytest.param(False, "approved", id="approved"),
     ],
 )
-def test_a_read_only_command_cannot_trace_read_or_signal_the_app(world, no_pid_namespace):
+def test_a_command_cannot_trace_read_or_signal_the_app(world, no_pid_namespace, mode):
     seen = run_app(
         world,
         [sys.executable, "-c", ATTACK, "{pid}", "{tids}", "{addr}", "{size}", str(world["canary"])],
         no_pid_namespace=no_pid_namespace,
+        mode=mode,
     )
     assert seen["stdout"].endswith("attack done\n"), seen
     for word in ("ATTACHED", "SEIZED", "ENVIRON", "MEM", "VMREAD", "SIGNALLED", "WROTE"):
