@@ -203,11 +203,15 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> bool:
     return True
 
 
-def _exec_command(request: dict[str, Any], fds: list[int], ruleset_fd: int, report: int) -> None:
-    """In the command's child: its own domain, limits, descriptors, folder; then exec."""
+def _exec_command(channel: socket.socket, ruleset_fd: int, report: int) -> None:
+    """The command's child, forked ahead: its own domain, then wait for the request and exec."""
     try:
         os.setpgid(0, 0)
         restrict(ruleset_fd)
+        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 2)
+        if not data:
+            os._exit(0)  # never used: the spawner went away
+        request = json.loads(data)
         for number, soft, hard in request["limits"]:
             resource.setrlimit(number, (soft, hard))
         null = os.open("/dev/null", os.O_RDONLY)
@@ -227,24 +231,40 @@ def _exec_command(request: dict[str, Any], fds: list[int], ruleset_fd: int, repo
     os._exit(127)
 
 
-def keeper(request: dict[str, Any], fds: list[int], ruleset_fd: int, abi: int) -> None:
-    """Forked from the spawner for one command; never returns."""
-    control = socket.socket(fileno=fds[2])
+def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
+    """Forked ahead from the spawner, with its command's child forked ahead too.
+
+    Forks are the slow part of starting a command, so both happen before the
+    request comes; the request then only travels down two sockets. Never returns.
+    """
     try:
         restrict(ruleset_fd)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    except OSError as exc:
-        _send(control, {"error": exc.errno or errno.EPERM})
+    except OSError:
         os._exit(1)
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     report_read, report_write = os.pipe2(os.O_CLOEXEC)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     command = os.fork()
     if command == 0:
+        channel.close()
+        ours.close()
         os.close(report_read)
-        _exec_command(request, fds, ruleset_fd, report_write)
+        _exec_command(theirs, ruleset_fd, report_write)
+    theirs.close()
     os.close(report_write)
+    try:
+        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 3)
+    except OSError:
+        data, fds = b"", []
+    channel.close()
+    if not data or len(fds) != 3:
+        os._exit(0)  # the spawner is gone (the command's child ends on its own EOF)
+    control = socket.socket(fileno=fds[2])
+    socket.send_fds(ours, [data], fds[:2])
+    ours.close()
     os.close(fds[0])
     os.close(fds[1])
     failed = os.read(report_read, 32)
@@ -303,6 +323,7 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     if setup["seccomp"]:
         install_filter(bytes.fromhex(setup["seccomp"]), setup["seccomp_syscall"])
     _send(sock, {"ready": True, "own_proc": bool(own_proc)})
+    warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
     while True:
         try:
             ready, _, _ = select.select([sock], [], [], 5.0)
@@ -317,12 +338,28 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
             return
         if not data:
             return  # the app is gone: PID 1 ends, and the namespace with it
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            keeper(json.loads(data), fds, ruleset_fd, setup["abi"])
+        for _attempt in range(2):
+            try:
+                socket.send_fds(warm, [data], fds)
+                break
+            except OSError:  # that keeper died before its turn: fork a fresh one
+                warm.close()
+                warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
+        warm.close()
         for fd in fds:
             os.close(fd)
+        warm = _warm_keeper(sock, ruleset_fd, setup["abi"])  # the next one, while this runs
+
+
+def _warm_keeper(sock: socket.socket, ruleset_fd: int, abi: int) -> socket.socket:
+    """Fork the keeper for the next command now; the socket hands it its request."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if os.fork() == 0:
+        sock.close()
+        ours.close()
+        keeper(theirs, ruleset_fd, abi)
+    theirs.close()
+    return ours
 
 
 def _reap() -> None:
