@@ -197,7 +197,7 @@ def user_world(tmp_path: Path) -> Iterator[dict[str, Path]]:
         return
     if shutil.which("setpriv") is None or not os.access(SYSTEM_PYTHON, os.X_OK):
         pytest.skip("running as root without setpriv or a system python3")
-    base = Path(tempfile.mkdtemp(prefix="boundary-", dir="/tmp"))
+    base = Path(tempfile.mkdtemp(prefix="boundary-"))
     os.chmod(base, 0o755)
     try:
         found = make_world(base)
