@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import resource
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,11 @@ SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
 _CAPABILITY_VERSION_3 = 0x20080522
 
 
+def rlimit_triples(limits: dict[str, int]) -> list[tuple[int, int, int]]:
+    """(RLIMIT_* number, soft, hard) for each limit, as the spawner sets them."""
+    return [(RLIMIT_NUMBERS[name], *rlimit_pair(name, value)) for name, value in limits.items()]
+
+
 class SandboxSetupError(Exception):
     """A sandbox step failed in the child; the command did not run."""
 
@@ -48,6 +54,32 @@ class _MountAttr(ctypes.Structure):
         ("propagation", ctypes.c_uint64),
         ("userns_fd", ctypes.c_uint64),
     ]
+
+
+class _Rlimit(ctypes.Structure):
+    _fields_ = [("soft", ctypes.c_ulong), ("hard", ctypes.c_ulong)]
+
+
+# The limit names of `limits.CommandLimits.rlimits` and their RLIMIT_* numbers.
+RLIMIT_NUMBERS = {
+    "nproc": resource.RLIMIT_NPROC,
+    "data": resource.RLIMIT_DATA,
+    "fsize": resource.RLIMIT_FSIZE,
+    "cpu": resource.RLIMIT_CPU,
+}
+ULONG_MAX = (1 << (8 * ctypes.sizeof(ctypes.c_ulong))) - 1
+CPU_GRACE = 5  # seconds between SIGXCPU at the soft limit and SIGKILL at the hard one
+
+
+def rlimit_pair(name: str, value: int) -> tuple[int, int]:
+    """(soft, hard) for one limit, never above the hard limit the process already has."""
+    _, hard = resource.getrlimit(RLIMIT_NUMBERS[name])
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    if name == "cpu":
+        top = value + CPU_GRACE
+        return value, top if hard == resource.RLIM_INFINITY else min(hard, top)
+    return value, value
 
 
 class _CapHeader(ctypes.Structure):
@@ -177,6 +209,14 @@ class ChildSteps:
             (ctypes.addressof(header), ctypes.addressof(data)),
             "dropping capabilities",
         )
+
+    def resource_limits(self, limits: dict[str, int]) -> None:
+        setrlimit = _function("setrlimit", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p])
+        for name, value in limits.items():
+            soft, hard = rlimit_pair(name, value)
+            pair = _Rlimit(soft & ULONG_MAX, hard & ULONG_MAX)
+            self._keep.append(pair)
+            self.add(setrlimit, (RLIMIT_NUMBERS[name], ctypes.addressof(pair)), f"{name} limit")
 
     def landlock(self, ruleset_fd: int) -> None:
         syscall = _function("syscall", ctypes.c_long, [ctypes.c_long, ctypes.c_long, ctypes.c_long])

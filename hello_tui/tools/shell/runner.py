@@ -7,8 +7,10 @@ argv list run without a shell), the working folder, the mode (read-only or
 approved), whether the network is allowed, a timeout, a cancel event and an
 output callback.
 
-The command runs in its own process group (a session of its own when there
-is no sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
+Read-only commands start from the spawner process (`spawner.py`), whose
+keeper ends every process the command started, `setsid` or not; approved
+ones run in their own process group (a session of its own when there is no
+sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
 private folder for HOME and TMPDIR that is removed afterwards. A timeout, a
 cancellation or the end of the command stops the whole group, so nothing it
 started lives on. stdout and stderr are captured apart; a pipeline reports
@@ -28,16 +30,17 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from hello_tui.tools.shell import sandbox
-from hello_tui.tools.shell.child_setup import SandboxSetupError
+from hello_tui.tools.shell.child_setup import SandboxSetupError, rlimit_triples
 from hello_tui.tools.shell.environment import command_environment, private_dirs
+from hello_tui.tools.shell.limits import CommandLimits, limit_line
 from hello_tui.tools.shell.parse import instrument
 from hello_tui.tools.shell.sandbox import (
     Mode,
@@ -46,13 +49,16 @@ from hello_tui.tools.shell.sandbox import (
     SandboxUnavailable,
     Support,
 )
-from hello_tui.tools.shell.spawner import SpawnerThread
+from hello_tui.tools.shell.spawner import RemoteCommand, SpawnerProcess
 
 # What the UI keeps of each stream (head and tail) when a command floods it.
 FULL_OUTPUT_LIMIT = 8 * 1024 * 1024
 # How long pipes may stay open after the command itself exited (background jobs).
 BACKGROUND_GRACE = 2.0
 _READ_CHUNK = 65536
+# Commands start (and their sandbox is built) here, off the event loop; a pool of
+# its own, so a busy default executor never holds a command back.
+_STARTER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hello-tui-start")
 
 
 class OutputCapture:
@@ -123,6 +129,7 @@ class RunConfig:
     environ: Mapping[str, str] | None = None  # None: os.environ at the time of the run
     # What the machine offers; None: the probe's answer (a lower ABI acts like an older kernel).
     confinement: Support | None = None
+    limits: CommandLimits = field(default_factory=CommandLimits)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunConfig:
@@ -237,18 +244,66 @@ class CommandScope:
         self.close()
 
 
-def _stop_when_started(
-    starting: Future[subprocess.Popen[bytes]] | asyncio.Future[subprocess.Popen[bytes]],
-) -> None:
+class _Started:
+    """A running command, however it was started: output pipes, its end, stopping it all."""
+
+    def __init__(
+        self,
+        stdout: IO[bytes],
+        stderr: IO[bytes],
+        exited: Callable[[], Awaitable[int]],
+        stop: Callable[[], None],
+        finish: Callable[[], Awaitable[int | None]],
+    ) -> None:
+        self.stdout, self.stderr = stdout, stderr
+        self.exited, self.stop, self.finish = exited, stop, finish
+
+
+def _local(proc: subprocess.Popen[bytes]) -> _Started:
+    """A child forked from the app (approved commands, no sandbox): its process group."""
+    assert proc.stdout is not None and proc.stderr is not None
+
+    async def finish() -> int | None:
+        _kill_group(proc.pid)
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.get_running_loop().run_in_executor(None, proc.wait)
+        return proc.returncode
+
+    return _Started(
+        proc.stdout, proc.stderr, lambda: _exited(proc), lambda: _kill_group(proc.pid), finish
+    )
+
+
+def _remote(command: RemoteCommand) -> _Started:
+    """A command the spawner started: its keeper kills everything in its domain."""
+
+    async def finish() -> int | None:
+        try:
+            return await command.ended()
+        finally:
+            command.close()
+
+    return _Started(command.stdout, command.stderr, command.exited, command.stop, finish)
+
+
+def _stop_when_started(starting: Future[_Started]) -> None:
     if starting.cancelled() or starting.exception() is not None:
         return
-    proc = starting.result()
-    _kill_group(proc.pid)
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
-    threading.Thread(target=proc.wait, daemon=True).start()  # reap it
+    started = starting.result()
+    started.stop()
+    for pipe in (started.stdout, started.stderr):
+        with contextlib.suppress(OSError):
+            pipe.close()
+
+    async def finish() -> None:
+        await started.finish()
+
+    def reap() -> None:
+        asyncio.run(finish())
+
+    threading.Thread(target=reap, daemon=True).start()
 
 
 def _kill_group(pgid: int) -> None:
@@ -323,45 +378,52 @@ async def run_process(
     sink: OutputSink | None,
     *,
     preexec: Callable[[], None] | None = None,
-    spawner: SpawnerThread | None = None,
+    spawner: SpawnerProcess | None = None,
+    rlimits: dict[str, int] | None = None,
     cancel: asyncio.Event | None = None,
     output_limit: int = FULL_OUTPUT_LIMIT,
     stream_all: bool = False,
 ) -> ProcessOutcome:
-    """Start `cmd` in its own process group and see it (and all it started) end.
+    """Start `cmd` and see it (and all it started) end.
 
-    A confined `spawner` thread starts it (read-only commands), or a forked
-    child runs `preexec` before exec (approved commands), or neither (no sandbox).
+    The `spawner` process starts it (read-only commands: a keeper ends every
+    process it left), or a forked child runs `preexec` before exec (approved
+    commands: its process group is stopped), or neither (no sandbox).
     """
     out, err = OutputCapture(output_limit), OutputCapture(output_limit)
     loop = asyncio.get_running_loop()
-    options: dict[str, Any] = {
-        "cwd": cwd,
-        "env": env,
-        "stdin": subprocess.DEVNULL,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-    }
-    if spawner is not None or preexec is not None:
-        # A process group of its own is enough to stop it all: the sandbox denies
-        # /dev/tty, and a background group gets no signals from the terminal. A new
-        # session would also move it to a scheduler autogroup of its own, where it
-        # competes with every other session for the CPU.
-        options["process_group"] = 0
-    else:
-        options["start_new_session"] = True  # no sandbox: leave the terminal behind too
-    starting: Future[subprocess.Popen[bytes]] | asyncio.Future[subprocess.Popen[bytes]]
+    start: Callable[[], _Started]
     if spawner is not None:
-        starting = spawner.popen(cmd, **options)
+        limits = rlimit_triples(rlimits or {})
+
+        def start() -> _Started:
+            return _remote(spawner.start(cmd, cwd, env, limits))
+
     else:
-        # preexec_fn: raw syscalls only (child_setup.py)
+        options: dict[str, Any] = {
+            "cwd": cwd,
+            "env": env,
+            "stdin": subprocess.DEVNULL,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+        }
+        if preexec is not None:
+            # A process group of its own is enough to stop it all: the sandbox denies
+            # /dev/tty, and a background group gets no signals from the terminal. A new
+            # session would also move it to a scheduler autogroup of its own, where it
+            # competes with every other session for the CPU.
+            options["process_group"] = 0
+            options["preexec_fn"] = preexec  # raw syscalls only (child_setup.py)
+        else:
+            options["start_new_session"] = True  # no sandbox: leave the terminal behind too
         popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
-        start: Callable[[], subprocess.Popen[bytes]] = functools.partial(
-            popen, cmd, preexec_fn=preexec, **options
-        )
-        starting = loop.run_in_executor(None, start)
+
+        def start() -> _Started:
+            return _local(popen(cmd, **options))
+
+    starting = _STARTER.submit(start)
     try:
-        proc = await asyncio.shield(asyncio.wrap_future(starting))
+        started = await asyncio.shield(asyncio.wrap_future(starting))
     except asyncio.CancelledError:
         # Cancelled while it was starting: it may start anyway, so stop it once it has.
         starting.add_done_callback(_stop_when_started)
@@ -371,43 +433,40 @@ async def run_process(
         return ProcessOutcome(out, err, None, start_error=reason)
     except OSError as exc:
         return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
-    assert proc.stdout is not None and proc.stderr is not None
     timed_out = cancelled = False
     readers: list[asyncio.Task[None]] = []
     waiter = stopper = None
+    returncode: int | None = None
     try:
-        streams = [await _reader(proc.stdout, loop), await _reader(proc.stderr, loop)]
+        streams = [await _reader(started.stdout, loop), await _reader(started.stderr, loop)]
         readers = [
             asyncio.create_task(_pump(streams[0], out, "stdout", sink, stream_all)),
             asyncio.create_task(_pump(streams[1], err, "stderr", sink, stream_all)),
         ]
-        waiter = asyncio.ensure_future(_exited(proc))
+        waiter = asyncio.ensure_future(started.exited())
         stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         pending = {waiter} | ({stopper} if stopper else set())
         done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if waiter not in done:
             timed_out = stopper is None or stopper not in done
             cancelled = not timed_out
-            _kill_group(proc.pid)
+            started.stop()
             await waiter
         # Background jobs may still hold the pipes open; give them a moment, then stop them.
         _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
-        _kill_group(proc.pid)
+        started.stop()
         if still_reading:
             await asyncio.wait(still_reading, timeout=BACKGROUND_GRACE)
     finally:
         # Also on cancellation: nothing the command started outlives it.
-        _kill_group(proc.pid)
+        started.stop()
         for task in (*readers, *(t for t in (waiter, stopper) if t is not None)):
             task.cancel()
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await loop.run_in_executor(None, proc.wait)
-        for pipe in (proc.stdout, proc.stderr):
+        returncode = await started.finish()
+        for pipe in (started.stdout, started.stderr):
             with contextlib.suppress(OSError):
                 pipe.close()
-    return ProcessOutcome(out, err, proc.returncode, timed_out=timed_out, cancelled=cancelled)
+    return ProcessOutcome(out, err, returncode, timed_out=timed_out, cancelled=cancelled)
 
 
 def _state_folder_problem(config: RunConfig) -> str | None:
@@ -476,10 +535,17 @@ async def run_command(
             state_dir=config.state_dir,
             extra_read=scope.extra_read,
         )
+        prepare = functools.partial(
+            sandbox.prepare,
+            spec,
+            config.sandbox,
+            scope.env["PATH"],
+            found=config.confinement,
+            limits=config.limits,
+        )
         try:
-            prepared = sandbox.prepare(
-                spec, config.sandbox, scope.env["PATH"], found=config.confinement
-            )
+            # Building rulesets and starting a spawner block: never on the event loop.
+            prepared = await asyncio.get_running_loop().run_in_executor(_STARTER, prepare)
         except (SandboxUnavailable, SandboxSetupError) as exc:
             empty = OutputCapture()
             return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
@@ -487,6 +553,9 @@ async def run_command(
             options = {
                 "preexec": prepared.preexec,
                 "spawner": prepared.spawner,
+                "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
+                if prepared.active
+                else None,
                 "cancel": cancel,
                 "output_limit": output_limit,
                 "stream_all": stream_all,
@@ -497,6 +566,8 @@ async def run_command(
         outcome.sandbox = _describe(
             prepared, config.confinement or sandbox.support(), mode, network
         )
+        if prepared.active:
+            _report_limit(outcome, prepared, on_output)
         return outcome
     finally:
         if own_scope:
@@ -526,6 +597,24 @@ async def _run_prepared(
     if instrumented:
         outcome.pipelines = _read_statuses(Path(status_path), instrumented.pipelines)
     return outcome
+
+
+def _report_limit(
+    outcome: ProcessOutcome, prepared: sandbox.PreparedSandbox, sink: OutputSink | None
+) -> None:
+    """One line on stderr when the command failed the way a resource limit makes it fail."""
+    if outcome.exit_code is None or outcome.timed_out or outcome.cancelled:
+        return
+    codes = [outcome.exit_code, *(s.code for p in outcome.pipelines for s in p)]
+    what = prepared.limits.hit(codes, outcome.stderr.text(), processes=prepared.counts_processes)
+    if what is None:
+        return
+    line = limit_line(what) + "\n"
+    if outcome.stderr.total and not outcome.stderr.data().endswith(b"\n"):
+        line = "\n" + line
+    outcome.stderr.add(line.encode())
+    if sink is not None:
+        sink(line, "stderr")
 
 
 def _read_statuses(path: Path, pipelines: list[list[str]]) -> list[list[StageStatus]]:

@@ -13,6 +13,14 @@ Landlock can grant "write beneath the repo" but not "except .git/".
   `.git/` and the state folder) and in their private folder; network only
   when the approval said so.
 
+Commands never run in a thread or process that holds the app's memory:
+read-only commands start from a separate spawner process (`spawner.py`),
+each in a nested Landlock domain of its own under a keeper that ends every
+process it leaves; approved commands are forked from the app (made
+non-dumpable at start, `make_app_undumpable`) and confine themselves before
+exec. Both get the seccomp filter (no tracing syscalls) and the rlimits of
+`limits.py`.
+
 `CODE_AGENT_SANDBOX`: auto (default: use it when the kernel has it), require
 (refuse to run commands without it), off (no sandbox: dangerous).
 `sandbox_status()` is the short line for the status bar, `describe()` the
@@ -22,6 +30,7 @@ one for `doctor` and the start-up notice.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import platform
 import subprocess
@@ -48,8 +57,10 @@ from hello_tui.tools.shell.landlock import (
     LandlockError,
     Ruleset,
     abi_version,
+    libc,
 )
-from hello_tui.tools.shell.spawner import SpawnerThread, spawner_for
+from hello_tui.tools.shell.limits import DEFAULT_LIMITS, CommandLimits
+from hello_tui.tools.shell.spawner import SpawnerProcess, probe_pid_namespace, spawner_for
 
 Mode = Literal["read-only", "approved"]
 SandboxSetting = Literal["auto", "require", "off"]
@@ -97,6 +108,7 @@ NETWORK_READ_FILES = (
 )
 READABLE_DEVICES = ("/dev/zero", "/dev/random", "/dev/urandom")
 DEVICE_RW = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+PR_SET_DUMPABLE = 4
 
 
 class SandboxUnavailable(Exception):
@@ -110,6 +122,8 @@ class Support:
     landlock_abi: int
     seccomp: bool
     mount_namespace: bool
+    # The spawner gets user, mount and PID namespaces and a /proc of its own.
+    pid_namespace: bool = False
 
     @property
     def available(self) -> bool:
@@ -123,7 +137,18 @@ def support() -> Support:
         landlock_abi=abi,
         seccomp=abi > 0 and seccomp.supported(),
         mount_namespace=abi > 0 and _probe_mount_namespace(),
+        pid_namespace=abi > 0 and probe_pid_namespace(),
     )
+
+
+def make_app_undumpable() -> None:
+    """No process of the same user may ptrace the app or read its /proc memory and environ."""
+    if platform.system() != "Linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        prctl = libc()["prctl"]
+        zero = ctypes.c_ulong(0)
+        prctl(PR_SET_DUMPABLE, zero, zero, zero, zero)
 
 
 def _probe_mount_namespace() -> bool:
@@ -183,7 +208,32 @@ def describe(setting: SandboxSetting = "auto") -> str:
         else "no mount namespace: approved commands cannot create files at the repo's top"
         " level, and may change file modes outside it"
     )
+    extras.append(_spawner_words(found))
     return f"landlock v{found.landlock_abi} ({', '.join(extras)})"
+
+
+def _spawner_words(found: Support) -> str:
+    scoped = found.landlock_abi >= 6
+    if found.pid_namespace:
+        where = (
+            "read-only commands start from a separate spawner in a PID namespace with its own /proc"
+        )
+    else:
+        where = (
+            "no PID namespace: read-only commands start from a separate spawner (a subreaper);"
+            " other processes' memory and environment stay behind Landlock"
+        )
+    domain = (
+        "each in a nested Landlock domain that cannot signal or trace outside it"
+        if scoped
+        else "each in a nested Landlock domain (no signal scoping before Landlock v6)"
+    )
+    limit = (
+        "no process limit as root"
+        if os.geteuid() == 0 or not found.pid_namespace
+        else ("a process limit per spawner")
+    )
+    return f"{where}, {domain}; {limit}; approved commands start from the app itself"
 
 
 def startup_notice(setting: SandboxSetting = "auto") -> str | None:
@@ -322,8 +372,14 @@ def protected_paths(spec: SandboxSpec) -> list[Path]:
     return found
 
 
-def grants_for(spec: SandboxSpec, path_value: str, *, mount_namespace: bool) -> Grants:
-    """Every path rule of the command's ruleset."""
+def grants_for(
+    spec: SandboxSpec, path_value: str, *, mount_namespace: bool, host_proc: bool = True
+) -> Grants:
+    """Every path rule of the command's ruleset.
+
+    `host_proc=False` leaves /proc out: a spawner with a PID namespace grants
+    the /proc it mounts itself, which shows only its own namespace.
+    """
     grants = Grants()
     for system in SYSTEM_PROGRAM_DIRS:
         grants.add(system, READ_EXECUTE)
@@ -334,9 +390,12 @@ def grants_for(spec: SandboxSpec, path_value: str, *, mount_namespace: bool) -> 
     if spec.network:
         for name in NETWORK_READ_FILES:
             grants.add(name, READ)
-    # /proc: programs read their own entries; Landlock's ptrace scoping keeps
-    # other processes' environ, memory and file descriptors out of reach.
-    grants.add("/proc", READ)
+    # /proc: programs read their own entries (/proc/self is a magic link, so
+    # Landlock's inode rules cannot grant it alone). Landlock's ptrace rule keeps
+    # the environ, memory and descriptors of every process outside the command's
+    # domain out of reach.
+    if host_proc:
+        grants.add("/proc", READ)
     grants.add("/dev/null", DEVICE_RW)
     for device in READABLE_DEVICES:
         grants.add(device, FS_READ_FILE)
@@ -371,7 +430,7 @@ def grants_for(spec: SandboxSpec, path_value: str, *, mount_namespace: bool) -> 
 
 
 class PreparedSandbox:
-    """How one command is confined: a confined thread to start it from, or steps for its child.
+    """How one command is confined: a spawner process to start it from, or steps for its child.
 
     Close it once the child has started.
     """
@@ -380,10 +439,14 @@ class PreparedSandbox:
         self,
         preexec: Callable[[], None] | None,
         ruleset: Ruleset | None,
-        spawner: SpawnerThread | None = None,
+        spawner: SpawnerProcess | None = None,
+        limits: CommandLimits = DEFAULT_LIMITS,
+        counts_processes: bool = False,
     ) -> None:
         self.preexec = preexec
         self.spawner = spawner
+        self.limits = limits
+        self.counts_processes = counts_processes  # is the process limit in force?
         self._ruleset = ruleset
 
     @property
@@ -402,23 +465,24 @@ def prepare(
     path_value: str,
     *,
     found: Support | None = None,
+    limits: CommandLimits = DEFAULT_LIMITS,
 ) -> PreparedSandbox:
-    """Build the sandbox for one command in the parent.
+    """Build the sandbox for one command (blocking: call it from a thread, not the event loop).
 
     `found` is what the machine offers (default: the probe); a lower ABI or
-    no mount namespace gives the confinement an older kernel would. Raises
+    no namespaces give the confinement an older kernel would. Raises
     SandboxUnavailable under `require` without a sandbox, and
     SandboxSetupError when the kernel refuses a rule.
     """
     if setting == "off":
-        return PreparedSandbox(None, None)
+        return PreparedSandbox(None, None, limits=limits)
     found = found or support()
     if not found.available:
         if setting == "require":
             raise SandboxUnavailable(
                 "Refused: CODE_AGENT_SANDBOX=require, but there is no OS sandbox here."
             )
-        return PreparedSandbox(None, None)
+        return PreparedSandbox(None, None, limits=limits)
     if spec.mode == "read-only":
         key = (
             spec.repo,
@@ -430,27 +494,52 @@ def prepare(
             found,
         )
         try:
-            spawner = spawner_for(key, lambda: _confined_thread(spec, path_value, found))
-        except Exception as exc:  # noqa: BLE001 - any failure to confine means: do not run
-            raise SandboxSetupError(
-                f"sandbox: the confined thread could not start ({exc})"
-            ) from None
-        return PreparedSandbox(None, None, spawner)
-    return _child_steps(spec, path_value, found)
+            spawner = spawner_for(key, lambda: _spawner_process(spec, path_value, found))
+        except (OSError, LandlockError) as exc:
+            raise SandboxSetupError(f"sandbox: the spawner could not start ({exc})") from None
+        # RLIMIT_NPROC counts per user and user namespace, and never holds root.
+        counts = found.pid_namespace and os.geteuid() != 0
+        return PreparedSandbox(None, None, spawner, limits=limits, counts_processes=counts)
+    # Forked from the app: no user namespace of its own for root, so no process limit.
+    prepared = _child_steps(spec, path_value, found, limits.rlimits(own_user_namespace=False))
+    prepared.limits = limits
+    return prepared
 
 
-def _confined_thread(spec: SandboxSpec, path_value: str, found: Support) -> SpawnerThread:
-    """A spawner thread confined as `spec` says (read-only commands: no namespace needed)."""
-    prepared = _child_steps(spec, path_value, found)
+def _spawner_process(spec: SandboxSpec, path_value: str, found: Support) -> SpawnerProcess:
+    """A spawner process confined as `spec` says; every command it starts nests below it."""
     try:
-        assert prepared.preexec is not None
-        return SpawnerThread(prepared.preexec, "read-only")
+        ruleset = Ruleset(found.landlock_abi, restrict_network=not spec.network)
+    except LandlockError as exc:
+        raise SandboxSetupError(f"sandbox: {exc}") from None
+    try:
+        grants = grants_for(
+            spec, path_value, mount_namespace=False, host_proc=not found.pid_namespace
+        )
+        for path, rights in grants.rights.items():
+            ruleset.allow(path, rights)
+        program = (
+            seccomp.build_program(
+                deny_sockets=not spec.network, deny_metadata=True, deny_tracing=True
+            )
+            if found.seccomp
+            else None
+        )
+        return SpawnerProcess(
+            ruleset.fd,
+            seccomp_program=program,
+            pid_namespace=found.pid_namespace,
+            proc_rights=READ & ruleset.fs_mask,
+            abi=found.landlock_abi,
+        )
     finally:
-        prepared.close()
+        ruleset.close()
 
 
-def _child_steps(spec: SandboxSpec, path_value: str, found: Support) -> PreparedSandbox:
-    """The ruleset and the steps a forked child runs before exec."""
+def _child_steps(
+    spec: SandboxSpec, path_value: str, found: Support, rlimits: dict[str, int]
+) -> PreparedSandbox:
+    """The ruleset and the steps a forked child runs before exec (approved commands)."""
     use_namespace = spec.mode == "approved" and found.mount_namespace
     try:
         ruleset = Ruleset(found.landlock_abi, restrict_network=not spec.network)
@@ -466,10 +555,13 @@ def _child_steps(spec: SandboxSpec, path_value: str, found: Support) -> Prepared
             steps.confined_mounts([spec.repo, spec.private_dir], protected_paths(spec), spec.cwd)
         steps.no_new_privileges()
         steps.drop_capabilities()
+        steps.resource_limits(rlimits)
         steps.landlock(ruleset.fd)
         if found.seccomp:
             prepared = seccomp.prepare(
-                deny_sockets=not spec.network, deny_metadata=spec.mode == "read-only"
+                deny_sockets=not spec.network,
+                deny_metadata=spec.mode == "read-only",
+                deny_tracing=True,
             )
             if prepared is not None:
                 steps.seccomp(prepared.address, prepared)

@@ -1,4 +1,4 @@
-"""A seccomp filter for what Landlock cannot express: new sockets and metadata changes.
+"""A seccomp filter for what Landlock cannot express: new sockets, metadata changes, tracing.
 
 Landlock's network rights cover TCP bind and connect only; UDP, raw and
 netlink sockets, and connecting to a unix socket by path (a container
@@ -12,6 +12,12 @@ attributes and `chattr` flags work on any file the process can name. For
 read-only commands the filter refuses those syscalls (EPERM) everywhere;
 approved commands get a read-only view of everything outside the repo from
 their mount namespace instead (`child_setup.py`).
+
+Every command is also refused (EPERM) the syscalls that reach into another
+process or the kernel's shared state: ptrace, process_vm_readv/writev,
+process_madvise, kcmp, pidfd_getfd, perf_event_open, bpf, userfaultfd, the
+keyring calls and open_by_handle_at. Landlock already forbids tracing
+outside the command's domain; this holds even where a kernel bug would not.
 
 Syscalls of a foreign ABI (32-bit x86 on a 64-bit kernel, x32) are refused
 outright, since their numbers differ and would slip past the lists. The
@@ -47,6 +53,9 @@ class _Arch:
     audit_arch: int
     sockets: tuple[int, ...]  # socket, io_uring_setup, io_uring_enter, io_uring_register
     metadata: tuple[int, ...]  # chmod, chown, utimes and xattr families
+    # ptrace process_vm_readv process_vm_writev process_madvise kcmp perf_event_open
+    # bpf userfaultfd add_key request_key keyctl pidfd_getfd open_by_handle_at
+    tracing: tuple[int, ...]
     ioctl: int
     foreign_from: int | None  # syscall numbers at or above this belong to another ABI
 
@@ -60,6 +69,7 @@ _ARCHES = {
         # fchmodat2 setxattrat removexattrat
         metadata=(90, 91, 92, 93, 94, 132, 235, 260, 261, 268, 280)
         + (188, 189, 190, 197, 198, 199, 452, 463, 466),
+        tracing=(101, 310, 311, 440, 312, 298, 321, 323, 248, 249, 250, 438, 304),
         ioctl=16,
         foreign_from=0x40000000,
     ),
@@ -69,6 +79,7 @@ _ARCHES = {
         # fchmod fchmodat fchownat fchown utimensat setxattr lsetxattr fsetxattr
         # removexattr lremovexattr fremovexattr fchmodat2 setxattrat removexattrat
         metadata=(52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452, 463, 466),
+        tracing=(117, 270, 271, 440, 272, 241, 280, 282, 217, 218, 219, 438, 265),
         ioctl=29,
         foreign_from=None,
     ),
@@ -100,10 +111,12 @@ class _Program:
         return b"".join(out)
 
 
-def build_program(*, deny_sockets: bool, deny_metadata: bool) -> bytes | None:
+def build_program(
+    *, deny_sockets: bool, deny_metadata: bool, deny_tracing: bool = False
+) -> bytes | None:
     """The filter's instructions, or None on an architecture it does not know."""
     arch = _ARCHES.get(platform.machine())
-    if arch is None or not (deny_sockets or deny_metadata):
+    if arch is None or not (deny_sockets or deny_metadata or deny_tracing):
         return None
     p = _Program()
     p.emit(_LD_W_ABS, _OFFSET_ARCH)
@@ -114,19 +127,22 @@ def build_program(*, deny_sockets: bool, deny_metadata: bool) -> bytes | None:
     if deny_sockets:
         for number in arch.sockets:
             p.emit(_JEQ_K, number, jt="no_socket", jf=0)
+    if deny_tracing:
+        for number in arch.tracing:
+            p.emit(_JEQ_K, number, jt="refused", jf=0)
     if deny_metadata:
         for number in arch.metadata:
-            p.emit(_JEQ_K, number, jt="no_metadata", jf=0)
+            p.emit(_JEQ_K, number, jt="refused", jf=0)
         p.emit(_JEQ_K, arch.ioctl, jt="ioctl", jf="allow")
         p.label("ioctl")
         p.emit(_LD_W_ABS, _OFFSET_ARG1_LOW)
         for request in (*FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR):
-            p.emit(_JEQ_K, request, jt="no_metadata", jf=0)
+            p.emit(_JEQ_K, request, jt="refused", jf=0)
     p.label("allow")
     p.emit(_RET_K, RET_ALLOW)
     p.label("no_socket")
     p.emit(_RET_K, RET_ERRNO | errno.EACCES)
-    p.label("no_metadata")
+    p.label("refused")
     p.emit(_RET_K, RET_ERRNO | errno.EPERM)
     p.label("foreign")
     p.emit(_RET_K, RET_ERRNO | errno.EPERM)
@@ -146,6 +162,10 @@ class PreparedFilter:
         self.address = ctypes.addressof(self.fprog)
 
 
-def prepare(*, deny_sockets: bool, deny_metadata: bool) -> PreparedFilter | None:
-    program = build_program(deny_sockets=deny_sockets, deny_metadata=deny_metadata)
+def prepare(
+    *, deny_sockets: bool, deny_metadata: bool, deny_tracing: bool = False
+) -> PreparedFilter | None:
+    program = build_program(
+        deny_sockets=deny_sockets, deny_metadata=deny_metadata, deny_tracing=deny_tracing
+    )
     return PreparedFilter(program) if program is not None else None

@@ -1,69 +1,278 @@
-"""Sandboxed spawner threads: read-only commands start from a thread that is already confined.
+"""The app's side of the spawner process that starts every read-only command.
 
-Landlock, no_new_privs, capabilities and seccomp filters belong to a thread,
-not to the whole process, and a child inherits them from the thread that
-started it. So each kind of read-only confinement gets one long-lived
-thread of its own that confines itself once (the same steps a child would
-run, `child_setup.py`) and then starts commands with plain `subprocess.Popen`,
-which can use vfork: no copy of the app's memory, no Python code between fork
-and exec, and no ruleset to rebuild for every command. The rest of the
-process keeps all its rights.
+A command must never share a thread, a process or a Landlock domain with
+the app, whose memory holds the key. So read-only commands are started by a
+small separate process (`spawner_main.py`): a fresh `python -I -S` given
+that file's source, an empty environment, one end of a socket pair and the
+Landlock ruleset the app built. It confines itself once (namespaces where
+the machine has them, then non-dumpable, no_new_privs, no capabilities,
+Landlock, seccomp) and forks a keeper and the command for each request.
 
-Approved commands keep the fork-and-confine path: their mount namespace
-needs a process of its own (a user namespace cannot be made by a threaded
-process), and they are rarer and longer.
+One spawner serves every command of one confinement (repo, private folder,
+network, programs); a few are kept, the least recently used is closed.
+`start` blocks until the command has started (or failed to), so callers run
+it in a thread, never on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import socket
 import subprocess
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any
+
+from hello_tui.tools.shell.child_setup import SYS_SECCOMP
 
 MAX_SPAWNERS = 8
+MESSAGE_SIZE = 1 << 20
+START_TIMEOUT = 30.0
 
 
-class SpawnerThread:
-    """One confined thread; `popen` starts a command from it."""
+class SpawnerError(OSError):
+    """The spawner process could not start or confine itself."""
 
-    def __init__(self, confine: Callable[[], None], name: str) -> None:
-        self._executor = ThreadPoolExecutor(
-            max_workers=1, initializer=confine, thread_name_prefix=f"hello-tui-{name}"
-        )
-        # Confine now, so a failure shows at once and the ruleset can be closed after.
-        self._executor.submit(threading.get_ident).result()
 
-    def popen(self, argv: list[str], **options: Any) -> Future[subprocess.Popen[bytes]]:
-        """Start `argv` from the confined thread; the future holds the Popen."""
-        start: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
-        return self._executor.submit(start, argv, **options)
+@lru_cache(maxsize=1)
+def entry_source() -> str:
+    """The spawner's program, passed with -c so it runs without reading this package's files."""
+    return (Path(__file__).with_name("spawner_main.py")).read_text(encoding="utf-8")
+
+
+def _python(*args: str, **options: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", entry_source(), *args],
+        env={},
+        cwd="/",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        # A process group of its own keeps the terminal's ^C away; not a session of its
+        # own, which would put every command in a scheduler autogroup of its own.
+        process_group=0,
+        **options,
+    )
+
+
+def probe_pid_namespace() -> bool:
+    """Can the spawner get a user, mount and PID namespace with a /proc of its own here?"""
+    try:
+        return _python("probe").wait(timeout=20) == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+class RemoteCommand:
+    """A command the spawner started: its output pipes and the keeper's control socket."""
+
+    def __init__(
+        self,
+        pid: int,
+        stdout: IO[bytes],
+        stderr: IO[bytes],
+        control: socket.socket,
+        on_close: Callable[[], None],
+    ) -> None:
+        self.pid = pid  # in the spawner's PID namespace when it has one
+        self.stdout = stdout
+        self.stderr = stderr
+        self.returncode: int | None = None
+        self._gone = False
+        self._control = control
+        self._on_close: Callable[[], None] | None = on_close
+        control.setblocking(False)
+
+    async def exited(self) -> int:
+        """The exit status as soon as the command itself ends (its pipes may live on)."""
+        while self.returncode is None and not self._gone:
+            await self._next_message()
+        if self.returncode is None:  # the keeper is gone without a word: killed with it all
+            self.returncode = -signal.SIGKILL
+        return self.returncode
+
+    async def ended(self) -> int:
+        """Stop everything and wait until the keeper says every process has ended."""
+        self.stop()
+        while not self._gone:
+            await self._next_message()
+        return await self.exited()
+
+    async def _next_message(self) -> None:
+        try:
+            data = await asyncio.get_running_loop().sock_recv(self._control, 4096)
+        except OSError:
+            data = b""
+        if not data:
+            self._gone = True
+            return
+        message = json.loads(data)
+        if "exit" in message:
+            self.returncode = os.waitstatus_to_exitcode(message["exit"])
+        if message.get("gone"):
+            self._gone = True
+
+    def stop(self) -> None:
+        """Kill the command and everything it started (the keeper kills its whole domain)."""
+        with contextlib.suppress(OSError):
+            self._control.send(b"kill")
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False)
+        self.stop()
+        self._control.close()
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None
 
 
-_SPAWNERS: OrderedDict[Hashable, SpawnerThread] = OrderedDict()
+class SpawnerProcess:
+    """One confined spawner process; `start` runs a command from it."""
+
+    def __init__(
+        self,
+        ruleset_fd: int,
+        *,
+        seccomp_program: bytes | None,
+        pid_namespace: bool,
+        proc_rights: int,
+        abi: int,
+    ) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._sock = ours
+        self._lock = threading.Lock()
+        self._running = 0
+        self._retired = False
+        try:
+            self.process = _python(
+                str(theirs.fileno()), str(ruleset_fd), pass_fds=(theirs.fileno(), ruleset_fd)
+            )
+        finally:
+            theirs.close()
+        setup = {
+            "pid_namespace": pid_namespace,
+            "seccomp": seccomp_program.hex() if seccomp_program else "",
+            "seccomp_syscall": SYS_SECCOMP.get(platform.machine()),
+            "proc_rights": proc_rights,
+            "abi": abi,
+        }
+        ours.settimeout(START_TIMEOUT)
+        try:
+            ours.send(json.dumps(setup).encode())
+            reply = json.loads(ours.recv(MESSAGE_SIZE) or b"{}")
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise SpawnerError(f"the spawner process did not answer ({exc})") from None
+        ours.settimeout(None)
+        if not reply.get("ready"):
+            self.close()
+            raise SpawnerError(reply.get("error") or "the spawner process ended at start")
+        self.pid_namespace = pid_namespace
+        self.own_proc = bool(reply.get("own_proc"))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def start(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        limits: list[tuple[int, int, int]],
+    ) -> RemoteCommand:
+        """Start `argv` (blocking until it runs); raises OSError when it could not start.
+
+        `limits` are (RLIMIT_* number, soft, hard) triples the command gets.
+        """
+        request = json.dumps(
+            {"argv": argv, "cwd": os.fspath(cwd), "env": env, "limits": limits}
+        ).encode()
+        out_read, out_write = os.pipe2(os.O_CLOEXEC)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        control, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with self._lock:
+                socket.send_fds(self._sock, [request], [out_write, err_write, keeper_end.fileno()])
+        except OSError:
+            for fd in (out_read, err_read):
+                os.close(fd)
+            control.close()
+            raise
+        finally:
+            for fd in (out_write, err_write):
+                os.close(fd)
+            keeper_end.close()
+        control.settimeout(START_TIMEOUT)
+        try:
+            reply = json.loads(control.recv(4096) or b'{"error": 32}')
+        except (OSError, ValueError):
+            reply = {"error": 32}
+        if "started" not in reply:
+            control.close()
+            for fd in (out_read, err_read):
+                os.close(fd)
+            code = int(reply.get("error", 1))
+            raise OSError(code, os.strerror(code))
+        stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115 - the runner closes them
+        stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
+        with self._lock:
+            self._running += 1
+        return RemoteCommand(int(reply["started"]), stdout, stderr, control, self._finished)
+
+    def _finished(self) -> None:
+        with self._lock:
+            self._running -= 1
+            idle = self._retired and not self._running
+        if idle:
+            self.close()
+
+    def retire(self) -> None:
+        """Close once no command of this spawner runs any more (closing kills them)."""
+        with self._lock:
+            self._retired = True
+            idle = not self._running
+        if idle:
+            self.close()
+
+    def close(self) -> None:
+        """Closing the socket ends the spawner, and with its namespace every command left."""
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        process = self.process if hasattr(self, "process") else None
+        if process is not None:
+            threading.Thread(target=process.wait, daemon=True).start()  # reap it
+
+
+_SPAWNERS: OrderedDict[Hashable, SpawnerProcess] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def spawner_for(key: Hashable, make: Callable[[], SpawnerThread]) -> SpawnerThread:
-    """The cached spawner for `key`, made on first use; the least recently used goes first."""
+def spawner_for(key: Hashable, make: Callable[[], SpawnerProcess]) -> SpawnerProcess:
+    """The live spawner for `key`, made on first use; the least recently used goes first."""
     with _LOCK:
         found = _SPAWNERS.get(key)
-        if found is not None:
+        if found is not None and found.alive:
             _SPAWNERS.move_to_end(key)
             return found
     made = make()
     with _LOCK:
         raced = _SPAWNERS.get(key)
-        if raced is not None:  # another caller made one meanwhile: keep theirs
+        if raced is not None and raced.alive:  # another caller made one meanwhile: keep theirs
             made.close()
             return raced
+        if raced is not None:
+            raced.retire()
         _SPAWNERS[key] = made
         while len(_SPAWNERS) > MAX_SPAWNERS:
             _, old = _SPAWNERS.popitem(last=False)
-            old.close()
+            old.retire()
     return made

@@ -1,0 +1,416 @@
+"""The spawner process: a fresh Python (standard library only) that starts read-only commands.
+
+The app runs this file's source with `python -I -S -c`, an empty
+environment and one end of a socket pair: it shares no memory with the app
+and never sees the key. Set-up, once:
+
+1. where user namespaces exist, a user, mount and PID namespace of its own
+   (its own ids mapped to themselves), then a fork: the child is PID 1 of the
+   namespace, mounts a /proc that shows only the namespace's processes, and
+   serves; the first process only waits for it. If PID 1 dies, the kernel
+   kills every process in the namespace. Without namespaces it serves
+   itself, as a subreaper;
+2. non-dumpable, no_new_privs, no capabilities, the Landlock ruleset the app
+   built (plus its own /proc) and the app's seccomp filter.
+
+Each command (a message with argv, cwd, environment and rlimits, and its
+stdout, stderr and a control socket as file descriptors) gets a keeper: a
+fork that enters a nested Landlock domain and becomes a subreaper, then
+forks the command, which enters another domain below it. Landlock's scoping
+(ABI 6) lets neither signal, trace or read anything outside its own domain:
+not the keeper, not the spawner, not other commands, not the app. The
+keeper reports the exit status on the control socket; when the app says
+"kill" or closes it, the keeper kills every process of its domain
+(`kill(-1)` reaches no one else under scoping), reaps them, and ends.
+
+This file must not import hello_tui: it runs without it. Everything it uses
+is imported at the top, before it loses the right to read its own install.
+"""
+
+from __future__ import annotations
+
+import array  # noqa: F401 - socket's send_fds/recv_fds use it
+import ctypes
+import errno
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import struct
+import sys
+from typing import Any
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_REC, MS_PRIVATE = 16384, 1 << 18
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1, 1 << 2
+SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
+RULE_PATH_BENEATH = 1
+CAPABILITY_VERSION_3 = 0x20080522
+SCOPED_SIGNALS_ABI = 6
+MESSAGE_SIZE = 1 << 20
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result < 0:
+        raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def _prctl(option: int, value: int) -> None:
+    zero = ctypes.c_ulong(0)
+    result = _libc.prctl(option, ctypes.c_ulong(value), zero, zero, zero)
+    _check(result, f"prctl({option})")
+
+
+def _write(path: str, data: str) -> None:
+    # Plain descriptors: after unshare, lazy imports (a codec) may no longer be readable.
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, data.encode())
+    finally:
+        os.close(fd)
+
+
+def enter_namespaces() -> None:
+    """A user namespace mapping only our own ids, with a mount and a PID namespace of its own."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID), "unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def mount_own_proc() -> bool:
+    """In the new PID namespace: mounts private, and a /proc of this namespace only."""
+    _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount")
+    flags = ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    return _libc.mount(b"proc", b"/proc", b"proc", flags, None) == 0
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def grant(ruleset_fd: int, path: str, rights: int) -> None:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        attr = _PathBeneath(rights, fd)
+        result = _libc.syscall(
+            ctypes.c_long(SYS_ADD_RULE),
+            ctypes.c_long(ruleset_fd),
+            ctypes.c_long(RULE_PATH_BENEATH),
+            ctypes.c_void_p(ctypes.addressof(attr)),
+            ctypes.c_long(0),
+        )
+        _check(result, f"landlock_add_rule {path}")
+    finally:
+        os.close(fd)
+
+
+def restrict(ruleset_fd: int) -> None:
+    """A new Landlock domain, nested in the current one."""
+    result = _libc.syscall(
+        ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_long(ruleset_fd), ctypes.c_long(0)
+    )
+    _check(result, "landlock_restrict_self")
+
+
+def drop_capabilities() -> None:
+    header = struct.pack("=Ii", CAPABILITY_VERSION_3, 0)
+    data = ctypes.create_string_buffer(24)
+    _check(_libc.capset(header, data), "capset")
+
+
+def install_filter(program: bytes, seccomp_syscall: int | None) -> None:
+    """Install the filter; SPEC_ALLOW spares every syscall the forced store-bypass mitigation."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = ctypes.create_string_buffer(
+        struct.pack("@HP", len(program) // 8, ctypes.addressof(buffer))
+    )
+    zero = ctypes.c_ulong(0)
+    if seccomp_syscall is None:
+        result = _libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), fprog, zero, zero)
+    else:
+        result = _libc.syscall(
+            ctypes.c_long(seccomp_syscall),
+            ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+            ctypes.c_long(SECCOMP_FILTER_FLAG_SPEC_ALLOW),
+            fprog,
+        )
+    _check(result, "seccomp")
+
+
+# ---------------------------------------------------------------- one command
+
+
+def _kill_domain(command: int, scoped: bool) -> int | None:
+    """Kill every process left in this keeper's domain, reaping them, until none is left.
+
+    Returns the command's wait status when it was reaped here.
+    """
+    status = None
+    while True:
+        try:
+            if scoped:
+                os.kill(-1, signal.SIGKILL)  # scoping: only this domain and those below
+            else:
+                os.killpg(command, signal.SIGKILL)
+                _kill_children()
+        except OSError:
+            pass
+        try:
+            pid, code = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return status
+        if pid == command:
+            status = code
+
+
+def _kill_children() -> None:
+    """Without scoping: what this subreaper has as children (orphans come here)."""
+    me = os.getpid()
+    try:
+        fd = os.open(f"/proc/self/task/{me}/children", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        pids = [int(p) for p in os.read(fd, 1 << 20).split()]
+    finally:
+        os.close(fd)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> bool:
+    try:
+        sock.send(json.dumps(message).encode())
+    except OSError:
+        return False
+    return True
+
+
+def _exec_command(channel: socket.socket, ruleset_fd: int, report: int) -> None:
+    """The command's child, forked ahead: its own domain, then wait for the request and exec."""
+    try:
+        os.setpgid(0, 0)
+        restrict(ruleset_fd)
+        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 2)
+        if not data:
+            os._exit(0)  # never used: the spawner went away
+        request = json.loads(data)
+        for number, soft, hard in request["limits"]:
+            resource.setrlimit(number, (soft, hard))
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        os.chdir(request["cwd"])
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.closerange(3, report)
+        os.closerange(report + 1, 65536)
+        argv = request["argv"]
+        os.execvpe(argv[0], argv, request["env"])
+    except OSError as exc:
+        os.write(report, str(exc.errno or errno.EPERM).encode())
+    os._exit(127)
+
+
+def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
+    """Forked ahead from the spawner, with its command's child forked ahead too.
+
+    Forks are the slow part of starting a command, so both happen before the
+    request comes; the request then only travels down two sockets. Never returns.
+    """
+    try:
+        restrict(ruleset_fd)
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    except OSError:
+        os._exit(1)
+    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    report_read, report_write = os.pipe2(os.O_CLOEXEC)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    command = os.fork()
+    if command == 0:
+        channel.close()
+        ours.close()
+        os.close(report_read)
+        _exec_command(theirs, ruleset_fd, report_write)
+    theirs.close()
+    os.close(report_write)
+    try:
+        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 3)
+    except OSError:
+        data, fds = b"", []
+    channel.close()
+    if not data or len(fds) != 3:
+        os._exit(0)  # the spawner is gone (the command's child ends on its own EOF)
+    control = socket.socket(fileno=fds[2])
+    socket.send_fds(ours, [data], fds[:2])
+    ours.close()
+    os.close(fds[0])
+    os.close(fds[1])
+    failed = os.read(report_read, 32)
+    os.close(report_read)
+    if failed:
+        os.waitpid(command, 0)
+        _send(control, {"error": int(failed)})
+        os._exit(0)
+    _send(control, {"started": command})
+    status: int | None = None
+    stop = False
+    while not stop:
+        ready, _, _ = select.select([control.fileno(), wake_read], [], [])
+        if control.fileno() in ready:
+            try:
+                stop = control.recv(64) in (b"", b"kill")
+            except OSError:
+                stop = True
+        if wake_read in ready:
+            try:
+                while os.read(wake_read, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        while status is None:  # reap what has ended; the command's status is reported
+            try:
+                pid, code = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid == command:
+                status = code
+                _send(control, {"exit": code})
+    last = _kill_domain(command, scoped=abi >= SCOPED_SIGNALS_ABI)
+    if status is None:
+        _send(control, {"exit": signal.SIGKILL if last is None else last})
+    _send(control, {"gone": True})  # every process of the command has ended and been reaped
+    os._exit(0)
+
+
+# ---------------------------------------------------------------- the spawner
+
+
+def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
+    """Confine this process once, then start a keeper for every request until the app goes."""
+    own_proc = setup["pid_namespace"] and mount_own_proc()
+    if own_proc:
+        grant(ruleset_fd, "/proc", setup["proc_rights"])
+    if not setup["pid_namespace"]:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    drop_capabilities()
+    restrict(ruleset_fd)
+    if setup["seccomp"]:
+        install_filter(bytes.fromhex(setup["seccomp"]), setup["seccomp_syscall"])
+    _send(sock, {"ready": True, "own_proc": bool(own_proc)})
+    warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
+    while True:
+        try:
+            ready, _, _ = select.select([sock], [], [], 5.0)
+        except InterruptedError:
+            ready = []
+        _reap()
+        if not ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, MESSAGE_SIZE, 3)
+        except OSError:
+            return
+        if not data:
+            return  # the app is gone: PID 1 ends, and the namespace with it
+        for _attempt in range(2):
+            try:
+                socket.send_fds(warm, [data], fds)
+                break
+            except OSError:  # that keeper died before its turn: fork a fresh one
+                warm.close()
+                warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
+        warm.close()
+        for fd in fds:
+            os.close(fd)
+        warm = _warm_keeper(sock, ruleset_fd, setup["abi"])  # the next one, while this runs
+
+
+def _warm_keeper(sock: socket.socket, ruleset_fd: int, abi: int) -> socket.socket:
+    """Fork the keeper for the next command now; the socket hands it its request."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if os.fork() == 0:
+        sock.close()
+        ours.close()
+        keeper(theirs, ruleset_fd, abi)
+    theirs.close()
+    return ours
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _fail(sock: socket.socket, exc: OSError) -> None:
+    _send(sock, {"ready": False, "error": str(exc)})
+    os._exit(1)
+
+
+def probe() -> int:
+    """Can this machine give the spawner its PID namespace and /proc? Exit 0 if so."""
+    try:
+        enter_namespaces()
+    except OSError:
+        return 1
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if mount_own_proc() else 2)
+        except OSError:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def main() -> None:
+    if sys.argv[1] == "probe":
+        sys.exit(probe())
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    ruleset_fd = int(sys.argv[2])
+    setup = json.loads(sock.recv(MESSAGE_SIZE))
+    try:
+        if setup["pid_namespace"]:
+            enter_namespaces()
+            pid = os.fork()
+            if pid:  # the namespace's first process stays outside it and only waits
+                sock.close()
+                _prctl(PR_SET_DUMPABLE, 0)
+                sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        serve(sock, ruleset_fd, setup)
+    except OSError as exc:
+        _fail(sock, exc)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
