@@ -5,29 +5,22 @@ changed, 2 usage error, 3 needs confirmation with nothing changed (apply: a
 high-risk patch without --yes; undo / redo: files changed since, without --force).
 Every command that touches the repository's state first completes or rolls back
 an interrupted transaction, under the write lock. Nothing here imports textual
-or openai, so the commands start fast.
+or openai, and each command imports the part of the engine it uses when it runs
+(`apply` never loads the undo history, `history` never loads the planner).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hello_tui.config import ConfigError, Settings, load_settings
-from hello_tui.patch.commit import commit_plan, note_failure, plan_file_lines
-from hello_tui.patch.history import (
-    HistoryEntry,
-    UndoRefused,
-    UndoResult,
-    history,
-    redo_last,
-    undo_last,
-)
-from hello_tui.patch.planner import plan_patch_text
-from hello_tui.patch.recovery import RecoveryReport, inspect_records, recover_locked
-from hello_tui.patch.transaction import recover, write_lock
 from hello_tui.patch.types import CommitResult, PatchError
+
+if TYPE_CHECKING:
+    from hello_tui.patch.history import HistoryEntry
+    from hello_tui.patch.recovery import RecoveryReport
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_CONFIRMATION = 0, 1, 2, 3
 
@@ -74,6 +67,8 @@ def _settings(args, as_json: bool) -> Settings | None:
 
 def recover_first(settings: Settings) -> tuple[list[str], str | None]:
     """Complete or roll back an interrupted transaction: (what was done, why it is blocked)."""
+    from hello_tui.patch.transaction import recover
+
     try:
         return recover(settings), None
     except PatchError as exc:
@@ -87,6 +82,9 @@ def _say_recovered(as_json: bool, actions: list[str]) -> None:
 
 
 def run_apply(args) -> int:
+    from hello_tui.patch.commit import commit_plan, note_failure, plan_file_lines
+    from hello_tui.patch.planner import plan_patch_text
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
@@ -159,6 +157,8 @@ def run_apply(args) -> int:
 
 
 def _run_step(args, direction: str) -> int:
+    from hello_tui.patch.history import UndoRefused, UndoResult, redo_last, undo_last
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
@@ -233,6 +233,8 @@ def _history_json(entry: HistoryEntry) -> dict[str, Any]:
 
 
 def run_history(args) -> int:
+    from hello_tui.patch.history import history
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
@@ -269,6 +271,9 @@ def _recover_payload(report: RecoveryReport, problems: list[str]) -> dict[str, A
 
 
 def run_recover(args) -> int:
+    from hello_tui.patch.recovery import RecoveryReport, inspect_records, recover_locked
+    from hello_tui.patch.transaction import write_lock
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import records, undo_stack
-from hello_tui.patch.records import Damaged, Entry
+from hello_tui.patch.records import Damaged, Entry, backup_dir_label
 from hello_tui.patch.rollback import classify, file_state
 from hello_tui.patch.transaction import ANY, Write, recovered_lock, run_locked
 from hello_tui.patch.types import CommitResult, PatchError
@@ -115,10 +115,6 @@ def read_backup(settings: Settings, backup_name: str, relpath: str) -> bytes | N
             except Damaged:
                 return None
     return None
-
-
-def backup_dir_label(settings: Settings, name: str) -> str:
-    return f"{settings.state_dir_name}/backups/{name}"
 
 
 def result_from_manifest(settings: Settings, manifest: dict[str, Any]) -> CommitResult:

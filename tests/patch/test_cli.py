@@ -120,6 +120,37 @@ def test_apply_path_imports_neither_textual_nor_openai(repo):
     assert "HEAVY= 0" in proc.stdout, proc.stdout + proc.stderr
 
 
+def _modules_after(repo: Path, argv: list[str]) -> set[str]:
+    """The hello_tui modules one CLI command imported (run in a fresh interpreter)."""
+    code = (
+        "import sys\n"
+        "from hello_tui.cli import main\n"
+        f"main({argv!r})\n"
+        "print('MODULES=' + ','.join(m for m in sys.modules if m.startswith('hello_tui')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False
+    )
+    found = [line for line in proc.stdout.splitlines() if line.startswith("MODULES=")]
+    assert found, proc.stdout + proc.stderr
+    return set(found[0].removeprefix("MODULES=").split(","))
+
+
+def test_each_patch_command_imports_only_what_it_uses(repo):
+    write(repo, "a.txt", "a\n")
+    applied = _modules_after(repo, ["apply", "--repo", str(repo), "-"])
+    assert "hello_tui.patch.planner" in applied
+    assert "hello_tui.patch.render" not in applied  # the review's renderer
+    for command in ("history", "undo"):
+        loaded = _modules_after(repo, [command, "--repo", str(repo)])
+        assert "hello_tui.patch.history" in loaded
+        assert not loaded & {
+            "hello_tui.patch.planner",
+            "hello_tui.patch.unified_parser",
+            "hello_tui.patch.render",
+        }, command
+
+
 def test_doctor_finishes_an_interrupted_patch_first(tmp_path, scripted_server):
     import argparse
     import io
