@@ -244,6 +244,27 @@ def test_diff_that_lost_its_crs_writes_the_files_crlf(repo, settings):
     assert (repo / "m.txt").read_bytes() == b"a\r\nB\r\nB2\r\nc\r\n"
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (b"a\nb\nc\n", b"a\nb\nC"),  # the added last line has no newline
+        (b"a\nb\nc", b"a\nB\nc"),  # a context last line without one
+        (b"a\r\nb\r\nc\r\n", b"a\r\nb\r\nC"),
+        (b"a\nb\nc\n", b"a\nb\nC\r"),  # a CR with no LF after it is text
+    ],
+)
+def test_crlf_copy_of_a_diff_with_no_newline_markers(tmp_path, repo, settings, before, after):
+    # An editor that saved git's diff with CRLF line ends also ended the `\ No newline`
+    # marker with one: git's own diff is the reference for what the files become.
+    src = history(tmp_path, {"f.txt": before}, {"f.txt": after})
+    lf = git(src, "diff", "HEAD~1", "HEAD")
+    assert b"\\ No newline at end of file\n" in lf
+    crlf = lf.replace(b"\n", b"\r\n")
+    write(repo, "f.txt", before)
+    apply(settings, crlf.decode("utf-8"))
+    assert (repo / "f.txt").read_bytes() == after
+
+
 def test_lone_cr_inside_a_line_is_text_for_a_unified_diff(repo, settings):
     write(repo, "r.txt", b"a\rb\nc\n")
     apply(settings, "--- a/r.txt\n+++ b/r.txt\n@@ -1,2 +1,2 @@\n a\rb\n-c\n+C\n")
