@@ -137,6 +137,52 @@ def test_mbox_of_several_mails_applies_in_order_as_one_transaction(repo, setting
     assert snapshot(repo) == before
 
 
+def _reencoded(mbox: bytes, encoding: str) -> str:
+    """git's MIME mails with each part re-sent as `encoding` (base64, quoted-printable)."""
+    from email import message_from_bytes
+    from email.charset import BASE64, QP, Charset
+    from email.policy import compat32
+
+    out = []
+    for mail in mbox.split(b"\nFrom "):
+        envelope, _, rest = mail.partition(b"\n")
+        message = message_from_bytes(rest, policy=compat32)
+        for part in message.walk():
+            if part.is_multipart():
+                continue
+            charset = Charset("utf-8")
+            charset.body_encoding = BASE64 if encoding == "base64" else QP
+            body = part.get_payload(decode=True).decode("utf-8")
+            del part["Content-Transfer-Encoding"]
+            part.set_payload(body, charset)
+        out.append(envelope.decode().removeprefix("From ") + "\n" + message.as_string())
+    return "".join("From " + mail + "\n" for mail in out)
+
+
+@needs_git
+@pytest.mark.parametrize("style", ["--attach", "--inline", "base64", "quoted-printable"])
+def test_mime_multipart_mails_apply_as_git_apply_does(repo, settings, tmp_path, style):
+    src = history(
+        tmp_path,
+        {"f.txt": b"one\ntwo\nthree\n", "g.txt": b"g\n"},
+        {"f.txt": b"one\n2\nthree\n", "g.txt": b"G\n"},
+        {"f.txt": b"one\n2\n3\n", "h.txt": b"caf\xc3\xa9 = 1\n"},
+    )
+    option = style if style.startswith("--") else "--attach"
+    raw = git(src, "format-patch", option, "--stdout", "HEAD~2..HEAD")
+    assert raw.count(b"Content-Type: multipart/mixed") == 2
+    mbox = raw.decode()
+    if not style.startswith("--"):
+        mbox = _reencoded(raw, style)
+        assert f"Content-Transfer-Encoding: {style}" in mbox
+    write(repo, "f.txt", "one\ntwo\nthree\n")
+    write(repo, "g.txt", "g\n")
+    apply(settings, mbox)
+    assert (repo / "f.txt").read_bytes() == b"one\n2\n3\n"
+    assert (repo / "g.txt").read_bytes() == b"G\n"
+    assert (repo / "h.txt").read_bytes() == "café = 1\n".encode()
+
+
 def test_a_failing_later_mail_leaves_every_file_as_it_was(repo, settings):
     write(repo, "f.txt", "a\nb\nc\n")
     second = MAIL.replace("-b\n+B", "-zzz\n+B").replace("Change b", "Change again")
