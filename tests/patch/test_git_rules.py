@@ -854,3 +854,59 @@ def test_an_empty_files_deletion_run_into_the_next_section_is_refused_with_the_c
             "--- a/k.txt\n+++ b/k.txt\n@@ -1 +1 @@\n-a\n+b\n",
             settings,
         )
+
+
+# ---- coloured diffs pasted from a terminal ----------------------------------------------
+
+
+COLOUR_BEFORE = {
+    "f.py": b"def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    e = 5\n"
+    + b"".join(b"    keep_%d = %d\n" % (n, n) for n in range(12))
+    + b"def g():\n    return 0\n",
+    "g.txt": b"one\ntwo\n",
+}
+COLOUR_AFTER = {
+    # a block moved (colour-moved paints it), a changed line, trailing white space
+    "f.py": b"def f():\n    e = 5  \n"
+    + b"".join(b"    keep_%d = %d\n" % (n, n) for n in range(12))
+    + b"    a = 1\n    b = 2\n    c = 3\n    d = 4\ndef g():\n    return 1\n",
+    "g.txt": b"one\nTWO\n",
+}
+
+
+@needs_git
+@pytest.mark.parametrize(
+    "options",
+    [["--color=always"], ["--color=always", "--color-moved"], ["--color=always", "-U1"]],
+)
+def test_coloured_git_diff_applies_as_the_plain_one(repo, settings, tmp_path, options):
+    src = history(tmp_path, COLOUR_BEFORE, COLOUR_AFTER)
+    coloured = git(src, "diff", *options, "HEAD~1", "HEAD")
+    assert b"\x1b[32m" in coloured and b"\x1b[1mdiff --git" in coloured
+    for rel, data in COLOUR_BEFORE.items():
+        write(repo, rel, data)
+    apply(settings, coloured.decode())
+    assert {rel: (repo / rel).read_bytes() for rel in COLOUR_AFTER} == COLOUR_AFTER
+
+
+@needs_git
+@pytest.mark.parametrize("options", [["--word-diff=color"], ["--color-words"]])
+def test_coloured_word_diff_is_refused_saying_why(repo, settings, tmp_path, options):
+    src = history(tmp_path, COLOUR_BEFORE, COLOUR_AFTER)
+    word_diff = git(src, "diff", "--color=always", *options, "HEAD~1", "HEAD").decode()
+    for rel, data in COLOUR_BEFORE.items():
+        write(repo, rel, data)
+    before = snapshot(repo)
+    with pytest.raises(PatchError, match="word diff"):
+        plan_patch_text(word_diff, settings)
+    assert snapshot(repo) == before
+
+
+def test_escape_codes_in_an_uncoloured_diff_are_file_text(repo, settings):
+    # Only a diff whose own headers are coloured is a colour paste: a script's colour
+    # codes inside an ordinary diff are the file's bytes.
+    write(repo, "c.sh", "echo start\n")
+    apply(
+        settings, "--- a/c.sh\n+++ b/c.sh\n@@ -1 +1,2 @@\n echo start\n+echo '\x1b[31mred\x1b[m'\n"
+    )
+    assert (repo / "c.sh").read_bytes() == b"echo start\necho '\x1b[31mred\x1b[m'\n"
