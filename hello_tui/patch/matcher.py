@@ -324,6 +324,43 @@ def place_chunks(
     warnings: list[str] | None = None,
     eols: list[str] | None = None,
 ) -> list[Placement]:
+    """Place the chunks in the patch's order; failing that, a diff's hunks in their lines' order.
+
+    git applies each hunk where its lines occur nearest its stated line, whatever the
+    order of the hunks in the patch, so a diff whose hunks were shuffled still applies.
+    When the patch's own order cannot be placed and the hunks' line numbers put them in
+    another order, they are placed in that order by the same rules; if that fails too, the
+    error is the one about the patch's own order.
+    """
+    notes: list[str] = []
+    try:
+        placements = _place_in_order(path, lines, chunks, notes, eols)
+    except PatchError as in_patch_order:
+        hints = [chunk.line_hint for chunk in chunks]
+        if any(h is None for h in hints) or hints == sorted(hints, key=lambda h: h or 0):
+            raise
+        by_line = sorted(chunks, key=lambda chunk: chunk.line_hint or 0)
+        notes = []
+        try:
+            placements = _place_in_order(path, lines, by_line, notes, eols)
+        except PatchError:
+            raise in_patch_order from None
+        notes.append(
+            f"{path}: the patch's hunks are not in the file's order; each was placed by its "
+            "lines and line numbers, in the file's order, as git does."
+        )
+    if warnings is not None:
+        warnings.extend(notes)
+    return placements
+
+
+def _place_in_order(
+    path: str,
+    lines: list[str],
+    chunks: list[Chunk],
+    warnings: list[str],
+    eols: list[str] | None,
+) -> list[Placement]:
     """Find every chunk, in order, each searched forward from the end of the previous one.
 
     A unified hunk's line number is a hint, moved by how far the previous hunk was found
@@ -340,7 +377,7 @@ def place_chunks(
     cursor = 0
     delta = 0  # lines added minus removed by the chunks placed so far
     off_old = off_new = 0  # where the previous chunk was found, against its stated lines
-    notes = warnings if warnings is not None else []
+    notes = warnings
     for number, chunk in enumerate(chunks, 1):
         label = _chunk_label(number, chunk)
         start = cursor

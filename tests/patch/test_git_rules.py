@@ -910,3 +910,46 @@ def test_escape_codes_in_an_uncoloured_diff_are_file_text(repo, settings):
         settings, "--- a/c.sh\n+++ b/c.sh\n@@ -1 +1,2 @@\n echo start\n+echo '\x1b[31mred\x1b[m'\n"
     )
     assert (repo / "c.sh").read_bytes() == b"echo start\necho '\x1b[31mred\x1b[m'\n"
+
+
+# ---- hunks out of the file's order ------------------------------------------------------
+
+
+def _shuffled_hunks(diff: bytes, order: list[int]) -> bytes:
+    """git's diff of one file with its hunks put in `order`."""
+    head, *hunks = diff.split(b"\n@@")
+    hunks = [b"@@" + h.rstrip(b"\n") for h in hunks]
+    return head + b"\n" + b"\n".join(hunks[k] for k in order) + b"\n"
+
+
+@needs_git
+@pytest.mark.parametrize("order", [[2, 0, 1], [1, 0, 2], [2, 1, 0], [0, 2, 1]])
+def test_shuffled_hunks_are_placed_as_git_apply_places_them(repo, settings, tmp_path, order):
+    before = b"".join(b"line %d\n" % n for n in range(60)) + b"".join(b"same\n" for _ in range(8))
+    after = before.replace(b"line 5\n", b"FIVE\n").replace(b"line 30\n", b"THIRTY\nmore\n")
+    after = after.replace(b"line 50\n", b"")
+    src = history(tmp_path, {"f.txt": before}, {"f.txt": after})
+    shuffled = _shuffled_hunks(git(src, "diff", "HEAD~1", "HEAD"), order)
+    assert shuffled.count(b"\n@@ ") == 3
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    (peer / "f.txt").write_bytes(before)
+    (tmp_path / "s.diff").write_bytes(shuffled)
+    git(peer, "apply", str(tmp_path / "s.diff"))
+    write(repo, "f.txt", before)
+    plan = apply(settings, shuffled.decode())
+    assert (repo / "f.txt").read_bytes() == (peer / "f.txt").read_bytes() == after
+    assert any("not in the file's order" in w for w in plan.warnings) == (order != sorted(order))
+
+
+def test_hunks_in_order_whose_numbers_are_wrong_keep_the_patch_order(repo, settings):
+    # The stated numbers say "later hunk first", the lines say otherwise: the patch's own
+    # order places them, as before.
+    write(repo, "f.txt", "".join(f"l{n}\n" for n in range(40)))
+    patch = (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -30,3 +30,3 @@\n l4\n-l5\n+L5\n l6\n"
+        "@@ -2,3 +2,3 @@\n l34\n-l35\n+L35\n l36\n"
+    )
+    apply(settings, patch)
+    text = (repo / "f.txt").read_text()
+    assert "L5\n" in text and "L35\n" in text
