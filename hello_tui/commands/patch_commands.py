@@ -165,12 +165,9 @@ def _run_step(args, direction: str) -> int:
         return EXIT_USAGE
     force = bool(getattr(args, "force", False))
     step = undo_last if direction == "undo" else redo_last
-    recovered, blocked = recover_first(settings)
-    if blocked is not None:
-        _fail(as_json, "failed", blocked)
-        return EXIT_FAILED
-    _say_recovered(as_json, recovered)
     try:
+        # The step recovers an interrupted transaction first, under its own lock: an undo
+        # whose patch recovery rolls back must know it, so it reverts nothing more.
         result: UndoResult = step(settings, force=force)
     except UndoRefused as exc:
         _fail(as_json, "needs_force", str(exc), changed=exc.paths)
@@ -178,10 +175,18 @@ def _run_step(args, direction: str) -> int:
     except PatchError as exc:
         _fail(as_json, "failed", str(exc))
         return EXIT_FAILED
+    recovered = result.recovered
+    _say_recovered(as_json, recovered)
     status = "undone" if direction == "undo" else "redone"
     lines = result.summary_lines() or ["(no file needed a change)"]
-    text = "\n".join(lines) + f"\n{status}: {result.patch}\nbackup of the state before: "
-    text += str(result.backup_dir)
+    text = "\n".join(lines) + f"\n{status}: {result.patch}"
+    if result.by_recovery:
+        text += (
+            "\nit was interrupted before it finished, and recovery rolled it back: that was "
+            "the undo, nothing else was reverted (`hello-tui undo` again goes one further back)"
+        )
+    else:
+        text += f"\nbackup of the state before: {result.backup_dir}"
     if result.kept_edits:
         text += (
             f"\nyour edits to {', '.join(result.kept_edits)} were backed up first in "
@@ -194,6 +199,7 @@ def _run_step(args, direction: str) -> int:
             "patch": result.patch,
             "kept_edits": result.kept_edits,
             "recovered": recovered,
+            "by_recovery": result.by_recovery,
             **_result_payload(result),
         },
         text,
