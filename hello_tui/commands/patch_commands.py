@@ -32,6 +32,26 @@ def _emit(as_json: bool, payload: dict[str, Any], text: str, *, error: bool = Fa
         print(text, file=sys.stderr if error else sys.stdout)
 
 
+def _emit_done(as_json: bool, payload: dict[str, Any], text: str) -> None:
+    """Say what a command changed. The tree is changed already, so the exit status must
+    stay "done" even when the output cannot be written (stdout on a full disk, a closed
+    pipe): a warning goes to stderr if it can, and nothing is left buffered to fail again
+    at exit (which would make the interpreter exit with status 120)."""
+    try:
+        _emit(as_json, payload, text)
+        sys.stdout.flush()
+    except OSError as exc:
+        sys.stdout = None  # type: ignore[assignment]  # print() then writes nowhere
+        try:
+            print(
+                f"warning: done, but its report could not be written ({exc.strerror or exc})",
+                file=sys.stderr,
+            )
+            sys.stderr.flush()
+        except OSError:
+            sys.stderr = None  # type: ignore[assignment]
+
+
 def _fail(as_json: bool, status: str, message: str, **extra: Any) -> None:
     _emit(as_json, {"status": status, "error": message, **extra}, f"error: {message}", error=True)
 
@@ -77,8 +97,11 @@ def recover_first(settings: Settings) -> tuple[list[str], str | None]:
 
 def _say_recovered(as_json: bool, actions: list[str]) -> None:
     if actions and not as_json:
-        for line in actions:
-            print(f"recovered: {line}", file=sys.stderr)
+        try:
+            for line in actions:
+                print(f"recovered: {line}", file=sys.stderr)
+        except OSError:
+            sys.stderr = None  # type: ignore[assignment]  # recovery is done; say it nowhere
 
 
 def run_apply(args) -> int:
@@ -142,7 +165,7 @@ def run_apply(args) -> int:
     except PatchError as exc:
         _fail(as_json, "failed", str(exc))
         return EXIT_FAILED
-    _emit(
+    _emit_done(
         as_json,
         {
             "status": "applied",
@@ -192,7 +215,7 @@ def _run_step(args, direction: str) -> int:
             f"\nyour edits to {', '.join(result.kept_edits)} were backed up first in "
             f"{result.backup_dir}"
         )
-    _emit(
+    _emit_done(
         as_json,
         {
             "status": status,
@@ -298,6 +321,8 @@ def run_recover(args) -> int:
     lines += [f"done: {a}" for a in report.actions]
     lines += [f"blocked: {b}" for b in report.blocked]
     lines += [f"problem: {p}" for p in problems]
-    _emit(as_json, _recover_payload(report, problems), "\n".join(lines) or "nothing to recover")
+    _emit_done(
+        as_json, _recover_payload(report, problems), "\n".join(lines) or "nothing to recover"
+    )
     damaged = [p for p in problems if not p.startswith("set aside earlier")]
     return EXIT_FAILED if report.blocked or damaged else EXIT_OK

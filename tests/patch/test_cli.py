@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hello_tui.config import load_settings
 
 from .conftest import snapshot, write
@@ -210,3 +212,31 @@ def test_apply_says_how_a_hunk_was_placed_by_its_line_hint(repo):
     dry = cli(repo, "apply", "--json", "--dry-run", "-", stdin=diff.replace("d.txt", "e.txt"))
     assert dry.returncode == 0, dry.stderr
     assert any("nearest to its stated line 6" in w for w in json.loads(dry.stdout)["warnings"])
+
+
+DEV_FULL = Path("/dev/full")
+
+
+@pytest.mark.skipif(not DEV_FULL.exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("stream", ["stdout", "stdout and stderr"])
+def test_output_on_a_full_disk_does_not_turn_a_done_change_into_a_failure(repo, tmp_path, stream):
+    # /dev/full fails every write with ENOSPC, as a full disk under a redirected output does.
+    write(repo, "a.txt", "a\n")
+    pf = tmp_path / "p.patch"
+    pf.write_text(PATCH)
+
+    def run(*args: str) -> int:
+        with open(DEV_FULL, "w") as full:
+            return subprocess.run(
+                [sys.executable, "-m", "hello_tui", args[0], "--repo", str(repo), *args[1:]],
+                stdout=full,
+                stderr=full if "stderr" in stream else subprocess.PIPE,
+                check=False,
+            ).returncode
+
+    assert run("apply", str(pf)) == 0
+    assert (repo / "a.txt").read_text() == "b\n"
+    assert run("undo") == 0
+    assert (repo / "a.txt").read_text() == "a\n" and not (repo / "n.txt").exists()
+    assert run("redo", "--json") == 0
+    assert (repo / "n.txt").read_text() == "n\n"
