@@ -324,34 +324,38 @@ def place_chunks(
     warnings: list[str] | None = None,
     eols: list[str] | None = None,
 ) -> list[Placement]:
-    """Place the chunks in the patch's order; failing that, a diff's hunks in their lines' order.
+    """Place a patch's chunks; a diff whose hunks' line numbers are out of order, as git does.
 
-    git applies each hunk where its lines occur nearest its stated line, whatever the
+    git places each hunk where its lines occur nearest its stated line, whatever the
     order of the hunks in the patch, so a diff whose hunks were shuffled still applies.
-    When the patch's own order cannot be placed and the hunks' line numbers put them in
-    another order, they are placed in that order by the same rules; if that fails too, the
-    error is the one about the patch's own order.
+    When the hunks' line numbers put them in another order than the patch's, they are
+    placed in that order first (by the same rules as always) and, failing that, in the
+    patch's order; if both fail, the error is the one about the patch's own order.
     """
-    notes: list[str] = []
-    try:
-        placements = _place_in_order(path, lines, chunks, notes, eols)
-    except PatchError as in_patch_order:
-        hints = [chunk.line_hint for chunk in chunks]
-        if any(h is None for h in hints) or hints == sorted(hints, key=lambda h: h or 0):
-            raise
-        by_line = sorted(chunks, key=lambda chunk: chunk.line_hint or 0)
-        notes = []
+    hints = [chunk.line_hint for chunk in chunks]
+    shuffled = all(h is not None for h in hints) and hints != sorted(hints, key=lambda h: h or 0)
+    orders = [chunks]
+    if shuffled:
+        orders.insert(0, sorted(chunks, key=lambda chunk: chunk.line_hint or 0))
+    first_error: PatchError | None = None
+    for order in orders:
+        notes: list[str] = []
         try:
-            placements = _place_in_order(path, lines, by_line, notes, eols)
-        except PatchError:
-            raise in_patch_order from None
-        notes.append(
-            f"{path}: the patch's hunks are not in the file's order; each was placed by its "
-            "lines and line numbers, in the file's order, as git does."
-        )
-    if warnings is not None:
-        warnings.extend(notes)
-    return placements
+            placements = _place_in_order(path, lines, order, notes, eols)
+        except PatchError as exc:
+            if order is chunks:
+                first_error = exc
+            continue
+        if order is not chunks:
+            notes.append(
+                f"{path}: the patch's hunks are not in the file's order; each was placed by "
+                "its lines and line numbers, in the file's order, as git does."
+            )
+        if warnings is not None:
+            warnings.extend(notes)
+        return placements
+    assert first_error is not None
+    raise first_error
 
 
 def _place_in_order(
