@@ -449,3 +449,23 @@ def test_function_context_costs_linear_time_in_indented_files(settings):
     small = _written_diff_steps(settings, 2_000)
     large = _written_diff_steps(settings, 8_000)
     assert large < 6 * small
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a\n", "b\n"),  # git: @@ -1 +1 @@
+        ("a\nb\n", "a\n"),  # @@ -1,2 +1 @@
+        ("a\n", "x\na\n"),
+        ("a\nb\nc", "a\nb\nC"),
+        ("", "new\n"),
+    ],
+)
+def test_the_review_diff_numbers_hunks_as_git_does(repo, old, new):
+    from hello_tui.patch.render import unified_diff_text
+
+    write(repo, "f.txt", old)
+    baseline(repo)
+    write(repo, "f.txt", new)
+    theirs = git(repo, "diff", "--", "f.txt").stdout.decode()
+    assert unified_diff_text("f.txt", old, new) == theirs[theirs.index("--- a/") :]
