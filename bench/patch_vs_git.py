@@ -1,7 +1,11 @@
-"""Benchmark: `hello-tui apply` against `git apply`, on a big change and on a typical small one.
+"""Benchmark: `hello-tui apply` against `git apply`, on big changes and on a typical small one.
 
-Big: a 200,000-line file with a 2,000-hunk change. Small: 20 files of 300 lines,
-5 hunks each (what one commit usually is). Both tools run as subprocesses on
+Big: a 200,000-line file with a 2,000-hunk change, shaped like code (a top-level
+`def` every 100 lines, its body indented). Indented: the same size, every line
+indented (a class body, YAML, JSON, a lock file), so no line above a hunk is a
+function line for git's rule and the function context of each hunk must not
+cost a scan to the top of the file. Small: 20 files of 300 lines, 5 hunks each
+(what one commit usually is). Both tools run as subprocesses on
 fresh copies of the same tree; each is timed over several runs and the medians
 are compared. hello-tui's time includes its whole transaction (lock, stale
 guard, backups, journal, fsyncs, note) and the Python interpreter's start.
@@ -26,9 +30,13 @@ from pathlib import Path
 import hello_tui
 
 
-def make_file(n_lines: int) -> list[str]:
+def make_file(n_lines: int, *, code: bool) -> list[str]:
+    """`code`: a top-level function line every 100 lines; else every line indented."""
     return [
-        f"    value_{i} = compute({i % 97}, {i * 7919 % 10007})  # step {i}" for i in range(n_lines)
+        f"def step_{i}(value):"
+        if code and i % 100 == 0
+        else f"    value_{i} = compute({i % 97}, {i * 7919 % 10007})  # step {i}"
+        for i in range(n_lines)
     ]
 
 
@@ -143,10 +151,12 @@ def main() -> int:
     # PYTHONDONTWRITEBYTECODE environment would time the compiler on every run.
     compileall.compile_dir(Path(hello_tui.__file__).parent, quiet=1)
     env["CODE_AGENT_PATCH_MAX_LINES"] = str(10 * args.hunks + 1000)
-    lines = make_file(args.lines)
-    codex, unified = make_patches(lines, args.hunks)
-    big = {"big.py": "\n".join(lines) + "\n"}
-    compare(f"{args.lines:,}-line file, {args.hunks:,} hunks", big, codex, unified, args.runs, env)
+    for shape, code in (("code", True), ("indented", False)):
+        lines = make_file(args.lines, code=code)
+        codex, unified = make_patches(lines, args.hunks)
+        big = {"big.py": "\n".join(lines) + "\n"}
+        label = f"{args.lines:,}-line file ({shape}), {args.hunks:,} hunks"
+        compare(label, big, codex, unified, args.runs, env)
     tree, codex, unified = make_small_change(args.files, 300, 5)
     compare(f"small change: {args.files} files, 5 hunks each", tree, codex, unified, args.runs, env)
     return 0

@@ -5,29 +5,22 @@ changed, 2 usage error, 3 needs confirmation with nothing changed (apply: a
 high-risk patch without --yes; undo / redo: files changed since, without --force).
 Every command that touches the repository's state first completes or rolls back
 an interrupted transaction, under the write lock. Nothing here imports textual
-or openai, so the commands start fast.
+or openai, and each command imports the part of the engine it uses when it runs
+(`apply` never loads the undo history, `history` never loads the planner).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hello_tui.config import ConfigError, Settings, load_settings
-from hello_tui.patch.commit import commit_plan, note_failure, plan_file_lines
-from hello_tui.patch.history import (
-    HistoryEntry,
-    UndoRefused,
-    UndoResult,
-    history,
-    redo_last,
-    undo_last,
-)
-from hello_tui.patch.planner import plan_patch_text
-from hello_tui.patch.recovery import RecoveryReport, inspect_records, recover_locked
-from hello_tui.patch.transaction import recover, write_lock
 from hello_tui.patch.types import CommitResult, PatchError
+
+if TYPE_CHECKING:
+    from hello_tui.patch.history import HistoryEntry
+    from hello_tui.patch.recovery import RecoveryReport
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_CONFIRMATION = 0, 1, 2, 3
 
@@ -37,6 +30,26 @@ def _emit(as_json: bool, payload: dict[str, Any], text: str, *, error: bool = Fa
         print(json.dumps(payload, ensure_ascii=False, indent=1))
     elif text:
         print(text, file=sys.stderr if error else sys.stdout)
+
+
+def _emit_done(as_json: bool, payload: dict[str, Any], text: str) -> None:
+    """Say what a command changed. The tree is changed already, so the exit status must
+    stay "done" even when the output cannot be written (stdout on a full disk, a closed
+    pipe): a warning goes to stderr if it can, and nothing is left buffered to fail again
+    at exit (which would make the interpreter exit with status 120)."""
+    try:
+        _emit(as_json, payload, text)
+        sys.stdout.flush()
+    except OSError as exc:
+        sys.stdout = None  # type: ignore[assignment]  # print() then writes nowhere
+        try:
+            print(
+                f"warning: done, but its report could not be written ({exc.strerror or exc})",
+                file=sys.stderr,
+            )
+            sys.stderr.flush()
+        except OSError:
+            sys.stderr = None  # type: ignore[assignment]
 
 
 def _fail(as_json: bool, status: str, message: str, **extra: Any) -> None:
@@ -74,6 +87,8 @@ def _settings(args, as_json: bool) -> Settings | None:
 
 def recover_first(settings: Settings) -> tuple[list[str], str | None]:
     """Complete or roll back an interrupted transaction: (what was done, why it is blocked)."""
+    from hello_tui.patch.transaction import recover
+
     try:
         return recover(settings), None
     except PatchError as exc:
@@ -82,11 +97,17 @@ def recover_first(settings: Settings) -> tuple[list[str], str | None]:
 
 def _say_recovered(as_json: bool, actions: list[str]) -> None:
     if actions and not as_json:
-        for line in actions:
-            print(f"recovered: {line}", file=sys.stderr)
+        try:
+            for line in actions:
+                print(f"recovered: {line}", file=sys.stderr)
+        except OSError:
+            sys.stderr = None  # type: ignore[assignment]  # recovery is done; say it nowhere
 
 
 def run_apply(args) -> int:
+    from hello_tui.patch.commit import commit_plan, note_failure, plan_file_lines
+    from hello_tui.patch.planner import plan_patch_text
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
@@ -144,7 +165,7 @@ def run_apply(args) -> int:
     except PatchError as exc:
         _fail(as_json, "failed", str(exc))
         return EXIT_FAILED
-    _emit(
+    _emit_done(
         as_json,
         {
             "status": "applied",
@@ -159,18 +180,17 @@ def run_apply(args) -> int:
 
 
 def _run_step(args, direction: str) -> int:
+    from hello_tui.patch.history import UndoRefused, UndoResult, redo_last, undo_last
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
         return EXIT_USAGE
     force = bool(getattr(args, "force", False))
     step = undo_last if direction == "undo" else redo_last
-    recovered, blocked = recover_first(settings)
-    if blocked is not None:
-        _fail(as_json, "failed", blocked)
-        return EXIT_FAILED
-    _say_recovered(as_json, recovered)
     try:
+        # The step recovers an interrupted transaction first, under its own lock: an undo
+        # whose patch recovery rolls back must know it, so it reverts nothing more.
         result: UndoResult = step(settings, force=force)
     except UndoRefused as exc:
         _fail(as_json, "needs_force", str(exc), changed=exc.paths)
@@ -178,22 +198,31 @@ def _run_step(args, direction: str) -> int:
     except PatchError as exc:
         _fail(as_json, "failed", str(exc))
         return EXIT_FAILED
+    recovered = result.recovered
+    _say_recovered(as_json, recovered)
     status = "undone" if direction == "undo" else "redone"
     lines = result.summary_lines() or ["(no file needed a change)"]
-    text = "\n".join(lines) + f"\n{status}: {result.patch}\nbackup of the state before: "
-    text += str(result.backup_dir)
+    text = "\n".join(lines) + f"\n{status}: {result.patch}"
+    if result.by_recovery:
+        text += (
+            "\nit was interrupted before it finished, and recovery rolled it back: that was "
+            "the undo, nothing else was reverted (`hello-tui undo` again goes one further back)"
+        )
+    else:
+        text += f"\nbackup of the state before: {result.backup_dir}"
     if result.kept_edits:
         text += (
             f"\nyour edits to {', '.join(result.kept_edits)} were backed up first in "
             f"{result.backup_dir}"
         )
-    _emit(
+    _emit_done(
         as_json,
         {
             "status": status,
             "patch": result.patch,
             "kept_edits": result.kept_edits,
             "recovered": recovered,
+            "by_recovery": result.by_recovery,
             **_result_payload(result),
         },
         text,
@@ -233,6 +262,8 @@ def _history_json(entry: HistoryEntry) -> dict[str, Any]:
 
 
 def run_history(args) -> int:
+    from hello_tui.patch.history import history
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
@@ -269,6 +300,9 @@ def _recover_payload(report: RecoveryReport, problems: list[str]) -> dict[str, A
 
 
 def run_recover(args) -> int:
+    from hello_tui.patch.recovery import RecoveryReport, inspect_records, recover_locked
+    from hello_tui.patch.transaction import write_lock
+
     as_json = bool(getattr(args, "json", False))
     settings = _settings(args, as_json)
     if settings is None:
@@ -287,6 +321,8 @@ def run_recover(args) -> int:
     lines += [f"done: {a}" for a in report.actions]
     lines += [f"blocked: {b}" for b in report.blocked]
     lines += [f"problem: {p}" for p in problems]
-    _emit(as_json, _recover_payload(report, problems), "\n".join(lines) or "nothing to recover")
+    _emit_done(
+        as_json, _recover_payload(report, problems), "\n".join(lines) or "nothing to recover"
+    )
     damaged = [p for p in problems if not p.startswith("set aside earlier")]
     return EXIT_FAILED if report.blocked or damaged else EXIT_OK

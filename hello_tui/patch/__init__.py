@@ -5,36 +5,52 @@ every check) -> review (select hunks, user edits) -> commit (journal,
 backups, atomic writes, all or nothing) -> result and note. Undo and restore
 use the backups; `redo_last` steps forward again, `history` lists the patches, and
 `recover` completes or rolls back a transaction a crash interrupted.
+
+The names below are loaded on first use (PEP 562): `hello-tui apply` imports
+the planner and the transaction but not the review's renderer, and `undo` or
+`history` never load the parsers and the planner.
 """
 
-from hello_tui.patch.commit import commit_plan
-from hello_tui.patch.extract import contains_patch, extract_patches
-from hello_tui.patch.history import (
-    BackupInfo,
-    HistoryEntry,
-    UndoRefused,
-    UndoResult,
-    history,
-    list_backups,
-    read_backup,
-    redo_last,
-    restore_from_backup,
-    undo_last,
-)
-from hello_tui.patch.planner import plan_file_change, plan_patch_text
-from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport
-from hello_tui.patch.render import codex_patch_text, render_plan_diff, unified_diff_text
-from hello_tui.patch.selection import replan_with_edits, select
-from hello_tui.patch.transaction import recover
-from hello_tui.patch.types import (
-    CommitResult,
-    FilePlan,
-    Hunk,
-    PatchError,
-    PatchPlan,
-    Risk,
-    Selection,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# `history` is a submodule's name too: importing hello_tui.patch.history sets the package's
+# attribute to the module, so the function is bound here, after that import, for good.
+from hello_tui.patch.history import history
+
+_HOMES = {
+    "commit_plan": "commit",
+    "contains_patch": "extract",
+    "extract_patches": "extract",
+    "BackupInfo": "history",
+    "HistoryEntry": "history",
+    "UndoRefused": "history",
+    "UndoResult": "history",
+    "list_backups": "history",
+    "read_backup": "history",
+    "redo_last": "history",
+    "restore_from_backup": "history",
+    "undo_last": "history",
+    "plan_file_change": "planner",
+    "plan_patch_text": "planner",
+    "RecoveryBlocked": "recovery",
+    "RecoveryReport": "recovery",
+    "codex_patch_text": "render",
+    "render_plan_diff": "render",
+    "unified_diff_text": "render",
+    "replan_with_edits": "selection",
+    "select": "selection",
+    "recover": "transaction",
+    "CommitResult": "types",
+    "FilePlan": "types",
+    "Hunk": "types",
+    "PatchError": "types",
+    "PatchPlan": "types",
+    "Risk": "types",
+    "Selection": "types",
+}
 
 __all__ = [
     "BackupInfo",
@@ -68,3 +84,42 @@ __all__ = [
     "undo_last",
     "unified_diff_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from hello_tui.patch.commit import commit_plan
+    from hello_tui.patch.extract import contains_patch, extract_patches
+    from hello_tui.patch.history import (
+        BackupInfo,
+        HistoryEntry,
+        UndoRefused,
+        UndoResult,
+        list_backups,
+        read_backup,
+        redo_last,
+        restore_from_backup,
+        undo_last,
+    )
+    from hello_tui.patch.planner import plan_file_change, plan_patch_text
+    from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport
+    from hello_tui.patch.render import codex_patch_text, render_plan_diff, unified_diff_text
+    from hello_tui.patch.selection import replan_with_edits, select
+    from hello_tui.patch.transaction import recover
+    from hello_tui.patch.types import (
+        CommitResult,
+        FilePlan,
+        Hunk,
+        PatchError,
+        PatchPlan,
+        Risk,
+        Selection,
+    )

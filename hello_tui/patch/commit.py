@@ -12,8 +12,8 @@ proposal: declined hunks and files are not in it.
 from __future__ import annotations
 
 from hello_tui.config import Settings
-from hello_tui.patch.history import backup_dir_label
 from hello_tui.patch.notes import clip_patch, fence, write_note
+from hello_tui.patch.records import backup_dir_label
 from hello_tui.patch.selection import select
 from hello_tui.patch.transaction import Write, run_transaction
 from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection, printable

@@ -175,10 +175,11 @@ def atomic_write(
                 while view:
                     view = view[os.write(fd, view) :]
                 write_point(f"fsync {what}")
-                os.fchmod(fd, mode if mode is not None else 0o666 & ~_umask())
+                # Owner first: the kernel clears setuid and setgid on a chown, even root's.
                 chown_to = _new_file_owner(target, owner)
                 if chown_to is not None:
                     os.fchown(fd, *chown_to)
+                os.fchmod(fd, mode if mode is not None else 0o666 & ~_umask())
                 os.fsync(fd)
             finally:
                 os.close(fd)

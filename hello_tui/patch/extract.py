@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hello_tui.patch.colour import strip_diff_colour
 from hello_tui.patch.mail import strip_mail_messages
 from hello_tui.patch.model import FileOperation
 from hello_tui.patch.types import PatchError
@@ -139,7 +140,13 @@ class FoundPatch:
 
 
 def find_patches(text: str) -> list[FoundPatch]:
-    """Every patch in `text`, in order. Mail headers and commit messages are not patch text."""
+    """Every patch in `text`, in order. Mail headers and commit messages are not patch text,
+    nor are the colour codes of a coloured diff; a coloured word diff is one patch that
+    carries its refusal."""
+    try:
+        text = strip_diff_colour(text)
+    except PatchError as exc:
+        return [FoundPatch("unified", text, error=exc)]
     lines = strip_mail_messages(text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the text's last newline ends its last line; it starts no other

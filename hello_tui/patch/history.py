@@ -20,7 +20,8 @@ from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import records, undo_stack
-from hello_tui.patch.records import Damaged, Entry
+from hello_tui.patch.records import Damaged, Entry, backup_dir_label
+from hello_tui.patch.recovery import Interrupted
 from hello_tui.patch.rollback import classify, file_state
 from hello_tui.patch.transaction import ANY, Write, recovered_lock, run_locked
 from hello_tui.patch.types import CommitResult, PatchError
@@ -42,6 +43,9 @@ class BackupInfo:
 class UndoResult(CommitResult):
     patch: str = ""  # the patch (backup folder name) that was undone or redone
     kept_edits: list[str] = field(default_factory=list)  # changed files backed up by --force
+    recovered: list[str] = field(default_factory=list)  # what recovery did first
+    # True: the newest change was interrupted and recovery resolved it: that was the undo
+    by_recovery: bool = False
 
 
 @dataclass
@@ -115,10 +119,6 @@ def read_backup(settings: Settings, backup_name: str, relpath: str) -> bytes | N
             except Damaged:
                 return None
     return None
-
-
-def backup_dir_label(settings: Settings, name: str) -> str:
-    return f"{settings.state_dir_name}/backups/{name}"
 
 
 def result_from_manifest(settings: Settings, manifest: dict[str, Any]) -> CommitResult:
@@ -200,7 +200,13 @@ def _write_before(settings: Settings, folder: Path, entry: Entry, expect: str | 
 
 def _step(settings: Settings, direction: str, force: bool) -> UndoResult:
     """Undo (direction "undo") or redo one step of the stack, under the write lock."""
-    with recovered_lock(settings):
+    with recovered_lock(settings) as report:
+        interrupted = [r for r in report.interrupted if r.kind != "undo"]
+        if direction == "undo" and interrupted:
+            # The newest change (a patch, restore or redo, or a command that stopped before
+            # its record said which) was interrupted and is not in effect now: that is the
+            # undo. Reverting the patch below it too would undo more than was asked.
+            return _undone_by_recovery(interrupted[-1], report.actions)
         state = undo_stack.current_state(settings)
         top = state.applied_top if direction == "undo" else state.undone_top
         if top is None:
@@ -233,7 +239,10 @@ def _step(settings: Settings, direction: str, force: bool) -> UndoResult:
             allow_empty=True,
         )
     result = UndoResult(
-        backup_dir=backup_dir_label(settings, done["name"]), patch=patch, kept_edits=revert.changed
+        backup_dir=backup_dir_label(settings, done["name"]),
+        patch=patch,
+        kept_edits=revert.changed,
+        recovered=report.actions,
     )
     _fill_result(result, done)
     verb = "undone" if direction == "undo" else "redone"
@@ -257,8 +266,25 @@ def _step(settings: Settings, direction: str, force: bool) -> UndoResult:
     return result
 
 
+def _undone_by_recovery(found: Interrupted, actions: list[str]) -> UndoResult:
+    """The result of an undo whose change recovery found interrupted and resolved."""
+    result = UndoResult(patch=found.name, recovered=actions, by_recovery=True)
+    for e in found.restored:  # what the files are again, as an undo's own result says it
+        if e.before is None:
+            result.deleted.append(e.path)
+        elif e.after is None:
+            result.added.append(e.path)
+        else:
+            result.updated.append(e.path)
+    return result
+
+
 def undo_last(settings: Settings, *, force: bool = False) -> UndoResult:
-    """Step back one applied patch (or restore); each call goes one further back."""
+    """Step back one applied patch (or restore); each call goes one further back.
+
+    When the newest patch, restore or redo was interrupted and recovery rolls it back
+    first, that is the undo: nothing older is reverted (`by_recovery` says so).
+    """
     return _step(settings, "undo", force)
 
 

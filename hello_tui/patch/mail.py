@@ -7,7 +7,10 @@ break (`---`, `--- <file>`, `diff -`, `Index: `). Headers and message are
 removed here, so nothing in a commit message can be read as a patch; the
 `---` diffstat and the `-- ` signature after the last hunk are left to the
 diff parser, which knows from the hunk counts where hunks end. A body sent
-as quoted-printable or base64 is decoded first, as `git am` does.
+as quoted-printable or base64 is decoded first, as `git am` does. A MIME
+multipart mail (`git format-patch --attach` or `--inline`) is unpacked with
+the standard library's email parser: its parts' bodies, each decoded, are
+read in order as one body, so a closing boundary is never read as a hunk line.
 
 Mails are kept in their order: the parser then applies them one after the
 other, as one transaction.
@@ -24,6 +27,7 @@ _FORMAT_PATCH_FROM = re.compile(r"^From [0-9a-f]{40} ")
 _MBOX_FROM = re.compile(r"^From \S+ ")
 _HEADER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:")
 _ENCODING = re.compile(r"^content-transfer-encoding:\s*([\w-]+)", re.IGNORECASE)
+_MULTIPART = re.compile(r"^content-type:\s*multipart/", re.IGNORECASE)
 
 
 def _is_header(line: str) -> bool:
@@ -79,16 +83,42 @@ def _decode_body(body: list[str], encoding: str | None) -> list[str]:
     return data.decode("utf-8", "surrogateescape").split("\n")
 
 
+def _multipart_body(mail: list[str]) -> list[str]:
+    """A MIME multipart mail's parts (headers and boundaries gone, each part decoded) in order."""
+    from email import message_from_bytes  # only mails need the email package
+    from email.policy import compat32
+
+    message = message_from_bytes(
+        "\n".join(mail).encode("utf-8", "surrogateescape"), policy=compat32
+    )
+    body: list[str] = []
+    for part in message.walk():
+        if part.is_multipart():
+            continue
+        data = part.get_payload(decode=True)
+        if not isinstance(data, bytes):
+            continue
+        text = data.decode("utf-8", "surrogateescape")
+        body += text.removesuffix("\n").split("\n") if text else []
+    return body
+
+
 def _one_mail(lines: list[str]) -> list[str]:
     """The patch part of one mail (lines after its commit message), decoded."""
     i = 1 if lines and lines[0].startswith("From ") and not lines[0].startswith("From:") else 0
+    headers_start = i
     encoding = None
+    multipart = False
     while i < len(lines) and lines[i].strip("\r"):
         m = _ENCODING.match(lines[i])
         if m:
             encoding = m.group(1).lower()
+        multipart = multipart or bool(_MULTIPART.match(lines[i]))
         i += 1
-    body = _decode_body(lines[i:], encoding)
+    if multipart:
+        body = _multipart_body(lines[headers_start:])
+    else:
+        body = _decode_body(lines[i:], encoding)
     for j, line in enumerate(body):
         if _is_patch_break(line):
             return body[j:]
@@ -106,9 +136,10 @@ def strip_mail_messages(text: str) -> str:
     out = lines[: starts[0]]
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        if k and lines[start].startswith("From "):
+            # The envelope line stays as the end of the previous mail's patch: a MIME mail's
+            # patch has no `-- ` signature after it, and the next mail's `---` diffstat must
+            # not read as more lines of its last hunk.
+            out.append(lines[start])
         out += _one_mail(lines[start:end])
     return "\n".join(out)
-
-
-def mail_count(text: str) -> int:
-    return len(_mail_starts(text.split("\n"))) if "From" in text else 0

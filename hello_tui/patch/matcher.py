@@ -324,6 +324,47 @@ def place_chunks(
     warnings: list[str] | None = None,
     eols: list[str] | None = None,
 ) -> list[Placement]:
+    """Place a patch's chunks; a diff whose hunks' line numbers are out of order, as git does.
+
+    git places each hunk where its lines occur nearest its stated line, whatever the
+    order of the hunks in the patch, so a diff whose hunks were shuffled still applies.
+    When the hunks' line numbers put them in another order than the patch's, they are
+    placed in that order first (by the same rules as always) and, failing that, in the
+    patch's order; if both fail, the error is the one about the patch's own order.
+    """
+    hints = [chunk.line_hint for chunk in chunks]
+    shuffled = all(h is not None for h in hints) and hints != sorted(hints, key=lambda h: h or 0)
+    orders = [chunks]
+    if shuffled:
+        orders.insert(0, sorted(chunks, key=lambda chunk: chunk.line_hint or 0))
+    first_error: PatchError | None = None
+    for order in orders:
+        notes: list[str] = []
+        try:
+            placements = _place_in_order(path, lines, order, notes, eols)
+        except PatchError as exc:
+            if order is chunks:
+                first_error = exc
+            continue
+        if order is not chunks:
+            notes.append(
+                f"{path}: the patch's hunks are not in the file's order; each was placed by "
+                "its lines and line numbers, in the file's order, as git does."
+            )
+        if warnings is not None:
+            warnings.extend(notes)
+        return placements
+    assert first_error is not None
+    raise first_error
+
+
+def _place_in_order(
+    path: str,
+    lines: list[str],
+    chunks: list[Chunk],
+    warnings: list[str],
+    eols: list[str] | None,
+) -> list[Placement]:
     """Find every chunk, in order, each searched forward from the end of the previous one.
 
     A unified hunk's line number is a hint, moved by how far the previous hunk was found
@@ -340,7 +381,7 @@ def place_chunks(
     cursor = 0
     delta = 0  # lines added minus removed by the chunks placed so far
     off_old = off_new = 0  # where the previous chunk was found, against its stated lines
-    notes = warnings if warnings is not None else []
+    notes = warnings
     for number, chunk in enumerate(chunks, 1):
         label = _chunk_label(number, chunk)
         start = cursor

@@ -46,6 +46,11 @@ class Damaged(Exception):
         self.why = why
 
 
+def backup_dir_label(settings: Settings, name: str) -> str:
+    """A backup folder as the user reads it: relative to the repository."""
+    return f"{settings.state_dir_name}/backups/{name}"
+
+
 def _canonical(body: dict[str, Any]) -> bytes:
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8"

@@ -15,6 +15,14 @@ What it decides from, for each backup folder without `COMMITTED`:
   the same way; a folder whose record is damaged too blocks.
 A folder with `COMMITTED` whose journal is still open only needs the journal
 closed (and its manifest repaired from the journal's copy, if damaged).
+A folder without `COMMITTED` that no journal names, whose files hold what it
+wrote, was committed and then lost its marker: it blocks (undo must not skip
+it to revert an older patch), naming the files and the ways out.
+
+The report lists every interrupted transaction it resolved (`interrupted`:
+rolled back, or removed before it changed a file), with its kind when its
+record says it: an undo that finds a patch, restore or redo interrupted has
+nothing more to do, since that change is not in effect any more.
 
 Anything it cannot verify blocks: one line naming the folder, nothing changed
 or deleted, and every write refused until it is resolved.
@@ -36,9 +44,19 @@ from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.types import PatchError
 
 
+@dataclass(frozen=True)
+class Interrupted:
+    """An interrupted transaction recovery resolved: its folder, kind and the files put back."""
+
+    name: str
+    kind: str | None  # patch | undo | redo | restore; None: it stopped before its record
+    restored: tuple[records.Entry, ...] = ()
+
+
 @dataclass
 class RecoveryReport:
     actions: list[str] = field(default_factory=list)  # what was done
+    interrupted: list[Interrupted] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # what was seen, for `hello-tui recover`
     blocked: list[str] = field(default_factory=list)  # one line each; writes are refused
 
@@ -125,6 +143,7 @@ def _journal_without_folder(
         report.actions.append(
             f"closed the journal of {name}: its folder is gone and every file is as before"
         )
+        report.interrupted.append(Interrupted(name, _kind(manifest)))
         return
     files = ", ".join(e.path for e in plan.changed + plan.to_restore)
     report.blocked.append(
@@ -163,8 +182,10 @@ def _resolve_uncommitted(
             # this transaction stopped before touching the tree.
             _trash(settings, folder)
             report.actions.append(_unstarted(folder))
+            report.interrupted.append(Interrupted(folder.name, None))
         elif not journaled:
             where = records.move_aside(settings, folder, records.SET_ASIDE)
+            report.interrupted.append(Interrupted(folder.name, None))
             report.actions.append(
                 f"set {label} aside as {_label(settings, where)}: its record is damaged "
                 f"({damage.why}), and no journal names it, so it never wrote to the tree"
@@ -176,11 +197,15 @@ def _resolve_uncommitted(
                 "`hello-tui recover` shows what is there"
             )
         return
+    plan = plan_rollback(repo, folder, manifest)
     if not journaled:
+        if plan.to_restore:
+            report.blocked.append(_marker_lost(settings, folder, plan.to_restore))
+            return
         _trash(settings, folder)  # never reached its journal: the tree was never touched
         report.actions.append(_unstarted(folder))
+        report.interrupted.append(Interrupted(folder.name, _kind(manifest)))
         return
-    plan = plan_rollback(repo, folder, manifest)
     if not plan.verifiable:
         if salvage and plan.to_restore:
             execute_rollback(settings, repo, folder, manifest, plan)
@@ -203,6 +228,25 @@ def _resolve_uncommitted(
         report.actions.append(f"rolled back the interrupted patch {folder.name}")
     else:
         report.actions.append(_unstarted(folder))
+    report.interrupted.append(Interrupted(folder.name, _kind(manifest), tuple(plan.to_restore)))
+
+
+def _kind(manifest: dict[str, Any]) -> str | None:
+    kind = manifest.get("kind")
+    return kind if isinstance(kind, str) else None
+
+
+def _marker_lost(settings: Settings, folder: Path, written: list[records.Entry]) -> str:
+    """A record whose files hold what it wrote but which has no commit marker and no journal."""
+    label = _label(settings, folder)
+    marker = _label(settings, folder / records.COMMITTED)
+    return (
+        f"{label} has no {records.COMMITTED} marker and no journal names it, yet "
+        f"{', '.join(e.path for e in written)} hold what it wrote: it was applied and its marker "
+        f"is lost. Nothing was changed, and undo will not revert an older patch past it. If "
+        f"the patch is applied as you want, put the marker back (create {marker}); to drop "
+        f"the record instead, move {label} out of the backups folder"
+    )
 
 
 def _unstarted(folder: Path) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 
+from hello_tui.core.hunk_header import git_range
 from hello_tui.patch.lines import split_git_lines, split_lines
 from hello_tui.patch.matcher import LineIndex, find_sequence
 from hello_tui.patch.types import PatchPlan
@@ -84,9 +85,7 @@ def unified_diff_text(
     for group in groups:
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
-        out.append(
-            f"@@ -{i1 + 1 if i2 > i1 else i1},{i2 - i1} +{j1 + 1 if j2 > j1 else j1},{j2 - j1} @@"
-        )
+        out.append(f"@@ -{git_range(i1, i2 - i1)} +{git_range(j1, j2 - j1)} @@")
         out.extend(_render_lines(group, a, a_final, b, b_final, _crs(a_eols), _crs(b_eols)))
     return "\n".join(out) + "\n"
 

@@ -461,7 +461,7 @@ class UnifiedParser:
             if not _is_hunk_line(line):
                 return j, False
             if line[:1] == "\\":
-                if not self._mark_no_eol(chunk):
+                if not self._mark_no_eol(chunk, line):
                     return j, False
                 j += 1
                 continue
@@ -476,7 +476,7 @@ class UnifiedParser:
             j += 1
         if old_left or new_left:
             return j, False
-        while j < self.n and self.lines[j][:1] == "\\" and self._mark_no_eol(chunk):
+        while j < self.n and self.lines[j][:1] == "\\" and self._mark_no_eol(chunk, self.lines[j]):
             j += 1
         return j, True
 
@@ -484,7 +484,7 @@ class UnifiedParser:
         for k in range(j, end):
             line = self.lines[k]
             if line[:1] == "\\":
-                self._mark_no_eol(chunk)
+                self._mark_no_eol(chunk, line)
             else:
                 self._add_item(chunk, line)
 
@@ -504,13 +504,18 @@ class UnifiedParser:
             chunk.eols.append("\n")
 
     @staticmethod
-    def _mark_no_eol(chunk: Chunk) -> bool:
-        """`\\ No newline at end of file`: the line before it has no ending (its "\\r" is text)."""
+    def _mark_no_eol(chunk: Chunk, marker: str) -> bool:
+        """`\\ No newline at end of file`: the line before it has no ending (its "\\r" is text).
+
+        git writes the marker with a bare "\\n". A marker ending in "\\r\\n" shows that
+        the whole copy was converted to CRLF, so the "\\r" before the previous line's "\\n"
+        came from that conversion too: the line has no ending at all.
+        """
         assert chunk.eols is not None
         if not chunk.items or chunk.eols[-1] == "":
             return False
         kind, text = chunk.items[-1]
-        if chunk.eols[-1] == "\r\n":
+        if chunk.eols[-1] == "\r\n" and not marker.endswith("\r"):
             chunk.items[-1] = (kind, text + "\r")
         chunk.eols[-1] = ""
         return True

@@ -99,14 +99,33 @@ def _groups(ops: list[Op]) -> list[list[Op]]:
     return groups
 
 
-def _funcname(a: list[str], before: int) -> str:
-    """git's default function line: the nearest old line above the hunk starting with a letter, _ or $."""
-    for k in range(before - 1, -1, -1):
-        line = a[k]
-        if line and (line[0].isascii() and (line[0].isalpha() or line[0] in "_$")):
-            raw = line.encode("utf-8", "surrogateescape")[:FUNCNAME_BYTES]
-            return raw.decode("utf-8", "surrogateescape").rstrip(" \t\r\n\v\f")
-    return ""
+def _is_funcname_line(line: str) -> bool:
+    """xdiff's default rule (`def_ff`): the line starts with an ASCII letter, `_` or `$`."""
+    return bool(line) and line[0].isascii() and (line[0].isalpha() or line[0] in "_$")
+
+
+class _FuncContext:
+    """The text after `@@`, found the way git's `xdl_emit_diff` finds it, in linear time.
+
+    For each hunk git scans back from the line above the hunk's first line, but
+    only down to where the previous hunk's scan started (`funclineprev`), and keeps
+    the line it found last when that stretch holds none. Hunks come in file order,
+    so every old line is looked at once per file, however many hunks there are.
+    """
+
+    def __init__(self, a: list[str]) -> None:
+        self._a = a
+        self._scanned_to = -1  # git's funclineprev
+        self._text = ""
+
+    def above(self, start: int) -> str:
+        for k in range(start - 1, self._scanned_to, -1):
+            if _is_funcname_line(self._a[k]):
+                raw = self._a[k].encode("utf-8", "surrogateescape")[:FUNCNAME_BYTES]
+                self._text = raw.decode("utf-8", "surrogateescape").rstrip(" \t\r\n\v\f")
+                break
+        self._scanned_to = max(self._scanned_to, start - 1)
+        return self._text
 
 
 def _hunk_lines(
@@ -115,13 +134,14 @@ def _hunk_lines(
     a_eols: list[str],
     b: list[str],
     b_eols: list[str],
+    funcs: _FuncContext,
 ) -> list[str]:
     first, last = group[0], group[-1]
     s1 = max(first[1] - CONTEXT, 0)
     e1 = min(last[2] + CONTEXT, len(a))
     s2 = first[3] - (first[1] - s1)
     e2 = last[4] + (e1 - last[2])
-    func = _funcname(a, s1)
+    func = funcs.above(s1)
     header = f"@@ -{git_range(s1, e1 - s1)} +{git_range(s2, e2 - s2)} @@"
     out = [header + (f" {func}" if func else "")]
 
@@ -155,8 +175,9 @@ def _text_hunks(fp: FilePlan, old: bytes, new: bytes) -> list[str]:
     if ops is None:
         ops = _ops_by_diff(ka, kb)
     out: list[str] = []
+    funcs = _FuncContext(a)
     for group in _groups(ops):
-        out += _hunk_lines(group, a, a_eols, b, b_eols)
+        out += _hunk_lines(group, a, a_eols, b, b_eols, funcs)
     return out
 
 

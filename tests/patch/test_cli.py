@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hello_tui.config import load_settings
 
 from .conftest import snapshot, write
@@ -120,6 +122,37 @@ def test_apply_path_imports_neither_textual_nor_openai(repo):
     assert "HEAVY= 0" in proc.stdout, proc.stdout + proc.stderr
 
 
+def _modules_after(repo: Path, argv: list[str]) -> set[str]:
+    """The hello_tui modules one CLI command imported (run in a fresh interpreter)."""
+    code = (
+        "import sys\n"
+        "from hello_tui.cli import main\n"
+        f"main({argv!r})\n"
+        "print('MODULES=' + ','.join(m for m in sys.modules if m.startswith('hello_tui')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False
+    )
+    found = [line for line in proc.stdout.splitlines() if line.startswith("MODULES=")]
+    assert found, proc.stdout + proc.stderr
+    return set(found[0].removeprefix("MODULES=").split(","))
+
+
+def test_each_patch_command_imports_only_what_it_uses(repo):
+    write(repo, "a.txt", "a\n")
+    applied = _modules_after(repo, ["apply", "--repo", str(repo), "-"])
+    assert "hello_tui.patch.planner" in applied
+    assert "hello_tui.patch.render" not in applied  # the review's renderer
+    for command in ("history", "undo"):
+        loaded = _modules_after(repo, [command, "--repo", str(repo)])
+        assert "hello_tui.patch.history" in loaded
+        assert not loaded & {
+            "hello_tui.patch.planner",
+            "hello_tui.patch.unified_parser",
+            "hello_tui.patch.render",
+        }, command
+
+
 def test_doctor_finishes_an_interrupted_patch_first(tmp_path, scripted_server):
     import argparse
     import io
@@ -179,3 +212,31 @@ def test_apply_says_how_a_hunk_was_placed_by_its_line_hint(repo):
     dry = cli(repo, "apply", "--json", "--dry-run", "-", stdin=diff.replace("d.txt", "e.txt"))
     assert dry.returncode == 0, dry.stderr
     assert any("nearest to its stated line 6" in w for w in json.loads(dry.stdout)["warnings"])
+
+
+DEV_FULL = Path("/dev/full")
+
+
+@pytest.mark.skipif(not DEV_FULL.exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("stream", ["stdout", "stdout and stderr"])
+def test_output_on_a_full_disk_does_not_turn_a_done_change_into_a_failure(repo, tmp_path, stream):
+    # /dev/full fails every write with ENOSPC, as a full disk under a redirected output does.
+    write(repo, "a.txt", "a\n")
+    pf = tmp_path / "p.patch"
+    pf.write_text(PATCH)
+
+    def run(*args: str) -> int:
+        with open(DEV_FULL, "w") as full:
+            return subprocess.run(
+                [sys.executable, "-m", "hello_tui", args[0], "--repo", str(repo), *args[1:]],
+                stdout=full,
+                stderr=full if "stderr" in stream else subprocess.PIPE,
+                check=False,
+            ).returncode
+
+    assert run("apply", str(pf)) == 0
+    assert (repo / "a.txt").read_text() == "b\n"
+    assert run("undo") == 0
+    assert (repo / "a.txt").read_text() == "a\n" and not (repo / "n.txt").exists()
+    assert run("redo", "--json") == 0
+    assert (repo / "n.txt").read_text() == "n\n"

@@ -10,6 +10,7 @@ folder may be left, no committed backup may be lost, and no traceback shown.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -154,22 +155,35 @@ NEXT = {
 }
 
 
+def record_index(labels: list[str]) -> int:
+    """1-based index of the write point that puts the transaction's manifest in place."""
+    for i, label in enumerate(labels, 1):
+        if label.startswith("replace ") and label.endswith("/" + records.MANIFEST):
+            return i
+    raise AssertionError("no manifest among the write points")
+
+
 def run_matrix(
     world: World,
     template: Path,
     action: Callable[[Settings], object],
     expect: dict[str, tuple[dict, dict]],
+    before_record: dict[str, dict] | None = None,
 ) -> list[bool]:
     """Kill `action` at every write point; after each, run every next command of `expect`.
 
-    expect[next] = (tree if the killed action rolled back, tree if it committed).
+    expect[next] = (tree if the killed action rolled back, tree if it committed);
+    before_record[next], when given: the tree if it was killed before its manifest existed.
     """
     _, probe = world.copy(template)
     labels = count_points(lambda: action(probe))
     cut = commit_index(labels)
+    recorded = record_index(labels)
     outcomes = []
     for n in range(1, len(labels) + 1):
         for cmd, (if_rolled_back, if_committed) in expect.items():
+            if n <= recorded and cmd in (before_record or {}):
+                if_rolled_back = (before_record or {})[cmd]
             repo, settings = world.copy(template)
             kept = committed_folders(settings)
             run = run_killed(lambda s=settings: action(s), n)
@@ -201,7 +215,8 @@ def test_apply_killed_at_every_point_then_apply_undo_redo(world: World):
         world,
         after_p0,
         lambda s: apply_text(s, PATCH),
-        {"apply": (world.s1, world.s2), "undo": (world.s0, world.s1)},
+        # Undo first after the kill: a rolled-back patch is the undo, P0 stays applied.
+        {"apply": (world.s1, world.s2), "undo": (world.s1, world.s1)},
     )
     assert outcomes[0] is False and outcomes[-1] is True
     p0_undone = world.template("p0u", lambda s: (apply_text(s, P0), undo_last(s)))
@@ -219,6 +234,8 @@ def test_undo_killed_at_every_point_then_apply_undo_redo(world: World):
             "undo": (world.s1, world.s0),
             "redo": (world.s2, world.s2),
         },
+        # Killed before its record said it was an undo: the next undo only cleans it up.
+        before_record={"undo": world.s2},
     )
 
 
@@ -232,7 +249,7 @@ def test_redo_killed_at_every_point_then_apply_undo_redo(world: World):
         redo_last,
         {
             "apply": (world.s1, world.s2),
-            "undo": (world.s0, world.s1),
+            "undo": (world.s1, world.s1),  # a rolled-back redo is the undo
             "redo": (world.s2, world.s2),
         },
     )
@@ -322,3 +339,38 @@ def test_child_counts_tree_points(tmp_path: Path):
     # a.txt, run.sh, c.txt, f.txt replaced; d.txt, e.txt removed
     assert proc.stdout.strip() == "points: 6"
     assert snapshot(repo) == expected_after(tmp_path)
+
+
+def test_undo_over_a_record_missing_its_marker_reverts_nothing(world: World):
+    # PATCH was applied, then its folder lost COMMITTED: undo must not take the newest
+    # committed record (P0) for the top and revert it while PATCH stays in the tree.
+    applied = world.template("lost_marker", lambda s: (apply_text(s, P0), apply_text(s, PATCH)))
+    repo, settings = world.copy(applied)
+    newest = records.record_folders(settings)[-1]
+    (newest / records.COMMITTED).unlink()
+    ran = next_command("undo", "--repo", str(repo))
+    assert ran.code == 1
+    assert "no COMMITTED marker" in ran.err and newest.name in ran.err
+    assert snapshot(repo) == world.s2
+    assert newest.is_dir()  # the record is kept for the user to decide
+    (newest / records.COMMITTED).write_text("restored by hand\n")  # the way out it names
+    assert next_command("undo", "--repo", str(repo)).code == 0
+    assert snapshot(repo) == world.s1
+
+
+def test_undo_first_after_a_kill_mid_commit_says_recovery_was_the_undo(world: World):
+    after_p0 = world.template("says", lambda s: apply_text(s, P0))
+    _, probe = world.copy(after_p0)
+    middle = _tree_points(count_points(lambda: apply_text(probe, PATCH)))[2]
+    repo, settings = world.copy(after_p0)
+    assert run_killed(lambda: apply_text(settings, PATCH), middle).killed
+    ran = next_command("undo", "--repo", str(repo), "--json")
+    assert ran.code == 0, ran.err
+    payload = json.loads(ran.out)
+    assert payload["by_recovery"] is True and payload["status"] == "undone"
+    assert any(
+        line.startswith("rolled back the interrupted patch") for line in payload["recovered"]
+    )
+    assert snapshot(repo) == world.s1  # P0 is still applied
+    assert next_command("undo", "--repo", str(repo)).code == 0  # and the next undo takes it
+    assert snapshot(repo) == world.s0

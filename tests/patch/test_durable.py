@@ -170,12 +170,15 @@ def test_planning_never_writes_even_with_an_interrupted_commit(repo, settings):
 def test_an_unexpected_exception_is_one_line_and_the_traceback_goes_to_the_log(
     repo, settings, monkeypatch
 ):
-    import hello_tui.commands.patch_commands as commands
+    import importlib
+
+    # The module, not the package's `history` function of the same name.
+    history_module = importlib.import_module("hello_tui.patch.history")
 
     def broken(_settings):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(commands, "history", broken)
+    monkeypatch.setattr(history_module, "history", broken)
     ran = next_command("history", "--repo", str(repo))
     assert ran.code == 1
     lines = ran.err.strip().splitlines()

@@ -258,3 +258,71 @@ def test_garbled_git_diffs_apply_as_git_or_as_b_or_change_nothing(pair, options,
         if by_git is not None:
             acceptable.append(by_git)
         assert got in acceptable, garbled
+
+
+# ---- the same diffs as users paste them: CRLF copies, MIME mails, colours, shuffled hunks
+
+
+def _lf_only(files: dict[str, tuple[bytes, int]]) -> dict[str, tuple[bytes, int]]:
+    return {name: (data.replace(b"\r", b""), mode) for name, (data, mode) in files.items()}
+
+
+def git_mail(root: Path, a, b, style: str) -> bytes:
+    """`git format-patch --attach` / `--inline` of the commit a -> b (a MIME multipart mail)."""
+    git_diff(root, a, b, [])  # leaves a committed and b staged in root/gitrepo
+    repo = root / "gitrepo"
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "b")
+    proc = _git(repo, "format-patch", style, "--binary", "-1", "--stdout")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _shuffle_hunks(diff: bytes, draw) -> bytes:
+    """Each file's hunks in an order drawn by hypothesis (git's diff otherwise as it is)."""
+    out: list[bytes] = []
+    for section in diff.split(b"\ndiff --git "):
+        head, *hunks = section.split(b"\n@@ ")
+        if len(hunks) > 1:
+            hunks = draw(st.permutations(hunks))
+            hunks = [h if h.endswith(b"\n") else h + b"\n" for h in hunks]
+            hunks[-1] = hunks[-1].removesuffix(b"\n")
+        out.append(b"\n@@ ".join([head, *hunks]))
+    return b"\ndiff --git ".join(out)
+
+
+PASTES = st.sampled_from(["crlf copy", "attach", "inline", "colour", "colour moved", "shuffled"])
+
+
+@GIT_RUNS
+@given(tree_pair(), PASTES, st.data())
+def test_pasted_forms_of_git_diffs_apply_as_b(pair, paste, data):
+    a, b = pair
+    if paste == "crlf copy":
+        # A CRLF copy of a diff for LF files: the files keep their LF endings. (The lines
+        # added to a new or empty file say only what the copy says: those are left out.)
+        a = {n: v for n, v in _lf_only(a).items() if v[0]}
+        b = {n: v for n, v in _lf_only(b).items() if n in a}
+        if a == b:
+            return
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        if paste in ("attach", "inline"):
+            patch = git_mail(root, a, b, f"--{paste}")
+            assert b"Content-Type: multipart/mixed" in patch
+        elif paste.startswith("colour"):
+            extra = ["--color-moved"] if paste == "colour moved" else []
+            patch = git_diff(root, a, b, ["--color=always", *extra])
+        else:
+            patch = git_diff(root, a, b, [])
+            if paste == "crlf copy":
+                patch = patch.replace(b"\n", b"\r\n")
+            else:
+                patch = _shuffle_hunks(patch, data.draw)
+        got, error = engine_apply(root, a, patch)
+        assert error is None, f"{error}\n{patch!r}"
+        want = _expected(b)
+        if paste == "shuffled" and got != want:
+            # Where the lines repeat, git's nearest-to-the-stated-line rule decides.
+            assert got == git_apply(root, a, patch, []), patch
+            return
+        assert got == want, patch

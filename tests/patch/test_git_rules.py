@@ -137,6 +137,52 @@ def test_mbox_of_several_mails_applies_in_order_as_one_transaction(repo, setting
     assert snapshot(repo) == before
 
 
+def _reencoded(mbox: bytes, encoding: str) -> str:
+    """git's MIME mails with each part re-sent as `encoding` (base64, quoted-printable)."""
+    from email import message_from_bytes
+    from email.charset import BASE64, QP, Charset
+    from email.policy import compat32
+
+    out = []
+    for mail in mbox.split(b"\nFrom "):
+        envelope, _, rest = mail.partition(b"\n")
+        message = message_from_bytes(rest, policy=compat32)
+        for part in message.walk():
+            if part.is_multipart():
+                continue
+            charset = Charset("utf-8")
+            charset.body_encoding = BASE64 if encoding == "base64" else QP
+            body = part.get_payload(decode=True).decode("utf-8")
+            del part["Content-Transfer-Encoding"]
+            part.set_payload(body, charset)
+        out.append(envelope.decode().removeprefix("From ") + "\n" + message.as_string())
+    return "".join("From " + mail + "\n" for mail in out)
+
+
+@needs_git
+@pytest.mark.parametrize("style", ["--attach", "--inline", "base64", "quoted-printable"])
+def test_mime_multipart_mails_apply_as_git_apply_does(repo, settings, tmp_path, style):
+    src = history(
+        tmp_path,
+        {"f.txt": b"one\ntwo\nthree\n", "g.txt": b"g\n"},
+        {"f.txt": b"one\n2\nthree\n", "g.txt": b"G\n"},
+        {"f.txt": b"one\n2\n3\n", "h.txt": b"caf\xc3\xa9 = 1\n"},
+    )
+    option = style if style.startswith("--") else "--attach"
+    raw = git(src, "format-patch", option, "--stdout", "HEAD~2..HEAD")
+    assert raw.count(b"Content-Type: multipart/mixed") == 2
+    mbox = raw.decode()
+    if not style.startswith("--"):
+        mbox = _reencoded(raw, style)
+        assert f"Content-Transfer-Encoding: {style}" in mbox
+    write(repo, "f.txt", "one\ntwo\nthree\n")
+    write(repo, "g.txt", "g\n")
+    apply(settings, mbox)
+    assert (repo / "f.txt").read_bytes() == b"one\n2\n3\n"
+    assert (repo / "g.txt").read_bytes() == b"G\n"
+    assert (repo / "h.txt").read_bytes() == "café = 1\n".encode()
+
+
 def test_a_failing_later_mail_leaves_every_file_as_it_was(repo, settings):
     write(repo, "f.txt", "a\nb\nc\n")
     second = MAIL.replace("-b\n+B", "-zzz\n+B").replace("Change b", "Change again")
@@ -242,6 +288,27 @@ def test_diff_that_lost_its_crs_writes_the_files_crlf(repo, settings):
     write(repo, "m.txt", b"a\r\nb\r\nc\r\n")
     apply(settings, "--- a/m.txt\n+++ b/m.txt\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n+B2\n c\n")
     assert (repo / "m.txt").read_bytes() == b"a\r\nB\r\nB2\r\nc\r\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (b"a\nb\nc\n", b"a\nb\nC"),  # the added last line has no newline
+        (b"a\nb\nc", b"a\nB\nc"),  # a context last line without one
+        (b"a\r\nb\r\nc\r\n", b"a\r\nb\r\nC"),
+        (b"a\nb\nc\n", b"a\nb\nC\r"),  # a CR with no LF after it is text
+    ],
+)
+def test_crlf_copy_of_a_diff_with_no_newline_markers(tmp_path, repo, settings, before, after):
+    # An editor that saved git's diff with CRLF line ends also ended the `\ No newline`
+    # marker with one: git's own diff is the reference for what the files become.
+    src = history(tmp_path, {"f.txt": before}, {"f.txt": after})
+    lf = git(src, "diff", "HEAD~1", "HEAD")
+    assert b"\\ No newline at end of file\n" in lf
+    crlf = lf.replace(b"\n", b"\r\n")
+    write(repo, "f.txt", before)
+    apply(settings, crlf.decode("utf-8"))
+    assert (repo / "f.txt").read_bytes() == after
 
 
 def test_lone_cr_inside_a_line_is_text_for_a_unified_diff(repo, settings):
@@ -787,3 +854,102 @@ def test_an_empty_files_deletion_run_into_the_next_section_is_refused_with_the_c
             "--- a/k.txt\n+++ b/k.txt\n@@ -1 +1 @@\n-a\n+b\n",
             settings,
         )
+
+
+# ---- coloured diffs pasted from a terminal ----------------------------------------------
+
+
+COLOUR_BEFORE = {
+    "f.py": b"def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    e = 5\n"
+    + b"".join(b"    keep_%d = %d\n" % (n, n) for n in range(12))
+    + b"def g():\n    return 0\n",
+    "g.txt": b"one\ntwo\n",
+}
+COLOUR_AFTER = {
+    # a block moved (colour-moved paints it), a changed line, trailing white space
+    "f.py": b"def f():\n    e = 5  \n"
+    + b"".join(b"    keep_%d = %d\n" % (n, n) for n in range(12))
+    + b"    a = 1\n    b = 2\n    c = 3\n    d = 4\ndef g():\n    return 1\n",
+    "g.txt": b"one\nTWO\n",
+}
+
+
+@needs_git
+@pytest.mark.parametrize(
+    "options",
+    [["--color=always"], ["--color=always", "--color-moved"], ["--color=always", "-U1"]],
+)
+def test_coloured_git_diff_applies_as_the_plain_one(repo, settings, tmp_path, options):
+    src = history(tmp_path, COLOUR_BEFORE, COLOUR_AFTER)
+    coloured = git(src, "diff", *options, "HEAD~1", "HEAD")
+    assert b"\x1b[32m" in coloured and b"\x1b[1mdiff --git" in coloured
+    for rel, data in COLOUR_BEFORE.items():
+        write(repo, rel, data)
+    apply(settings, coloured.decode())
+    assert {rel: (repo / rel).read_bytes() for rel in COLOUR_AFTER} == COLOUR_AFTER
+
+
+@needs_git
+@pytest.mark.parametrize("options", [["--word-diff=color"], ["--color-words"]])
+def test_coloured_word_diff_is_refused_saying_why(repo, settings, tmp_path, options):
+    src = history(tmp_path, COLOUR_BEFORE, COLOUR_AFTER)
+    word_diff = git(src, "diff", "--color=always", *options, "HEAD~1", "HEAD").decode()
+    for rel, data in COLOUR_BEFORE.items():
+        write(repo, rel, data)
+    before = snapshot(repo)
+    with pytest.raises(PatchError, match="word diff"):
+        plan_patch_text(word_diff, settings)
+    assert snapshot(repo) == before
+
+
+def test_escape_codes_in_an_uncoloured_diff_are_file_text(repo, settings):
+    # Only a diff whose own headers are coloured is a colour paste: a script's colour
+    # codes inside an ordinary diff are the file's bytes.
+    write(repo, "c.sh", "echo start\n")
+    apply(
+        settings, "--- a/c.sh\n+++ b/c.sh\n@@ -1 +1,2 @@\n echo start\n+echo '\x1b[31mred\x1b[m'\n"
+    )
+    assert (repo / "c.sh").read_bytes() == b"echo start\necho '\x1b[31mred\x1b[m'\n"
+
+
+# ---- hunks out of the file's order ------------------------------------------------------
+
+
+def _shuffled_hunks(diff: bytes, order: list[int]) -> bytes:
+    """git's diff of one file with its hunks put in `order`."""
+    head, *hunks = diff.split(b"\n@@")
+    hunks = [b"@@" + h.rstrip(b"\n") for h in hunks]
+    return head + b"\n" + b"\n".join(hunks[k] for k in order) + b"\n"
+
+
+@needs_git
+@pytest.mark.parametrize("order", [[2, 0, 1], [1, 0, 2], [2, 1, 0], [0, 2, 1]])
+def test_shuffled_hunks_are_placed_as_git_apply_places_them(repo, settings, tmp_path, order):
+    before = b"".join(b"line %d\n" % n for n in range(60)) + b"".join(b"same\n" for _ in range(8))
+    after = before.replace(b"line 5\n", b"FIVE\n").replace(b"line 30\n", b"THIRTY\nmore\n")
+    after = after.replace(b"line 50\n", b"")
+    src = history(tmp_path, {"f.txt": before}, {"f.txt": after})
+    shuffled = _shuffled_hunks(git(src, "diff", "HEAD~1", "HEAD"), order)
+    assert shuffled.count(b"\n@@ ") == 3
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    (peer / "f.txt").write_bytes(before)
+    (tmp_path / "s.diff").write_bytes(shuffled)
+    git(peer, "apply", str(tmp_path / "s.diff"))
+    write(repo, "f.txt", before)
+    plan = apply(settings, shuffled.decode())
+    assert (repo / "f.txt").read_bytes() == (peer / "f.txt").read_bytes() == after
+    assert any("not in the file's order" in w for w in plan.warnings) == (order != sorted(order))
+
+
+def test_hunks_in_order_whose_numbers_are_wrong_keep_the_patch_order(repo, settings):
+    # The stated numbers say "later hunk first", the lines say otherwise: the patch's own
+    # order places them, as before.
+    write(repo, "f.txt", "".join(f"l{n}\n" for n in range(40)))
+    patch = (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -30,3 +30,3 @@\n l4\n-l5\n+L5\n l6\n"
+        "@@ -2,3 +2,3 @@\n l34\n-l35\n+L35\n l36\n"
+    )
+    apply(settings, patch)
+    text = (repo / "f.txt").read_text()
+    assert "L5\n" in text and "L35\n" in text

@@ -170,6 +170,22 @@ def test_undo_removes_the_folders_a_patch_created_and_redo_recreates_them(repo, 
     assert snapshot(repo) == before
 
 
+@pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o1755, 0o6755, 0o4644, 0o2775], ids=oct)
+def test_special_mode_bits_survive_apply_undo_and_redo(repo, settings, mode):
+    # git records only 644 or 755, but a patch that changes a file's text leaves its
+    # permissions as they were, setuid, setgid and sticky included, and undo restores
+    # the real mode from the backup (as root, a chown after the chmod used to clear them).
+    path = write(repo, "tool", "a\n")
+    os.chmod(path, mode)
+    patch = "--- a/tool\n+++ b/tool\n@@ -1 +1 @@\n-a\n+b\n"
+    commit_plan(plan_patch_text(patch, settings), settings)
+    assert (path.read_text(), stat.S_IMODE(os.stat(path).st_mode)) == ("b\n", mode)
+    undo_last(settings)
+    assert (path.read_text(), stat.S_IMODE(os.stat(path).st_mode)) == ("a\n", mode)
+    redo_last(settings)
+    assert (path.read_text(), stat.S_IMODE(os.stat(path).st_mode)) == ("b\n", mode)
+
+
 def test_undo_of_a_mode_only_change(repo, settings):
     path = write(repo, "run.sh", "echo\n")
     os.chmod(path, 0o644)

@@ -392,3 +392,80 @@ def test_a_failed_patch_note_fences_the_proposal(repo, settings):
     (note,) = [n for n in NoteStore(settings.state.notes).list() if n.title == "Patch failed"]
     assert "Patch (as proposed):\n````diff\n*** Begin Patch\n" in note.content
     assert note.content.endswith(" ```\n*** End Patch\n````\n")
+
+
+def test_function_context_matches_git_byte_for_byte(repo, settings):
+    # git's rule (xdiff def_ff): the nearest old line above the hunk that starts with an
+    # ASCII letter, `_` or `$`, cut at 80 bytes, trailing white space dropped; a hunk whose
+    # stretch since the previous hunk holds none keeps the previous hunk's line.
+    long_def = "def " + "very_long_name_" * 8 + "(x):   \t"
+    lines = ["# header comment", long_def]
+    lines += [f"    body_{n} = {n}" for n in range(40)]
+    lines += ["$dollar_line = 1", "    deep = 1", "_private = 2", "é_not_ascii = 3"]
+    lines += [f"        nested_{n} = {n}" for n in range(60)]
+    lines += ["\tTabbed = 1"] + [f"    tail_{n}" for n in range(30)]
+    write(repo, "f.py", "\n".join(lines) + "\n")
+    baseline(repo)
+    before = tree(repo)
+    new = list(lines)
+    for k in (5, 20, 38, 44, 47, 60, 80, 100, 104, 130):
+        new[k] = new[k] + "  # changed"
+    commit_plan(plan_file_change(settings, "f.py", "\n".join(new) + "\n"), settings)
+    diff = note_diff(settings)
+    assert diff == git_diff(repo)
+    assert " @@ _private = 2\n" in diff
+    reverse_applies(repo, diff, before)
+
+
+def _written_diff_steps(settings, n_lines: int) -> int:
+    """Lines of written_diff's module executed to render one indented file with a hunk per 100 lines."""
+    from hello_tui.patch import written_diff as module
+
+    old = [f"    value_{i} = {i}" for i in range(n_lines)]
+    new = [line + " # x" if i % 100 == 50 else line for i, line in enumerate(old)]
+    write(settings.repo, "big.py", "\n".join(old) + "\n")
+    plan = plan_file_change(settings, "big.py", "\n".join(new) + "\n")
+    steps = 0
+
+    def local(frame, event, arg):
+        nonlocal steps
+        steps += event == "line"
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename == module.__file__ else None
+
+    sys.settrace(tracer)
+    try:
+        module.written_diff(plan)
+    finally:
+        sys.settrace(None)
+    return steps
+
+
+def test_function_context_costs_linear_time_in_indented_files(settings):
+    # Scanning back to the top of the file for every hunk made this quadratic: a file
+    # four times longer (with four times the hunks) cost sixteen times the work.
+    small = _written_diff_steps(settings, 2_000)
+    large = _written_diff_steps(settings, 8_000)
+    assert large < 6 * small
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a\n", "b\n"),  # git: @@ -1 +1 @@
+        ("a\nb\n", "a\n"),  # @@ -1,2 +1 @@
+        ("a\n", "x\na\n"),
+        ("a\nb\nc", "a\nb\nC"),
+        ("", "new\n"),
+    ],
+)
+def test_the_review_diff_numbers_hunks_as_git_does(repo, old, new):
+    from hello_tui.patch.render import unified_diff_text
+
+    write(repo, "f.txt", old)
+    baseline(repo)
+    write(repo, "f.txt", new)
+    theirs = git(repo, "diff", "--", "f.txt").stdout.decode()
+    assert unified_diff_text("f.txt", old, new) == theirs[theirs.index("--- a/") :]
