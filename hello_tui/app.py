@@ -737,6 +737,8 @@ class HelloApp(App[int]):
 
     def _on_ContextUsage(self, event: ev.ContextUsage) -> None:
         self.status.context = (event.used, event.budget)
+        if event.source:
+            self.status.tooltip = f"context budget {event.budget:,} tokens: {event.source}"
 
     def _on_Usage(self, event: ev.Usage) -> None:
         # The event carries the session's totals: assign them.
