@@ -47,20 +47,16 @@ class RawClient:
     async def reply_to(self, request_id: Any) -> Any:
         while True:
             message = await self.next()
-            if isinstance(message, dict) and "method" not in message:
-                if message.get("id") == request_id:
-                    return message
-
-    async def update(self, predicate) -> Any:
-        while True:
-            message = await self.next()
-            if isinstance(message, dict) and message.get("method") == "session/update":
-                if predicate(message["params"]["update"]):
-                    return message["params"]["update"]
+            if (
+                isinstance(message, dict)
+                and "method" not in message
+                and message.get("id") == request_id
+            ):
+                return message
 
 
 async def start(repo: Path, server: Any) -> RawClient:
-    stderr = open(repo.parent / "acp-stderr.txt", "wb")  # noqa: SIM115 - kept for the process
+    stderr = os.open(repo.parent / "acp-stderr.txt", os.O_WRONLY | os.O_CREAT, 0o644)
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -78,7 +74,7 @@ async def start(repo: Path, server: Any) -> RawClient:
         env=dict(os.environ),
         limit=16 << 20,
     )
-    stderr.close()
+    os.close(stderr)
     return RawClient(proc)
 
 
