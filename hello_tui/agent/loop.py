@@ -55,7 +55,7 @@ from hello_tui.core.events import (
 from hello_tui.core.modes import READ_ONLY_PROMPT
 from hello_tui.core.tools import ToolContext
 from hello_tui.llm import Budget, Completion, LLMClient, LLMError, budget_for, model_window
-from hello_tui.llm.model_window import budget_warning
+from hello_tui.llm.model_window import budget_warning, learnt_window, window_from_error
 from hello_tui.mcp.names import PREFIX as MCP_PREFIX
 from hello_tui.prompts_loader import PromptNotFound
 from hello_tui.store.sessions import Session
@@ -350,6 +350,44 @@ class Agent:
             self._emit(Notice(text=result.text))
 
     async def _step_completion(self, turn: Turn, step: int) -> Completion:
+        try:
+            return await self._step_request(turn, step)
+        except LLMError as exc:
+            if not self._learn_window_from(exc):
+                raise
+        # Once more, within the real window: the user's message is bounded to it as well.
+        first = turn.messages[0] if turn.messages else None
+        if first is not None and isinstance(first.get("content"), str):
+            fitted = await asyncio.to_thread(
+                fit_task, first["content"], self.settings.context_budget, self.counter
+            )
+            if fitted.notice is not None:
+                turn.messages[0] = {**first, "content": fitted.text}
+                self._emit(Notice(text=fitted.notice, level="warning"))
+        return await self._step_request(turn, step)
+
+    def _learn_window_from(self, exc: LLMError) -> bool:
+        """A server that does not say its window says it when a request is past it: learn it
+        (unless the budget is an override) and tell the user. True when the budget shrank."""
+        tokens = window_from_error(exc.message)
+        if tokens is None or self.budget is None or tokens >= self.settings.context_budget:
+            return False
+        if self.settings.sources.get("context_budget", "default") != "default":
+            return False  # the user chose the budget; the error says why it fails
+        before = self.settings.context_budget
+        window = learnt_window(self.settings, tokens)
+        self.budget = budget_for(self.settings, window)
+        self.settings.context_budget = self.budget.tokens
+        self._emit(
+            Notice(
+                text=f"The endpoint said the model's window is {tokens} tokens: the context "
+                f"budget goes from {before} to {tokens} tokens and the request is sent again.",
+                level="warning",
+            )
+        )
+        return True
+
+    async def _step_request(self, turn: Turn, step: int) -> Completion:
         if self.protocol == "tools":
             try:
                 schemas = self.registry.schemas() or None

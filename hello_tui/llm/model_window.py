@@ -277,5 +277,31 @@ def budget_warning(budget: Budget) -> str | None:
     )
 
 
+# How servers say a request was past the window: OpenAI, vLLM and llama-cpp-python
+# ("This model's maximum context length is 2048 tokens"), llama.cpp ("exceeds the
+# available context size (2048 tokens)"), llama-cpp-python's own ("context window of 2048").
+_OVERFLOW = re.compile(
+    r"maximum context length is (\d+) tokens|context window of (\d+)"
+    r"|available context size \((\d+) tokens\)",
+    re.IGNORECASE,
+)
+
+
+def window_from_error(message: str) -> int | None:
+    """The window an endpoint's "request too long" error names; None when it names none."""
+    match = _OVERFLOW.search(message)
+    if match is None:
+        return None
+    return _positive(int(next(g for g in match.groups() if g)))
+
+
+def learnt_window(settings: Settings, tokens: int) -> ModelWindow:
+    """A window the endpoint named in an error: remembered for this endpoint and model."""
+    window = ModelWindow(tokens, f"the endpoint's error: maximum context length {tokens}", True)
+    with _guard:
+        _known[(settings.base_url.rstrip("/"), settings.model)] = window
+    return window
+
+
 def describe_budget(budget: Budget) -> str:
     return f"{budget.tokens} tokens ({budget.source})"

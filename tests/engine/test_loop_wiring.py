@@ -129,3 +129,28 @@ async def test_every_step_reports_the_context_used_against_the_budget(
     assert 0 < usage.used <= 6000
     assert engine.context_usage == (usage.used, 6000)
     await engine.aclose()
+
+
+async def test_a_window_named_in_an_overflow_error_becomes_the_budget(
+    tmp_path, scripted_server, model_settings
+):
+    """llama-cpp-python says its window nowhere but in the error of a request past it."""
+    overflow = error(
+        400,
+        "This model's maximum context length is 2048 tokens. However, you requested 9000 "
+        "tokens (9000 in the messages, 0 in the completion).",
+        code="context_length_exceeded",
+    )
+    server = scripted_server([overflow, text("fits now")])
+    engine = await open_engine(model_settings(tmp_path, server, model="local-model"))
+    events = await collect(engine, "explain the code " + "in detail " * 800)
+    assert isinstance(events[-1], TurnFinished) and events[-1].answer == "fits now"
+    (notice,) = [n.text for n in of(events, Notice) if "window is 2048" in n.text]
+    assert "from 8192 to 2048" in notice
+    assert engine.context_budget == (2048, "the endpoint's error: maximum context length 2048")
+    assert of(events, ContextUsage)[-1].budget == 2048
+    retried = server.chat_requests[-1]
+    assert len(retried["messages"][-1]["content"]) < len(
+        server.chat_requests[0]["messages"][-1]["content"]
+    )
+    await engine.aclose()
