@@ -245,8 +245,12 @@ async def test_a_line_past_the_limit_is_refused_without_being_kept(tmp_path):
         feed.write(long_prompt.encode() + b"\n" + fine.encode() + b"\n")
     assert (await guard.receive())["id"] == 13
     assert await guard.receive() is None
+    # The refusal was drained into the pipe before the next message came back: read it
+    # without blocking the loop (the writer's end closes on a later loop turn).
+    os.set_blocking(out_read, False)
+    written = os.read(out_read, 1 << 20)
     await guard.close()
-    with os.fdopen(out_read, "rb") as out:
-        (refusal,) = [json.loads(line) for line in out.read().splitlines()]
+    os.close(out_read)
+    (refusal,) = [json.loads(line) for line in written.splitlines()]
     assert error_of(refusal) == (12, -32600)
     assert "longer than the 10,000 allowed" in refusal["error"]["data"]["details"]
