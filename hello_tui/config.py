@@ -85,6 +85,11 @@ _HOST_HINTS = {
     "modelscope.cn": "modelscope",
 }
 _OLLAMA_PORT = 11434
+# The context budget before the model's window is known, and when it cannot be: small
+# enough for the windows servers run by default (llama.cpp, vLLM on small GPUs).
+DEFAULT_CONTEXT_BUDGET = 8192
+# Below this a request cannot hold the system rules and one step.
+MIN_CONTEXT_BUDGET = 512
 
 # Keys that commands run by the agent must never see.
 SECRET_ENV_VARS = (
@@ -192,7 +197,10 @@ class Settings:
     patch_max_lines: int = 800
     strict_write_suffixes: bool = False
     terminal_timeout: float = 60.0
-    context_budget: int = 8000
+    # Tokens a request may fill: the model's window (learnt from the endpoint at the first
+    # turn, see llm.model_window) unless CODE_AGENT_CONTEXT_BUDGET overrides it; this value
+    # stands until the window is known, and for good when it cannot be.
+    context_budget: int = DEFAULT_CONTEXT_BUDGET
     # CODE_AGENT_COMPACT_AT: compact the history when a request would fill this share of the
     # budget (0 < x <= 1); None ("off") never compacts on its own.
     compact_at: float | None = 0.8
@@ -425,9 +433,7 @@ def load_settings(
         terminal_timeout=_number(
             env.get("CODE_AGENT_TERMINAL_TIMEOUT"), "CODE_AGENT_TERMINAL_TIMEOUT", float, 60.0
         ),
-        context_budget=_number(
-            env.get("CODE_AGENT_CONTEXT_BUDGET"), "CODE_AGENT_CONTEXT_BUDGET", int, 8000
-        ),
+        context_budget=_context_budget(env, sources, origin),
         compact_at=_compact_at(env.get("CODE_AGENT_COMPACT_AT")),
         price_input=_number(env.get("LLM_PRICE_INPUT"), "LLM_PRICE_INPUT", float, None),
         price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
@@ -512,6 +518,19 @@ def _positive(
     if not value > 0:
         raise ConfigError(f"{name} must be a positive number, not {value:g}")
     sources[name.removeprefix("LLM_").lower()] = origin(name) if env.get(name) else "default"
+    return value
+
+
+def _context_budget(
+    env: Mapping[str, str], sources: dict[str, str], origin: Callable[[str], str]
+) -> int:
+    """CODE_AGENT_CONTEXT_BUDGET when set (an override of the model's window), else the
+    default; `sources["context_budget"]` says which (the engine replaces a default)."""
+    name = "CODE_AGENT_CONTEXT_BUDGET"
+    value = _number(env.get(name), name, int, DEFAULT_CONTEXT_BUDGET)
+    if value < MIN_CONTEXT_BUDGET:
+        raise ConfigError(f"{name} must be at least {MIN_CONTEXT_BUDGET} tokens, not {value}")
+    sources["context_budget"] = origin(name) if env.get(name) else "default"
     return value
 
 

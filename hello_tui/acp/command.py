@@ -17,7 +17,10 @@ from typing import cast
 EXIT_OK = 0
 EXIT_USAGE = 2
 # Prompts with embedded files can be large: one JSON-RPC line may hold several megabytes.
-LINE_LIMIT = 50 * 1024 * 1024
+# A longer line is refused (see `stdio_guard.GuardedTransport`) without being held whole.
+LINE_LIMIT = 64 * 1024 * 1024
+# What the stdin reader buffers at a time; lines longer than this are read in pieces.
+READ_BUFFER = 1024 * 1024
 
 
 class _IntoOurLog(logging.Handler):
@@ -35,13 +38,17 @@ async def _serve(args: argparse.Namespace, protocol_fd: int) -> None:
     from acp import Agent, run_agent
 
     from hello_tui.acp.server import HelloTuiAgent
-    from hello_tui.acp.stdio_guard import protocol_streams
+    from hello_tui.acp.stdio_guard import GuardedTransport, protocol_streams
 
-    reader, writer = await protocol_streams(protocol_fd, LINE_LIMIT)
+    reader, writer = await protocol_streams(protocol_fd, READ_BUFFER)
     agent = HelloTuiAgent(args)
+    # The SDK's connection sees only valid JSON-RPC: the guard answers everything else.
+    transport = GuardedTransport(reader, writer, line_limit=LINE_LIMIT)
+    # The SDK's Agent protocol lists every method; those we lack answer "method not found".
     try:
-        # The SDK's Agent protocol lists every method; those we lack answer "method not found".
-        await run_agent(cast("Agent", agent), writer, reader)
+        # Returns when the client hangs up; the connection's close cancels a running prompt
+        # (its turn is closed and saved), then the engines close.
+        await run_agent(cast("Agent", agent), transport)
     finally:
         await agent.close()
 

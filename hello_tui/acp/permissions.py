@@ -46,6 +46,7 @@ client declines, so nothing is written or run.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -80,6 +81,7 @@ from hello_tui.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from hello_tui.core.markdown_fence import fence
 
 if TYPE_CHECKING:
     from hello_tui.engine.types import PatchPlan, Selection
@@ -288,7 +290,11 @@ class AcpApprover:
             title=f"{request.server}: {request.tool}",
             kind="other",
             status="pending",
-            content=[_text(f"{about}MCP tool {request.tool} of server '{request.server}'.")],
+            # Clients show content, not rawInput: the arguments are what is being approved.
+            content=[
+                _text(f"{about}MCP tool {request.tool} of server '{request.server}'."),
+                _text(arguments_text(request.arguments)),
+            ],
             raw_input=request.arguments,
         )
         outcome = await self._ask(tool_call, options)
@@ -351,6 +357,28 @@ class AcpApprover:
             return None
         outcome = response.outcome
         return outcome if isinstance(outcome, AllowedOutcome) else None
+
+
+ARGUMENT_SHOWN_CHARS = 20_000  # per argument; the rest is counted, not shown
+
+
+def arguments_text(arguments: dict[str, Any]) -> str:
+    """An MCP call's arguments for a person: each one named, its value in a fence that the
+    value cannot close (Markdown in a value stays text), long values cut with a count."""
+    if not arguments:
+        return "Arguments: none."
+    parts = ["Arguments:"]
+    for name, value in arguments.items():
+        shown = (
+            value
+            if isinstance(value, str)
+            else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        )
+        if len(shown) > ARGUMENT_SHOWN_CHARS:
+            rest = len(shown) - ARGUMENT_SHOWN_CHARS
+            shown = f"{shown[:ARGUMENT_SHOWN_CHARS]}\n[… {rest} more characters not shown]"
+        parts.append(f"{name}:\n{fence(shown, '')}")
+    return "\n\n".join(parts)
 
 
 def _text(text: str) -> ContentToolCallContent:

@@ -1,6 +1,7 @@
 """The ACP agent: protocol methods answered with the engine facade, one engine per session.
 
-`initialize` announces protocol version 1, `loadSession`, text and embedded
+`initialize` answers with protocol version 1 (the one spoken here, whatever the
+client asked) and announces `loadSession`, text and embedded
 context in prompts, and MCP over stdio and HTTP. `session/new` opens an
 engine on the client's `cwd` (the repository); `session/load` opens a saved
 session and replays its record as updates before answering; `session/prompt`
@@ -92,7 +93,9 @@ class HelloTuiAgent:
         self._hunk_choices = client_offers_hunks(meta)
         log.info("ACP client %s, protocol %s", client_info, protocol_version)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            # ACP: the same version when supported, else the latest the agent speaks;
+            # this agent speaks one.
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(

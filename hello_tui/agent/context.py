@@ -15,6 +15,10 @@ When everything does not fit, in this order:
 5. only then are the newest results cut, head and tail, with a note saying
    how much was left out. The newest step is never dropped wholesale.
 The todo board and the recent evidence yield before any history does not.
+
+The user's message itself is pinned, so it is bounded before the turn starts
+(`fit_task`, for every front end alike): at most half the budget, its middle
+cut, and the user told.
 """
 
 from __future__ import annotations
@@ -26,7 +30,15 @@ from typing import Any
 from hello_tui.agent.tokens import TokenCounter, default_counter
 from hello_tui.store.history import cut_middle, is_summary, is_task
 
-__all__ = ["BuiltContext", "ContextParts", "build_context", "cut_middle", "group_messages"]
+__all__ = [
+    "BuiltContext",
+    "ContextParts",
+    "FittedTask",
+    "build_context",
+    "cut_middle",
+    "fit_task",
+    "group_messages",
+]
 
 REPLY_RESERVE = 0.15
 EVIDENCE_ITEMS = 3
@@ -35,6 +47,12 @@ COMPRESSED_OUTPUT_CHARS = 800
 SHORTEST_OUTPUT_CHARS = 160
 # A pinned message (first task, summary) longer than this is cut only when nothing else fits.
 PINNED_FLOOR_CHARS = 2000
+# The user's message may fill at most this share of the budget; the rest is for the rules,
+# the tool schemas, the history and the reply.
+TASK_SHARE = 0.5
+# No token of the tokenizers in use spans more characters than this, so a text this many
+# times longer than a token limit is past it without being counted (counting is CPU-bound).
+MAX_CHARS_PER_TOKEN = 8
 # ReAct tool results travel as user messages starting with this.
 OBSERVATION_PREFIX = "Observation"
 
@@ -284,3 +302,35 @@ def build_context(
         schema_tokens=parts.schema_tokens,
         cut_newest=cut_newest,
     )
+
+
+@dataclass(frozen=True)
+class FittedTask:
+    text: str  # what the model gets
+    notice: str | None = None  # what the user is told when it was cut
+
+
+def fit_task(text: str, budget: int, counter: TokenCounter | None = None) -> FittedTask:
+    """The user's message within `TASK_SHARE` of the budget: head and tail kept, the middle
+    cut, and a notice saying so. CPU-bound for long texts: run it on a worker thread."""
+    counter = counter or default_counter()
+    limit = max(int(budget * TASK_SHARE), 1)
+    # Byte-level tokenizers make at most one token of each UTF-8 byte: short texts fit uncounted.
+    if len(text) <= limit and len(text.encode("utf-8", "surrogatepass")) <= limit:
+        return FittedTask(text)
+    cap = limit * MAX_CHARS_PER_TOKEN
+    work = cut_middle(text, cap) if len(text) > cap else text
+    tokens = counter.count(work)
+    if work is text and tokens <= limit:
+        return FittedTask(text)
+    keep = len(work)
+    while tokens > limit and keep > 0:
+        keep = int(keep * limit / tokens * 0.95)
+        work = cut_middle(text, keep)
+        tokens = counter.count(work)
+    notice = (
+        f"Your message has {len(text):,} characters, more than half the context budget "
+        f"({budget:,} tokens) holds: the model gets its beginning and end, {keep:,} characters "
+        f"in all; {len(text) - keep:,} in the middle were left out."
+    )
+    return FittedTask(work, notice)

@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from hello_tui.agent.compaction import CompactResult, compact_history
+from hello_tui.agent.context import PINNED_FLOOR_CHARS, cut_middle, fit_task
 from hello_tui.agent.dialects import react_step, tools_step
 from hello_tui.agent.messages import converge_instruction, flatten_tool_messages
 from hello_tui.agent.model_calls import ModelCalls, TextAs
@@ -53,7 +54,9 @@ from hello_tui.core.events import (
 )
 from hello_tui.core.modes import READ_ONLY_PROMPT
 from hello_tui.core.tools import ToolContext
-from hello_tui.llm import Completion, LLMClient, LLMError, ollama_context_warning
+from hello_tui.llm import Budget, Completion, LLMClient, LLMError, budget_for, model_window
+from hello_tui.llm.model_window import budget_warning, learnt_window, window_from_error
+from hello_tui.mcp.names import PREFIX as MCP_PREFIX
 from hello_tui.prompts_loader import PromptNotFound
 from hello_tui.store.sessions import Session
 from hello_tui.store.transcript import TranscriptLog
@@ -85,6 +88,11 @@ async def _despite_cancel(work: Awaitable[None]) -> None:
         raise asyncio.CancelledError
 
 
+def _is_mcp_schema(schema: dict[str, Any]) -> bool:
+    function = schema.get("function")
+    return isinstance(function, dict) and str(function.get("name", "")).startswith(MCP_PREFIX)
+
+
 class Agent:
     def __init__(
         self,
@@ -111,7 +119,11 @@ class Agent:
         self.protocol = "react" if react else "tools"
         self.todos: list[dict[str, Any]] = list(todos or [])  # the board, kept by TodoChanged
         self.notices: list[str] = []  # said at the start of the next turn
-        self._context_checked = False  # Ollama's context length is asked at the first turn
+        # The context budget: the model's window, learnt at the first turn (and again when
+        # the model or endpoint changes), or the override.
+        self.budget: Budget | None = None
+        self._budget_key: tuple[str, str] | None = None
+        self._left_out: list[str] = []  # MCP tools the last request went without
         self.recorder = DisplayRecorder(turn=session.turns)
         self._queue: asyncio.Queue[Event | None] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -200,12 +212,25 @@ class Agent:
         self.session.turns += 1
         turn = Turn(number=self.session.turns, task=text)
         self.model.current = turn
-        self._emit(TurnStarted(turn=turn.number, text=text))
+        try:
+            # Bounded before anything reads it: the record, the routing, the request.
+            await self.learn_budget()
+            fitted = await asyncio.to_thread(
+                fit_task, text, self.settings.context_budget, self.counter
+            )
+        except asyncio.CancelledError:
+            turn.task = cut_middle(text, PINNED_FLOOR_CHARS)
+            self._emit(TurnStarted(turn=turn.number, text=turn.task))
+            await self._end(turn, TurnCancelled())
+            raise
+        turn.task = fitted.text
+        self._emit(TurnStarted(turn=turn.number, text=turn.task))
+        if fitted.notice is not None:
+            self.notices.append(fitted.notice)
         for notice in self.notices:
             self._emit(Notice(text=notice, level="warning"))
         self.notices.clear()
         try:
-            await self._check_context_once()
             await body(turn)
         except asyncio.CancelledError:
             await self._end(turn, TurnCancelled())
@@ -219,14 +244,19 @@ class Agent:
             message = f"internal error: {type(exc).__name__}: {exc}"
             await self._end(turn, TurnFailed(error=message, hint=logs.internal_error_hint()))
 
-    async def _check_context_once(self) -> None:
-        """Ollama silently cuts prompts longer than its context: say so before the first turn."""
-        if self._context_checked:
-            return
-        self._context_checked = True
-        warning = await ollama_context_warning(self.settings)
+    async def learn_budget(self) -> Budget:
+        """The context budget for the endpoint and model in use: their window (probed once,
+        off the loop) or the override; an override past the window is said at the next turn."""
+        key = (self.settings.base_url, self.settings.model)
+        if self.budget is not None and self._budget_key == key:
+            return self.budget
+        budget = budget_for(self.settings, await model_window(self.settings))
+        self.budget, self._budget_key = budget, key
+        self.settings.context_budget = budget.tokens
+        warning = budget_warning(budget)
         if warning is not None:
-            self._emit(Notice(text=warning, level="warning"))
+            self.notices.append(warning)
+        return budget
 
     async def _end(self, turn: Turn, closing: Event, answer: str | None = None) -> None:
         """Close the turn into the session, save it, then send the closing event."""
@@ -320,10 +350,48 @@ class Agent:
             self._emit(Notice(text=result.text))
 
     async def _step_completion(self, turn: Turn, step: int) -> Completion:
+        try:
+            return await self._step_request(turn, step)
+        except LLMError as exc:
+            if not self._learn_window_from(exc):
+                raise
+        # Once more, within the real window: the user's message is bounded to it as well.
+        first = turn.messages[0] if turn.messages else None
+        if first is not None and isinstance(first.get("content"), str):
+            fitted = await asyncio.to_thread(
+                fit_task, first["content"], self.settings.context_budget, self.counter
+            )
+            if fitted.notice is not None:
+                turn.messages[0] = {**first, "content": fitted.text}
+                self._emit(Notice(text=fitted.notice, level="warning"))
+        return await self._step_request(turn, step)
+
+    def _learn_window_from(self, exc: LLMError) -> bool:
+        """A server that does not say its window says it when a request is past it: learn it
+        (unless the budget is an override) and tell the user. True when the budget shrank."""
+        tokens = window_from_error(exc.message)
+        if tokens is None or self.budget is None or tokens >= self.settings.context_budget:
+            return False
+        if self.settings.sources.get("context_budget", "default") != "default":
+            return False  # the user chose the budget; the error says why it fails
+        before = self.settings.context_budget
+        window = learnt_window(self.settings, tokens)
+        self.budget = budget_for(self.settings, window)
+        self.settings.context_budget = self.budget.tokens
+        self._emit(
+            Notice(
+                text=f"The endpoint said the model's window is {tokens} tokens: the context "
+                f"budget goes from {before} to {tokens} tokens and the request is sent again.",
+                level="warning",
+            )
+        )
+        return True
+
+    async def _step_request(self, turn: Turn, step: int) -> Completion:
         if self.protocol == "tools":
             try:
                 schemas = self.registry.schemas() or None
-                messages = await self._messages(turn, "tools", schemas)
+                messages, schemas = await self._tools_messages(turn, schemas)
                 return await self.model.stream(turn, messages, schemas, "answer", step)
             except LLMError as exc:
                 if exc.kind != "tools_unsupported" or not self._auto:
@@ -341,23 +409,79 @@ class Agent:
     async def _messages(
         self, turn: Turn, protocol: str, schemas: list[dict[str, Any]] | None = None
     ) -> list[dict[str, Any]]:
+        return (await self._messages_with(turn, protocol, schemas))[0]
+
+    async def _tools_messages(
+        self, turn: Turn, schemas: list[dict[str, Any]] | None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+        """The messages and the schemas of a native-tools request. MCP schemas yield to the
+        newest tool results: when those would be cut, as few MCP tools as it takes are left
+        out of this request (the user is told which) so that the results reach the model whole."""
+        return await self._messages_with(turn, "tools", schemas, mcp_may_yield=True)
+
+    async def _messages_with(
+        self,
+        turn: Turn,
+        protocol: str,
+        schemas: list[dict[str, Any]] | None,
+        *,
+        mcp_may_yield: bool = False,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
         inputs = await asyncio.to_thread(self.prompts.read_inputs, protocol)
         if self.session.mode == "read-only":
             # The model is told it plans; the mode's approver refuses writes whatever it does.
             inputs = dataclasses.replace(inputs, system=f"{inputs.system}\n\n{READ_ONLY_PROMPT}")
-        messages = self.prompts.context(
-            inputs,
-            protocol,
-            todos=self.todos,
-            evidence=self.session.evidence,
-            history=self.session.history,
-            turn=turn.messages,
-            schemas=schemas,
-        )
+
+        def build(offered: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+            return self.prompts.context(
+                inputs,
+                protocol,
+                todos=self.todos,
+                evidence=self.session.evidence,
+                history=self.session.history,
+                turn=turn.messages,
+                schemas=offered,
+            )
+
+        messages = build(schemas)
         built = self.prompts.last_context
+        mcp = [s for s in schemas or [] if _is_mcp_schema(s)]
+        if mcp_may_yield and mcp and built is not None and built.cut_newest:
+            others = [s for s in schemas or [] if not _is_mcp_schema(s)]
+            # The most MCP schemas (in their order) with which the newest results stay whole.
+            low, high = 0, len(mcp) - 1
+            while low < high:
+                mid = (low + high + 1) // 2
+                build(others + mcp[:mid])
+                fits = (
+                    self.prompts.last_context is not None
+                    and not self.prompts.last_context.cut_newest
+                )
+                low, high = (mid, high) if fits else (low, mid - 1)
+            schemas = (others + mcp[:low]) or None
+            messages = build(schemas)
+            built = self.prompts.last_context
+            left_out = [str(s.get("function", {}).get("name", "")) for s in mcp[low:]]
+            self._say_left_out(left_out)
         if built is not None:
-            self._emit(ContextUsage(used=built.used, budget=built.budget))
-        return messages
+            source = self.budget.source if self.budget is not None else ""
+            self._emit(ContextUsage(used=built.used, budget=built.budget, source=source))
+        return messages, schemas
+
+    def _say_left_out(self, names: list[str]) -> None:
+        """Once per set of names: which MCP tools this request goes without, and why."""
+        if names == self._left_out:
+            return
+        self._left_out = names
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        self._emit(
+            Notice(
+                text=f"{len(names)} MCP tools were left out of this request so that the newest "
+                f"tool results reach the model whole within the context budget "
+                f"({self.settings.context_budget:,} tokens): {shown}",
+                level="warning",
+            )
+        )
 
     # ------------------------------------------------------------------ other kinds of turn
 

@@ -1,6 +1,7 @@
 """`hello-tui doctor`: the resolved configuration, where each value came from, and a preflight.
 
-It also says how commands are confined (the sandbox line) and repeats the
+After a good preflight it says the context budget and where it comes from
+(the model's window, see `llm.model_window`). It also says how commands are confined (the sandbox line) and repeats the
 start-up notices (a key held back from a URL the repo's .env chose). Exit 0
 when the model answered the one-token preflight, 2 when the configuration is
 wrong or the model cannot be used; never a traceback.
@@ -99,15 +100,23 @@ async def _preflight(settings: Settings):
         await client.aclose()
 
 
-def _print_ollama(settings: Settings, out: TextIO) -> None:
-    """Ollama's context for the model, and the fix when it is below the budget (nothing if unknown)."""
-    from hello_tui.llm.ollama import context_warning, describe_context, probe_ollama
+def _print_budget(settings: Settings, out: TextIO) -> None:
+    """The context budget and where it comes from: the model's window (as the endpoint, the
+    built-in table or the default says) or the override, and a warning when they disagree."""
+    from hello_tui.llm.model_window import (
+        budget_for,
+        budget_warning,
+        cached_window,
+        describe_budget,
+    )
+    from hello_tui.mcp.budget import schema_budget
 
-    ctx = probe_ollama(settings)
-    if ctx is None:
-        return
-    print(f"ollama context: {describe_context(ctx)}", file=out)
-    warning = context_warning(ctx, settings.context_budget)
+    budget = budget_for(settings, cached_window(settings))
+    print(f"context budget: {describe_budget(budget)}", file=out)
+    if budget.window.tokens != budget.tokens:
+        print(f"  model window: {budget.window.tokens} tokens ({budget.window.source})", file=out)
+    print(f"  MCP tool schemas: up to {schema_budget(budget.tokens)} tokens of it", file=out)
+    warning = budget_warning(budget)
     if warning is not None:
         print(f"  warning: {warning}", file=out)
 
@@ -129,7 +138,7 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 2
     if result.ok:
         print(f"preflight: OK in {result.latency * 1000:.0f} ms — {result.message}", file=out)
-        _print_ollama(settings, out)
+        _print_budget(settings, out)
         return 0
     print(f"preflight: FAILED — {result.message}", file=out)
     if result.hint and result.hint not in result.message:

@@ -81,6 +81,8 @@ class EngineEventView:
 
     def _context_usage(self, event: ev.ContextUsage) -> None:
         self.views.status.context = (event.used, event.budget)
+        if event.source:
+            self.views.status.tooltip = f"context budget {event.budget:,} tokens: {event.source}"
 
     def _usage(self, event: ev.Usage) -> None:
         # The event carries the session's totals: assign them.

@@ -231,6 +231,7 @@ class ContextUsage(Event):
 
     used: int
     budget: int
+    source: str = ""  # where the budget came from (the model's window as the endpoint says, …)
 
 
 @dataclass(frozen=True)

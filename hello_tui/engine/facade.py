@@ -57,6 +57,7 @@ from hello_tui.engine.types import (
 )
 from hello_tui.llm import LLMClient
 from hello_tui.mcp import McpManager, McpServerConfig, McpServerState
+from hello_tui.mcp.budget import schema_budget
 from hello_tui.store.sessions import Session, SessionStore, open_session
 from hello_tui.store.todos import TodoStore
 from hello_tui.store.transcript import TranscriptLog
@@ -186,6 +187,13 @@ class Engine:
         return self._agent is not None and self._agent.running
 
     @property
+    def context_budget(self) -> tuple[int, str] | None:
+        """(tokens, where they come from): the model's window or the override. None before
+        the first turn has learnt it."""
+        budget = self.agent.budget
+        return None if budget is None else (budget.tokens, budget.source)
+
+    @property
     def context_usage(self) -> tuple[int, int] | None:
         """(tokens, budget) of the last request: messages and tool schemas. None before one."""
         built = self.agent.prompts.last_context
@@ -276,6 +284,9 @@ class Engine:
     async def _turn_with_tools(self, text: str) -> AsyncGenerator[Event, None]:
         # MCP servers start at the first turn, so their tools are offered from its first
         # model call; their notices (a server refused, failed, trimmed) open the turn.
+        # Their schemas get a share of the context budget, so the model's window comes first.
+        budget = await self.agent.learn_budget()
+        self.mcp.set_token_budget(schema_budget(budget.tokens))
         async with aclosing(self.mcp.start_events(self.approver)) as starting:
             async for event in starting:
                 yield event

@@ -7,7 +7,8 @@
 - `sse`, `assembly`, `wire`: reading the body (events, chunks, wrong answers);
 - `text_tool_calls`: tool calls local models write as text;
 - `prices`: `cost` and the built-in price table;
-- `ollama`: Ollama's context length and the warning when it is too small.
+- `model_window`: the model's context window (endpoint, table, default) and the budget;
+- `ollama`: Ollama's context length, from its native API.
 
 Importing this package does not import `openai` (that happens when a client
 is made), so the CLI starts fast.
@@ -15,7 +16,8 @@ is made), so the CLI starts fast.
 
 from hello_tui.llm.client import LLMClient, missing_key_hint
 from hello_tui.llm.errors import RETRYABLE_KINDS, LLMError, classify_error
-from hello_tui.llm.ollama import OllamaContext, ollama_context, ollama_context_warning
+from hello_tui.llm.model_window import Budget, ModelWindow, budget_for, model_window
+from hello_tui.llm.ollama import OllamaContext
 from hello_tui.llm.prices import Price, cost, price_for
 from hello_tui.llm.types import (
     Completion,
@@ -31,9 +33,11 @@ from hello_tui.llm.types import (
 
 __all__ = [
     "RETRYABLE_KINDS",
+    "Budget",
     "Completion",
     "LLMClient",
     "LLMError",
+    "ModelWindow",
     "OllamaContext",
     "PreflightResult",
     "Price",
@@ -44,10 +48,10 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "ToolCallDelta",
+    "budget_for",
     "classify_error",
     "cost",
     "missing_key_hint",
-    "ollama_context",
-    "ollama_context_warning",
+    "model_window",
     "price_for",
 ]

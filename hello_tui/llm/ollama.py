@@ -1,23 +1,19 @@
-"""Ollama's effective context length for the configured model, and a warning when it is too small.
+"""Ollama's effective context length for the configured model, from its native API.
 
 Ollama's OpenAI-compatible endpoint cannot be told a context size per
 request, and its default is small (4096 tokens below 24 GiB of VRAM, see
 https://github.com/ollama/ollama/blob/main/docs/context-length.mdx): a longer
-prompt is cut from the front without a word, and the agent loses its task.
-So, when the base URL is Ollama's, its native API is asked:
+prompt is cut from the front without a word. So its native API is asked (only
+when the server is known to be Ollama, see `llm.model_window`):
 
 1. `GET /api/ps`: a loaded model reports the context it actually runs with;
 2. else `POST /api/show`: `num_ctx` in `parameters` (the Modelfile's
    setting), capped by the model's own `*.context_length` in `model_info`;
 3. else Ollama's default.
-
-Whatever goes wrong on the way (not Ollama, unreachable, odd JSON) means
-"don't know": no warning and no error.
 """
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import json
 import re
@@ -26,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from hello_tui.config import Settings, is_local_url
+from hello_tui.config import Settings
 
 OLLAMA_DEFAULT_CONTEXT = 4096
 PROBE_TIMEOUT = 2.0  # seconds per request: the first turn must not wait on a dead port
@@ -42,25 +38,20 @@ class OllamaContext:
     model_max: int | None  # what the model was trained for, when Ollama says
 
 
-def ollama_root(base_url: str) -> str:
-    """Ollama's native API root for an OpenAI-compatible base URL (`.../v1` dropped)."""
+def native_root(base_url: str) -> str:
+    """A server's native API root for its OpenAI-compatible base URL (`.../v1` dropped)."""
     return _VERSION_TAIL.sub("", base_url.rstrip("/")).rstrip("/")
 
 
-def may_be_ollama(settings: Settings) -> bool:
-    """Worth asking: the provider is Ollama, the URL says so, or the server is on this machine."""
+def looks_like_ollama_url(settings: Settings) -> bool:
+    """The configuration says Ollama: its provider, its port, or its name in the URL."""
     url = settings.base_url.lower()
     host = urlparse(url).netloc
-    return (
-        settings.provider == "ollama"
-        or ":11434" in host
-        or "ollama" in url
-        or is_local_url(settings.base_url)
-    )
+    return settings.provider == "ollama" or host.endswith(":11434") or "ollama" in url
 
 
 def _request(settings: Settings, path: str, body: dict | None, timeout: float) -> Any:
-    url = ollama_root(settings.base_url) + path
+    url = native_root(settings.base_url) + path
     headers = {"Accept": "application/json"}
     data = None
     if body is not None:
@@ -111,14 +102,13 @@ def modelfile_num_ctx(show: Any) -> int | None:
 
 
 def probe_ollama(settings: Settings, *, timeout: float = PROBE_TIMEOUT) -> OllamaContext | None:
-    """Ask Ollama (blocking) what context the model gets; None when that cannot be known."""
-    if not may_be_ollama(settings):
-        return None
+    """Ask Ollama (blocking) what context the model gets; None when that cannot be known.
+
+    Call it only for a server known to be Ollama: every request here is Ollama's own."""
     try:
-        version = _request(settings, "/api/version", None, timeout)
-        if not isinstance(version, dict) or not isinstance(version.get("version"), str):
-            return None  # something else answers here: not Ollama
         show = _request(settings, "/api/show", {"model": settings.model}, timeout)
+        if not isinstance(show, dict) or not isinstance(show.get("model_info"), dict):
+            return None  # not Ollama after all, or not this model
         model_max = model_max_context(show)
         try:
             loaded = _loaded_context(_request(settings, "/api/ps", None, timeout), settings.model)
@@ -136,53 +126,11 @@ def probe_ollama(settings: Settings, *, timeout: float = PROBE_TIMEOUT) -> Ollam
     return OllamaContext(settings.model, length, "default", model_max)
 
 
-async def ollama_context(
-    settings: Settings, *, timeout: float = PROBE_TIMEOUT
-) -> OllamaContext | None:
-    """`probe_ollama` off the event loop."""
-    return await asyncio.to_thread(probe_ollama, settings, timeout=timeout)
-
-
-def _round_up(tokens: int) -> int:
-    size = 1024
-    while size < tokens:
-        size *= 2
-    return size
-
-
 def describe_context(ctx: OllamaContext) -> str:
-    where = {
-        "loaded": "as loaded now",
-        "num_ctx": "num_ctx in its Modelfile",
-        "default": "Ollama's default; no num_ctx set",
+    """Where Ollama's number comes from, and how to raise it when it is Ollama's default."""
+    return {
+        "loaded": "Ollama: /api/ps context_length, as loaded now",
+        "num_ctx": "Ollama: num_ctx in its Modelfile",
+        "default": "Ollama's default, no num_ctx set; raise it with OLLAMA_CONTEXT_LENGTH "
+        "where `ollama serve` runs",
     }[ctx.source]
-    return f"{ctx.context_length} tokens for {ctx.model} ({where})"
-
-
-def context_warning(ctx: OllamaContext, budget: int) -> str | None:
-    """One line when the context is below the budget, with the fix; None when it fits."""
-    if ctx.context_length >= budget:
-        return None
-    head = (
-        f"Ollama runs {ctx.model} with a context of {ctx.context_length} tokens, below the "
-        f"context budget of {budget} (CODE_AGENT_CONTEXT_BUDGET): longer prompts are cut "
-        "without notice"
-    )
-    if ctx.model_max is not None and ctx.model_max < budget:
-        return f"{head}. The model holds at most {ctx.model_max}: set CODE_AGENT_CONTEXT_BUDGET={ctx.model_max}"
-    want = _round_up(budget)
-    if ctx.model_max is not None:
-        want = min(want, ctx.model_max)
-    return (
-        f"{head}. Fix: set OLLAMA_CONTEXT_LENGTH={want} where `ollama serve` runs, or "
-        f"`PARAMETER num_ctx {want}` in a Modelfile (ollama create), "
-        f"or lower CODE_AGENT_CONTEXT_BUDGET to {ctx.context_length}"
-    )
-
-
-async def ollama_context_warning(
-    settings: Settings, *, timeout: float = PROBE_TIMEOUT
-) -> str | None:
-    """The warning to show at the first turn, or None (fits, not Ollama, or unreachable)."""
-    ctx = await ollama_context(settings, timeout=timeout)
-    return None if ctx is None else context_warning(ctx, settings.context_budget)

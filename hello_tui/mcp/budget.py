@@ -7,6 +7,10 @@ budget, their descriptions (the tool's and its parameters') are cut first;
 if that is not enough, tools are left out, taken from the end of the largest
 server first, and the user is told which.
 
+Their share of the context budget is `SCHEMA_SHARE` (at most
+`DEFAULT_TOKEN_BUDGET`): the rest stays for the conversation and the tool
+results, so a small window gets fewer tools rather than cut results.
+
 Sizes are estimated at four characters of JSON per token: the trimming needs a
 stable bound, not an exact count (the context budget counts what is sent).
 """
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TOKEN_BUDGET = 16_000
+SCHEMA_SHARE = 0.25
 DEFAULT_MAX_TOOLS = 96
 DESCRIPTION_LIMIT = 240
 CHARS_PER_TOKEN = 4
@@ -39,6 +44,7 @@ class Trimmed:
     offers: list[Offer]
     cut_descriptions: bool = False
     dropped: dict[str, list[str]] = field(default_factory=dict)  # server -> function names
+    token_budget: int = DEFAULT_TOKEN_BUDGET  # what the schemas were trimmed to
 
     def notices(self) -> list[str]:
         lines = []
@@ -49,10 +55,15 @@ class Trimmed:
         for server, names in self.dropped.items():
             shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
             lines.append(
-                f"MCP server '{server}' brings more tools than fit the context budget; "
-                f"{len(names)} left out: {shown}"
+                f"MCP server '{server}' brings more tools than fit the MCP share of the context "
+                f"budget ({self.token_budget:,} tokens of schemas); {len(names)} left out: {shown}"
             )
         return lines
+
+
+def schema_budget(context_budget: int) -> int:
+    """The tokens MCP schemas may take of a request's context budget."""
+    return min(DEFAULT_TOKEN_BUDGET, int(context_budget * SCHEMA_SHARE))
 
 
 def estimate_tokens(schema: dict[str, Any]) -> int:
@@ -90,8 +101,11 @@ def trim(
         return sum(estimate_tokens(o.schema) for o in items)
 
     if total(offers) <= token_budget and len(offers) <= max_tools:
-        return Trimmed(list(offers))
-    result = Trimmed([Offer(o.server, o.name, shorten(o.schema), o.tool) for o in offers])
+        return Trimmed(list(offers), token_budget=token_budget)
+    result = Trimmed(
+        [Offer(o.server, o.name, shorten(o.schema), o.tool) for o in offers],
+        token_budget=token_budget,
+    )
     result.cut_descriptions = True
     size = total(result.offers)
     while result.offers and (size > token_budget or len(result.offers) > max_tools):

@@ -304,6 +304,12 @@ class McpManager:
 
     # ------------------------------------------------------------------ offering
 
+    def set_token_budget(self, tokens: int) -> None:
+        """The schemas' share of the context budget, known once the model's window is."""
+        if tokens != self.token_budget:
+            self.token_budget = tokens
+            self._sync_registry()
+
     def _sync_registry(self) -> None:
         from hello_tui.mcp.tool import McpTool
 

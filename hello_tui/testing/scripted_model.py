@@ -14,7 +14,11 @@ reason but before `[DONE]`, endless streams (fast or slow), malformed chunks,
 error objects mid-stream, pages that are not a model at all (HTML, plain text,
 foreign JSON, with status 200), answers that ignore `stream`, and (with
 `site_page`) a web app answering every path outside `/v1`. With `ollama` the
-server also plays Ollama's native API (`/api/version`, `/api/show`, `/api/ps`).
+server also plays Ollama's native API (`/api/version`, `/api/show`, `/api/ps`);
+`model_fields` adds fields to each `/v1/models` entry (vLLM's `max_model_len`,
+llama.cpp's `owned_by`) and `native` answers other paths with JSON (llama.cpp's
+`GET /props`, LM Studio's `GET /api/v0/models/<id>`): the metadata servers
+give of the model's context window.
 
 The server runs in a background thread (ThreadingHTTPServer), so it serves
 sync tests, async tests, CLI subprocesses and the Textual app alike.
@@ -463,7 +467,9 @@ class ScriptedModelServer:
     asks for stream_options, as some endpoints do), `preflight` (the reply
     to `max_tokens=1` requests; by default a one-token answer), `site_page`
     (a PageReply for every path outside /v1, as a web app at the root
-    answers), `ollama` (a ScriptedOllama: also serve Ollama's native API).
+    answers), `ollama` (a ScriptedOllama: also serve Ollama's native API),
+    `model_fields` (merged into every /v1/models entry), `native` ("GET /props" ->
+    a JSON body for that method and path).
     """
 
     def __init__(
@@ -477,6 +483,8 @@ class ScriptedModelServer:
         preflight: Reply | None = None,
         site_page: PageReply | None = None,
         ollama: ScriptedOllama | None = None,
+        model_fields: dict[str, Any] | None = None,
+        native: dict[str, Any] | None = None,
     ) -> None:
         self._script_fn: Callable[[dict], Reply] | None = script if callable(script) else None
         self._queue: list[Reply] = [] if callable(script) else list(script)
@@ -487,6 +495,9 @@ class ScriptedModelServer:
         self.preflight = preflight
         self.site_page = site_page
         self.ollama = ollama
+        self.model_fields = dict(model_fields or {})
+        self.native = dict(native or {})
+        self.listings = 0  # GET /v1/models requests answered
         self.native_requests: list[str] = []  # paths asked outside /v1 (e.g. Ollama's /api/*)
         self.requests: list[dict] = []  # every chat-completions body, preflight included
         self.headers: list[dict[str, str]] = []  # the matching request headers, names lower-cased
@@ -661,6 +672,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Paths outside /v1: Ollama's API and the site page. False if none applies."""
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
         self.owner.native_requests.append(path)
+        if f"{method} {path}" in self.owner.native:
+            self._send_json(200, self.owner.native[f"{method} {path}"])
+            return True
         ollama = self.owner.ollama
         if ollama is not None:
             if method == "GET" and path == "/api/version":
@@ -721,12 +735,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._check_auth():
             return
         names = self.owner.models if self.owner.models is not None else [DEFAULT_MODEL]
+        self.owner.listings += 1
+        owner = "scripted" if self.owner.ollama is None else "library"  # as Ollama lists models
         self._send_json(
             200,
             {
                 "object": "list",
                 "data": [
-                    {"id": n, "object": "model", "created": 0, "owned_by": "scripted"}
+                    {"id": n, "object": "model", "created": 0, "owned_by": owner}
+                    | self.owner.model_fields
                     for n in names
                 ],
             },

@@ -58,6 +58,29 @@ async def test_an_mcp_tool_call_asks_on_its_own_tool_call():
     assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
 
 
+async def test_the_arguments_are_shown_in_the_content_not_only_in_raw_input():
+    approver, asked, _ = approver_answering(chose("allow"))
+    await approver.observe(ToolCallStarted(1, "c", "mcp__files__write_file", {}))
+    request = SimpleNamespace(
+        server="files",
+        tool="write_file",
+        arguments={"path": "notes/a.md", "content": "# Title\n```\nrm -rf /\n```\n", "mode": 420},
+        description="",
+    )
+    assert await approver.approve_tool_call(request) == "once"
+    [(tool_call, _)] = asked
+    shown = "\n".join(c.content.text for c in tool_call.content)
+    assert "path:\n```\nnotes/a.md\n```" in shown
+    # The content's own fence cannot end the block: it is fenced with a longer run.
+    assert "content:\n````\n# Title\n```\nrm -rf /\n```\n````" in shown
+    assert "mode:\n```\n420\n```" in shown
+    huge = SimpleNamespace(server="s", tool="t", arguments={"text": "z" * 30_000}, description="")
+    await approver.observe(ToolCallStarted(1, "d", "mcp__s__t", {}))
+    await approver.approve_tool_call(huge)
+    text = asked[-1][0].content[-1].content.text
+    assert "10000 more characters not shown" in text and len(text) < 21_000
+
+
 async def test_mcp_tool_verdicts():
     for option_id, verdict in (("allow", "once"), ("reject", "deny")):
         approver, _, _ = approver_answering(chose(option_id))

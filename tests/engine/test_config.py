@@ -7,6 +7,7 @@ import os
 import pytest
 
 from hello_tui.config import (
+    DEFAULT_CONTEXT_BUDGET,
     PROVIDERS,
     ConfigError,
     is_local_url,
@@ -29,7 +30,7 @@ def test_defaults_with_an_empty_environment(tmp_path):
     assert s.api_key is None and not s.model_configured
     assert (s.timeout, s.temperature, s.max_steps) == (60.0, 0.7, 20)
     assert s.protocol == "auto" and s.log_level == "WARNING" and s.debug is False
-    assert s.context_budget == 8000
+    assert s.context_budget == DEFAULT_CONTEXT_BUDGET and s.sources["context_budget"] == "default"
     assert s.price_input is None and s.price_output is None
     assert s.state.root == tmp_path.resolve() / ".helloagents"
     assert s.state.sessions == s.state.root / "sessions"
@@ -219,6 +220,7 @@ def test_url_helpers():
         ("CODE_AGENT_MAX_STEPS", "2.5"),
         ("CODE_AGENT_MAX_STEPS", "0"),
         ("CODE_AGENT_CONTEXT_BUDGET", "big"),
+        ("CODE_AGENT_CONTEXT_BUDGET", "100"),
         ("LLM_PRICE_INPUT", "cheap"),
         ("LLM_PRICE_OUTPUT", "1,5"),
         ("CODE_AGENT_PROTOCOL", "telepathy"),

@@ -182,3 +182,24 @@ async def test_long_sessions_stay_within_the_budget(tmp_path, scripted_server, m
     assert users[0].startswith("task number 0 ")  # the first task is kept
     assert users[-1].startswith("task number 11 ")  # the current task is never cut
     assert not any(u.startswith("task number 5 ") for u in users)  # the middle went first
+
+
+def test_a_message_past_half_the_budget_is_cut_head_and_tail_with_a_notice():
+    from hello_tui.agent.context import MAX_CHARS_PER_TOKEN, fit_task
+
+    counted: list[int] = []
+
+    def encoder(text: str) -> int:
+        counted.append(len(text))
+        return len(text) // 4 + 1
+
+    counter = TokenCounter(encoder)
+    huge = "HEAD " + "x" * 60_000_000 + " TAIL"  # 60 MB: never counted whole
+    fitted = fit_task(huge, 8000, counter)
+    assert fitted.text.startswith("HEAD ") and fitted.text.endswith(" TAIL")
+    assert "characters omitted" in fitted.text
+    assert counter.count(fitted.text) <= 4000
+    assert max(counted) <= 4000 * MAX_CHARS_PER_TOKEN + 100
+    assert fitted.notice is not None and "60,000,010 characters" in fitted.notice
+    small = fit_task("fix the bug in a.py", 8000, counter)
+    assert small.text == "fix the bug in a.py" and small.notice is None

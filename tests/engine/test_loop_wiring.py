@@ -1,4 +1,4 @@
-"""The client's signals wired into the loop: a restarted stream, Ollama's context, the protocol."""
+"""The client's signals wired into the loop: a restarted stream, the model's window, the protocol."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_exec_says_the_cut_off_text_is_void(tmp_path, scripted_server):
     assert "Traceback" not in proc.stderr
 
 
-async def test_a_small_ollama_context_is_a_warning_at_the_first_turn_only(
+async def test_ollamas_window_is_the_budget_from_the_first_turn(
     tmp_path, scripted_server, model_settings
 ):
     server = scripted_server(
@@ -66,21 +66,41 @@ async def test_a_small_ollama_context_is_a_warning_at_the_first_turn_only(
     )
     engine = await open_engine(model_settings(tmp_path, server, model=MODEL))
     first = await collect(engine, "first question")
-    warnings = [n.text for n in of(first, Notice) if "4096 tokens" in n.text]
-    assert len(warnings) == 1 and "OLLAMA_CONTEXT_LENGTH" in warnings[0]
-    second = await collect(engine, "second question")
-    assert not [n for n in of(second, Notice) if "4096 tokens" in n.text]
+    (usage,) = of(first, ContextUsage)
+    assert usage.budget == 4096 and usage.source.startswith("Ollama: /api/ps")
+    assert engine.context_budget == (4096, usage.source)
+    await collect(engine, "second question")
+    assert server.native_requests.count("/api/show") == 1  # asked once, not every turn
     await engine.aclose()
 
 
-async def test_no_warning_when_ollama_has_room(tmp_path, scripted_server, model_settings):
+async def test_an_override_past_ollamas_window_is_said_once(
+    tmp_path, scripted_server, model_settings
+):
     server = scripted_server(
-        [text("one")],
-        ollama=ScriptedOllama(models={MODEL: ollama_model(32768)}, running={MODEL: 32768}),
+        [text("one"), text("two")],
+        ollama=ScriptedOllama(models={MODEL: ollama_model(32768)}, running={MODEL: 4096}),
     )
-    engine = await open_engine(model_settings(tmp_path, server, model=MODEL))
-    events = await collect(engine, "first question")
-    assert not [n for n in of(events, Notice) if "tokens" in n.text]
+    settings = model_settings(
+        tmp_path, server, model=MODEL, environ={"CODE_AGENT_CONTEXT_BUDGET": "8000"}
+    )
+    engine = await open_engine(settings)
+    first = await collect(engine, "first question")
+    warnings = [n.text for n in of(first, Notice) if "window of 4096" in n.text]
+    assert len(warnings) == 1 and "CODE_AGENT_CONTEXT_BUDGET=8000" in warnings[0]
+    assert of(first, ContextUsage)[0].budget == 8000
+    second = await collect(engine, "second question")
+    assert not [n for n in of(second, Notice) if "window of" in n.text]
+    await engine.aclose()
+
+
+async def test_a_plain_server_is_not_asked_ollamas_questions(
+    tmp_path, scripted_server, model_settings
+):
+    server = scripted_server([text("one")])
+    engine = await open_engine(model_settings(tmp_path, server))
+    await collect(engine, "first question")
+    assert server.native_requests == []
     await engine.aclose()
 
 
@@ -108,4 +128,29 @@ async def test_every_step_reports_the_context_used_against_the_budget(
     assert usage.budget == 6000
     assert 0 < usage.used <= 6000
     assert engine.context_usage == (usage.used, 6000)
+    await engine.aclose()
+
+
+async def test_a_window_named_in_an_overflow_error_becomes_the_budget(
+    tmp_path, scripted_server, model_settings
+):
+    """llama-cpp-python says its window nowhere but in the error of a request past it."""
+    overflow = error(
+        400,
+        "This model's maximum context length is 2048 tokens. However, you requested 9000 "
+        "tokens (9000 in the messages, 0 in the completion).",
+        code="context_length_exceeded",
+    )
+    server = scripted_server([overflow, text("fits now")])
+    engine = await open_engine(model_settings(tmp_path, server, model="local-model"))
+    events = await collect(engine, "explain the code " + "in detail " * 800)
+    assert isinstance(events[-1], TurnFinished) and events[-1].answer == "fits now"
+    (notice,) = [n.text for n in of(events, Notice) if "window is 2048" in n.text]
+    assert "from 8192 to 2048" in notice
+    assert engine.context_budget == (2048, "the endpoint's error: maximum context length 2048")
+    assert of(events, ContextUsage)[-1].budget == 2048
+    retried = server.chat_requests[-1]
+    assert len(retried["messages"][-1]["content"]) < len(
+        server.chat_requests[0]["messages"][-1]["content"]
+    )
     await engine.aclose()
