@@ -59,7 +59,7 @@ async def _drive(tmp_path, scripted_server, review_keys: tuple[str, ...]):
 
 
 async def test_the_demo_ends_with_the_tests_passing(tmp_path, scripted_server):
-    app, answer, completed = await _drive(tmp_path, scripted_server, ("a",))
+    _, answer, completed = await _drive(tmp_path, scripted_server, ("a",))
     assert "The tests pass now." in answer
     assert completed == ["Read stats.py", "Run the tests", "Fix mean()", "Rerun the tests"]
 
