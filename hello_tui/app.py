@@ -16,7 +16,6 @@ facade, which does it off the event loop.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import signal
@@ -358,6 +357,7 @@ class HelloApp(App[int]):
         self.status = StatusBar(id="status")
         self.status.repo = self.settings.repo.name
         self.status.model = self.settings.model
+        self.status.configured = self.settings.model_configured
         self.status.protocol = self.settings.protocol
         self.status.max_steps = self.settings.max_steps
         self.status.mode = self.settings.mode
@@ -1343,37 +1343,33 @@ class HelloApp(App[int]):
         self.push_screen(SetupHelpScreen(problem, str(config_path())), self._setup_done)
 
     def _setup_done(self, choice: Any) -> None:
+        from hello_tui.screens.setup_help import NO_MODEL_HINT
+
         if choice is not None:
             self._save_key(choice)
+        elif not self.settings.model_configured:
+            self.chat.add("notice", NO_MODEL_HINT)
 
     @work(group="setup", exclusive=True, exit_on_error=False)
     async def _save_key(self, choice: Any) -> None:
-        from hello_tui.config import PROVIDER_BY_NAME
-        from hello_tui.userconfig import UserConfigError, config_path, save_key
+        from hello_tui.screens.setup_help import save_choice
+        from hello_tui.userconfig import UserConfigError, config_path
 
-        path = config_path()
         try:
-            await asyncio.to_thread(save_key, path, choice.provider, choice.key)
+            settings, saved = await asyncio.to_thread(
+                save_choice, self.settings, choice, config_path()
+            )
         except (OSError, UserConfigError) as exc:
-            self.chat.add("error", f"The key could not be saved: {exc}")
+            self.chat.add("error", f"The setting could not be saved: {exc}")
             return
-        provider = PROVIDER_BY_NAME[choice.provider]
-        # A model the user named (flag or environment) stays; otherwise the provider's default.
-        keep_model = self.settings.sources.get("model", "").startswith(("flag", "env"))
-        self.settings = dataclasses.replace(
-            self.settings,
-            api_key=choice.key,
-            provider=provider.name,
-            base_url=provider.base_url,
-            model=self.settings.model if keep_model else provider.model,
-            sources={**self.settings.sources, "api_key": "user config", "base_url": "user config"},
-        )
-        self.chat.add("notice", f"Key for {provider.name} saved in `{path}`; restarting the agent…")
+        self.settings = settings
+        self.chat.add("notice", saved)
         old, self.engine = self.engine, None
         if old is not None:
             await old.aclose()
         self.engine_error = ""
         self.status.model = self.settings.model
+        self.status.configured = self.settings.model_configured
         self._set_state("starting")
         self._open_engine()
 

@@ -42,6 +42,7 @@ from hello_tui.engine.types import (
     CommitResult,
     FilePlan,
     HistoryEntry,
+    LocalServer,
     Mode,
     ModelChoice,
     ModelChoices,
@@ -543,6 +544,14 @@ def auto_applied_text(diff: str) -> str:
         + fence("\n".join(shown), "diff")
         + (tail if more > 0 else "")
     )
+
+
+def probe_local_servers() -> list[LocalServer]:
+    """The setup dialog's "local server": which usual local ports serve `/v1/models`.
+    Blocking (at most about one short timeout): call it from a worker thread."""
+    from hello_tui.llm.local_servers import probe_local_servers as probe
+
+    return probe()
 
 
 def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]) -> PatchPlan:

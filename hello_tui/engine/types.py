@@ -10,6 +10,7 @@ from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
 from hello_tui.core.markdown_fence import fence
 from hello_tui.core.modes import MODES, Mode, next_mode, parse_mode
 from hello_tui.llm import PreflightResult
+from hello_tui.llm.local_servers import LocalServer
 from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
 from hello_tui.mcp.report import render as render_mcp_servers
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
@@ -91,6 +92,7 @@ __all__ = [
     "FilePlan",
     "HistoryEntry",
     "Hunk",
+    "LocalServer",
     "McpServerConfig",
     "McpServerState",
     "McpToolInfo",

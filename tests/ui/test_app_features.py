@@ -369,7 +369,9 @@ async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_sa
     app = make_app(fake_settings(tmp_path, configured=False), script)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen))
-        text = app.screen.query_one("#setup-text").source
+        text = (
+            app.screen.query_one("#setup-intro").source + app.screen.query_one("#setup-text").source
+        )
         assert "DEEPSEEK_API_KEY" in text and "config.toml" in text and "hello-tui demo" in text
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)
