@@ -690,6 +690,7 @@ class HelloApp(App[int]):
 
     def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
         self.status.step = 0
+        self.trace.turn_started(event.turn)
         self._set_state("thinking")
 
     def _on_StepStarted(self, event: ev.StepStarted) -> None:
