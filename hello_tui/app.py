@@ -1288,7 +1288,7 @@ class HelloApp(App[int]):
 
     @work(group="picker", exit_on_error=False)
     async def _pick_model(self) -> None:
-        from hello_tui.screens.picker import PickerScreen, PickItem
+        from hello_tui.screens.picker import OTHER_PROVIDERS, PickerScreen, PickItem
 
         engine = self.engine
         assert engine is not None
@@ -1301,9 +1301,9 @@ class HelloApp(App[int]):
                 PickItem(
                     c.name,
                     c.name,
-                    "" if c.usable else "another provider's: needs its own endpoint",
+                    "" if c.usable else c.group,
                     current=c.name == engine.model,
-                    group=c.group,
+                    group=c.group if c.usable else OTHER_PROVIDERS,
                 )
                 for c in offered.choices
             ]
