@@ -954,7 +954,7 @@ class HelloApp(App[int]):
     @work(group="viewer", exit_on_error=False)
     async def _open_note(self, note_id: str) -> None:
         from hello_tui.engine.types import NoteError
-        from hello_tui.screens.note_viewer import NoteViewerScreen
+        from hello_tui.screens.note_viewer import NoteViewerScreen, note_meta
 
         assert self.engine is not None
         try:
@@ -962,7 +962,7 @@ class HelloApp(App[int]):
         except NoteError as exc:
             self.notify(str(exc), severity="error")
             return
-        meta = f"{note.note_type} · {note.updated_at} · {', '.join(note.tags)}"
+        meta = note_meta(note.note_type, note.updated_at, note.tags)
         self.push_screen(NoteViewerScreen(note.title, note.content, meta))
 
     @on(Sidebar.BackupFileChosen)
