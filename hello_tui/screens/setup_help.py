@@ -259,7 +259,7 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
         if self.local:
             key.value = ""
             key.password = False
-            key.placeholder = "base URL, e.g. http://localhost:11434/v1"
+            key.placeholder = "http://localhost:PORT/v1"
             self.query_one("#setup-probe", Static).update(
                 "Looking for local servers on the usual ports…"
             )
