@@ -32,10 +32,17 @@ FOUND = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _fixed_config_home(monkeypatch):
+    # The dialog names the user config's path: the same one on every run and machine
+    # (nothing is written there by these tests).
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/home/you/.config")
+
+
 async def _setup_open(pilot) -> SetupHelpScreen:
     app = pilot.app
     await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen))
-    await wait_until(pilot, lambda: app.engine is not None)
+    await wait_until(pilot, lambda: app.engine is not None and app.status.state == "idle")
     app.prompt.cursor_blink = False
     for field in app.screen.query(Input):
         field.cursor_blink = False
