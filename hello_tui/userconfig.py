@@ -13,6 +13,7 @@ default provider and model, the permission mode, the theme and notifications.
     [keys]
     deepseek = "sk-…"
     openai = "sk-…"
+    custom = "…"                 # the key for `base_url` (a proxy, a server): LLM_API_KEY
 
 `config.load_settings` reads it as one layer of the precedence (flags >
 environment > this file > the repo's `.env` > defaults) through `as_environment`,
@@ -113,13 +114,40 @@ def save(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def save_key(path: Path, provider: str, key: str, *, make_default: bool = True) -> None:
-    """Store `key` for `provider` (and make it the default provider), keeping the rest."""
+    """Store `key` for `provider` (and make it the default provider), keeping the rest.
+
+    A default provider takes its own URL: a `base_url` saved before (a local server's)
+    would win over it, so it goes."""
     data = load(path)
     keys = dict(data.get("keys", {}))
     keys[provider] = key
     data["keys"] = keys
     if make_default:
         data["provider"] = provider
+        data.pop("base_url", None)
+    save(path, data)
+
+
+def save_local_server(path: Path, base_url: str, *, model: str = "", key: str = "") -> None:
+    """Use the server at `base_url` (a local server or a proxy), keeping the rest.
+
+    The provider choice is dropped (the URL decides now); `model` replaces the model
+    (none given: the old one goes too, it was another server's); `key` is stored as
+    the custom key (it stands for LLM_API_KEY), and no key removes an old one.
+    """
+    data = load(path)
+    data.pop("provider", None)
+    data["base_url"] = base_url
+    if model:
+        data["model"] = model
+    else:
+        data.pop("model", None)
+    keys = dict(data.get("keys", {}))
+    if key:
+        keys["custom"] = key
+    else:
+        keys.pop("custom", None)
+    data["keys"] = keys
     save(path, data)
 
 

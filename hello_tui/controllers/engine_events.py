@@ -52,6 +52,7 @@ class EngineEventView:
 
     def _turn_started(self, event: ev.TurnStarted) -> None:
         self.views.status.step = 0
+        self.views.trace.turn_started(event.turn)
         self.host.set_state("thinking")
 
     def _step_started(self, event: ev.StepStarted) -> None:

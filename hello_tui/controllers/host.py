@@ -54,6 +54,7 @@ class MainViews:
         status = StatusBar(id="status")
         status.repo = settings.repo.name
         status.model = settings.model
+        status.configured = settings.model_configured
         status.protocol = settings.protocol
         status.max_steps = settings.max_steps
         status.mode = settings.mode

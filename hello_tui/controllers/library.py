@@ -45,7 +45,7 @@ class LibraryController:
 
     async def _open_note(self, note_id: str) -> None:
         from hello_tui.engine.types import NoteError
-        from hello_tui.screens.note_viewer import NoteViewerScreen
+        from hello_tui.screens.note_viewer import NoteViewerScreen, note_meta
 
         engine = self.host.engine
         assert engine is not None
@@ -54,7 +54,7 @@ class LibraryController:
         except NoteError as exc:
             self.host.notify(str(exc), severity="error")
             return
-        meta = f"{note.note_type} · {note.updated_at} · {', '.join(note.tags)}"
+        meta = note_meta(note.note_type, note.updated_at, note.tags)
         self.host.push_screen(NoteViewerScreen(note.title, note.content, meta))
 
     def open_backup(self, pick: BackupPick) -> None:

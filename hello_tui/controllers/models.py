@@ -73,7 +73,7 @@ class ModelController:
         self.views.chat.add("notice", f"Model: `{engine.model}` for the rest of this session.")
 
     async def _pick_model(self) -> None:
-        from hello_tui.screens.picker import PickerScreen, PickItem
+        from hello_tui.screens.picker import OTHER_PROVIDERS, PickerScreen, PickItem
 
         engine = self.host.engine
         assert engine is not None
@@ -86,9 +86,9 @@ class ModelController:
                 PickItem(
                     c.name,
                     c.name,
-                    "" if c.usable else "another provider's: needs its own endpoint",
+                    "" if c.usable else c.group,
                     current=c.name == engine.model,
-                    group=c.group,
+                    group=c.group if c.usable else OTHER_PROVIDERS,
                 )
                 for c in offered.choices
             ]

@@ -10,7 +10,6 @@ with it.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -219,6 +218,8 @@ class StartupController:
         self.host.push_screen(SetupHelpScreen(problem, str(config_path())), self._setup_done)
 
     def _setup_done(self, choice: Any) -> None:
+        from hello_tui.screens.setup_help import NO_MODEL_HINT
+
         if choice is not None:
             self.host.run_worker(
                 self._save_key(choice),
@@ -227,36 +228,27 @@ class StartupController:
                 exclusive=True,
                 exit_on_error=False,
             )
+        elif not self.host.settings.model_configured:
+            self.views.chat.add("notice", NO_MODEL_HINT)
 
     async def _save_key(self, choice: Any) -> None:
-        from hello_tui.config import PROVIDER_BY_NAME
-        from hello_tui.userconfig import UserConfigError, config_path, save_key
+        from hello_tui.screens.setup_help import save_choice
+        from hello_tui.userconfig import UserConfigError, config_path
 
-        path = config_path()
         try:
-            await asyncio.to_thread(save_key, path, choice.provider, choice.key)
+            settings, saved = await asyncio.to_thread(
+                save_choice, self.host.settings, choice, config_path()
+            )
         except (OSError, UserConfigError) as exc:
-            self.views.chat.add("error", f"The key could not be saved: {exc}")
+            self.views.chat.add("error", f"The setting could not be saved: {exc}")
             return
-        provider = PROVIDER_BY_NAME[choice.provider]
-        settings = self.host.settings
-        # A model the user named (flag or environment) stays; otherwise the provider's default.
-        keep_model = settings.sources.get("model", "").startswith(("flag", "env"))
-        self.host.settings = dataclasses.replace(
-            settings,
-            api_key=choice.key,
-            provider=provider.name,
-            base_url=provider.base_url,
-            model=settings.model if keep_model else provider.model,
-            sources={**settings.sources, "api_key": "user config", "base_url": "user config"},
-        )
-        self.views.chat.add(
-            "notice", f"Key for {provider.name} saved in `{path}`; restarting the agent…"
-        )
+        self.host.settings = settings
+        self.views.chat.add("notice", saved)
         old, self.host.engine = self.host.engine, None
         if old is not None:
             await old.aclose()
         self.host.engine_error = ""
         self.views.status.model = self.host.settings.model
+        self.views.status.configured = self.host.settings.model_configured
         self.host.set_state("starting")
         self.open_engine()

@@ -4,18 +4,29 @@
 request (what the tools returned so far in this turn) and answers with the
 next step — keep a todo list, read stats.py, ask to run the tests, propose a
 two-hunk patch, rerun the tests, answer. If the user rejects the patch or
-denies a command, it says so instead of pretending.
+denies a command, it says so instead of pretending, and a todo is ticked only
+when its step worked: "Run the tests" when the tests ran, "Rerun the tests"
+when they pass.
+
+The sample's tests use the standard library's unittest, so the demo works on a
+plain `pip install` with no test runner installed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
+from hello_tui.core.markdown_fence import fence
 from hello_tui.testing.scripted_model import CompletionReply, call, text, tool_calls
 
-TEST_COMMAND = "python -m pytest -q"
+# unittest, not pytest: a plain install has no pytest, and the demo must run there.
+TEST_COMMAND = "python -m unittest"
 DEMO_TASK = "The test in test_stats.py fails. Find the bug and fix it."
+
+# unittest's summary line: "Ran 2 tests in 0.001s".
+UNITTEST_RAN = re.compile(r"^Ran \d+ tests? in ", re.MULTILINE)
 
 TODOS = ("Read stats.py", "Run the tests", "Fix mean()", "Rerun the tests")
 
@@ -103,6 +114,12 @@ class DemoModel:
                 ],
                 content="`mean` divides by `count - 1`. Let me confirm with the tests.",
             )
+        first_run = next(out for name, out in results if name == "terminal")
+        if not tests_ran(first_run):
+            return text(
+                "The tests did not run, so `Run the tests` stays open:\n\n"
+                + fence(first_run[-600:], "")
+            )
         if "apply_patch" not in done:
             return tool_calls(
                 [
@@ -128,14 +145,30 @@ class DemoModel:
                 ],
                 content="Patch applied. Rerunning the tests.",
             )
+        tests = next(out for name, out in reversed(results) if name == "terminal")
+        passed = tests_passed(tests)
         last_done = "Updated todo [4] Rerun the tests (completed)."
-        if not any(out.startswith(last_done) for name, out in results if name == "todo"):
+        ticked = any(out.startswith(last_done) for name, out in results if name == "todo")
+        if passed and not ticked:
             return tool_calls([_todo("update", id="4", status="completed")])
-        tests = next(text for name, text in reversed(results) if name == "terminal")
-        passed = "passed" in tests and "failed" not in tests
-        verdict = "The tests pass now." if passed else "The tests still report a problem:"
+        if passed:
+            return text(
+                "Fixed `mean()` in `stats.py`: it divided by `count - 1`, so "
+                "`summary([1, 2, 3])['mean']` was 3.0 instead of 2.0. The tests pass now."
+            )
         return text(
-            f"Fixed `mean()` in `stats.py`: it divided by `count - 1`, so "
-            f"`summary([1, 2, 3])['mean']` was 3.0 instead of 2.0. {verdict}\n\n"
-            + ("" if passed else f"```\n{tests[-600:]}\n```")
+            "The tests still fail, so `Rerun the tests` stays open. The bug is in `mean()`: "
+            "it divides by `count - 1` instead of `count`, and the applied change does not "
+            "fix that:\n\n" + fence(tests[-600:], "")
         )
+
+
+def tests_ran(output: str) -> bool:
+    """Whether the terminal result shows unittest running tests (pass or fail), not a
+    command that could not start or a missing module."""
+    return UNITTEST_RAN.search(output) is not None
+
+
+def tests_passed(output: str) -> bool:
+    """The tests ran and the command exited 0 (unittest's `OK`)."""
+    return tests_ran(output) and "exit code: 0" in output

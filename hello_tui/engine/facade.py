@@ -22,7 +22,7 @@ import asyncio
 import dataclasses
 import logging
 import threading
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,9 @@ from hello_tui.engine.types import (
     BackupComparison,
     BackupInfo,
     CommitResult,
+    FilePlan,
     HistoryEntry,
+    LocalServer,
     Mode,
     ModelChoice,
     ModelChoices,
@@ -556,6 +558,38 @@ def auto_applied_text(diff: str) -> str:
         + fence("\n".join(shown), "diff")
         + (tail if more > 0 else "")
     )
+
+
+def probe_local_servers() -> list[LocalServer]:
+    """The setup dialog's "local server": which usual local ports serve `/v1/models`.
+    Blocking (at most about one short timeout): call it from a worker thread."""
+    from hello_tui.llm.local_servers import probe_local_servers as probe
+
+    return probe()
+
+
+def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]) -> PatchPlan:
+    """The review's `e`: the plan recomputed from the files the user rewrote.
+
+    The patch engine's one re-planner, the same the apply_patch tool runs on the
+    decision's `user_edits`, so the hunks the review shows after an edit (and the
+    selection made on them) are the hunks that get written."""
+    from hello_tui.patch.selection import replan_with_edits as replan
+
+    return replan(plan, settings, edits)
+
+
+def accepted_text(file: FilePlan, accepted: Collection[int]) -> str:
+    """The file's text with only the `accepted` hunks (Hunk.index values) applied: what
+    accepting now would write, and so what the review's editor starts from."""
+    from hello_tui.patch.selection import select
+    from hello_tui.patch.types import Risk
+
+    if not file.hunks or {h.index for h in file.hunks} <= set(accepted):
+        return file.new_text or ""
+    kept = [h.index for h in file.hunks if h.index in accepted]
+    chosen = select(PatchPlan([file], Risk(False, [])), {file.path: set(kept)} if kept else {})
+    return chosen.files[0].new_text or "" if chosen.files else file.old_text or ""
 
 
 def _startup_notices(settings: Settings) -> list[str]:

@@ -10,10 +10,10 @@ from hello_tui.core.display import ChatMessage, DisplayEntry, ToolStep
 from hello_tui.core.markdown_fence import fence
 from hello_tui.core.modes import MODES, Mode, next_mode, parse_mode
 from hello_tui.llm import PreflightResult
+from hello_tui.llm.local_servers import LocalServer
 from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
 from hello_tui.mcp.report import render as render_mcp_servers
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
-from hello_tui.patch.selection import replan_with_edits
 from hello_tui.patch.types import CommitResult, FilePlan, Hunk, PatchError, PatchPlan, Selection
 from hello_tui.store.notes import Note, NoteError
 from hello_tui.store.sessions import SessionError, SessionInfo, SessionNotFound, UsageTotals
@@ -92,6 +92,7 @@ __all__ = [
     "FilePlan",
     "HistoryEntry",
     "Hunk",
+    "LocalServer",
     "McpServerConfig",
     "McpServerState",
     "McpToolInfo",
@@ -115,6 +116,5 @@ __all__ = [
     "next_mode",
     "parse_mode",
     "render_mcp_servers",
-    "replan_with_edits",
     "with_attachments",
 ]

@@ -2,7 +2,11 @@
 
 `select` keeps only the accepted files and hunks and recomputes each file's
 new bytes from its old bytes and those hunks alone. `replan_with_edits`
-replaces the proposed content of some files with text the user wrote.
+replaces the proposed content of some files with text the user wrote; each
+new hunk keeps the header (the function context) of the proposed hunk it
+overlaps. It is the one re-planner: the review (through the engine facade) and
+the apply_patch tool both call it, so a selection made on the re-planned hunks
+means the same hunks in both.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from hello_tui.patch.lines import decode_text
 from hello_tui.patch.planner import finalize_plan, finish_update, make_add_plan
 from hello_tui.patch.rebuild import diff_hunks
 from hello_tui.patch.risk import assess_risk
-from hello_tui.patch.types import FilePlan, PatchError, PatchPlan, Selection
+from hello_tui.patch.types import FilePlan, Hunk, PatchError, PatchPlan, Selection
 
 
 def select(plan: PatchPlan, selection: Selection) -> PatchPlan:
@@ -77,7 +81,8 @@ def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]
         new_fp = copy.copy(fp)
         new_fp.git_lines = False
         new_fp.whole_file_rewrite = fp.whole_file_rewrite
-        files.append(finish_update(new_fp, old, diff_hunks(old, text)))
+        hunks = with_proposed_headers(diff_hunks(old, text), fp.hunks)
+        files.append(finish_update(new_fp, old, hunks))
     if remaining:
         raise PatchError(
             "Edited files that are not part of the patch: " + ", ".join(sorted(remaining))
@@ -85,3 +90,18 @@ def replan_with_edits(plan: PatchPlan, settings: Settings, edits: dict[str, str]
     return finalize_plan(
         files, settings, plan.source_text, plan.declined_hunks, warnings=plan.warnings
     )
+
+
+def with_proposed_headers(hunks: list[Hunk], proposed: list[Hunk]) -> list[Hunk]:
+    """`hunks` (recomputed from the user's text) with the header of the first proposed hunk
+    each one overlaps or touches in the old file: the function context the model named
+    stays on the change the user kept or reworded. A hunk of the user's own elsewhere
+    gets none."""
+    for hunk in hunks:
+        start, end = hunk.old_start, hunk.old_start + len(hunk.old_lines)
+        for old in proposed:
+            old_end = old.old_start + len(old.old_lines)
+            if old.header and start <= old_end and old.old_start <= end:
+                hunk.header = old.header
+                break
+    return hunks

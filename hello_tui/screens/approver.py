@@ -30,10 +30,10 @@ from hello_tui.screens.review import PatchReviewScreen, ReplanFn
 
 
 def engine_replan(settings: Settings) -> ReplanFn:
-    """The patch engine's replan_with_edits, bound to the repository's settings."""
+    """The engine's re-planner, bound to the repository's settings."""
 
     def replan(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
-        from hello_tui.engine.types import replan_with_edits
+        from hello_tui.engine.facade import replan_with_edits
 
         return replan_with_edits(plan, settings, edits)
 

@@ -10,6 +10,8 @@ patches were fenced end with a bare "Patch:" section; the viewer fences it
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import datetime
 
 from markdown_it import MarkdownIt
 from pygments.token import Token
@@ -98,6 +100,22 @@ class NoteMarkdown(Markdown):
 
     def __init__(self, markdown: str, *, id: str | None = None) -> None:
         super().__init__(markdown, id=id, parser_factory=_parser)
+
+
+def shown_time(stamp: str) -> str:
+    """A stored ISO timestamp as a reader wants it: `2026-03-01 10:15` (no seconds'
+    fractions, no `T`); what does not parse is shown as stored."""
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+def note_meta(note_type: str, updated_at: str, tags: Sequence[str] = ()) -> str:
+    """The viewer's line under the title: type · when · tags (what is empty is left out)."""
+    parts = [note_type, shown_time(updated_at) if updated_at else "", ", ".join(tags)]
+    return " · ".join(part for part in parts if part)
 
 
 class NoteViewerScreen(ModalScreen[None]):

@@ -4,6 +4,10 @@ Type to filter (every word must occur, in any order, case-insensitive), ↑/↓
 move, Enter chooses, Esc closes. The screen dismisses with the chosen item's
 value, or None. Items can be added while it is open (the model picker fills in
 the endpoint's list when it arrives).
+
+Items with a group are listed under the group's heading; a detail every item of
+a group shares ("another provider's: needs its own endpoint") is said once, in
+the heading, instead of on each row.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+# The model picker's one group for every other provider's model (its detail names the
+# provider): said once, not on each of them.
+OTHER_PROVIDERS = "other providers: each needs its own endpoint and key"
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,8 @@ class PickerScreen(ModalScreen[str | None]):
         self.items = list(items)
         self.placeholder = placeholder
         self.shown: list[PickItem] = []
+        # The option list's rows: an item's position in `shown`, or None for a heading.
+        self.rows: list[int | None] = []
 
     def compose(self) -> ComposeResult:
         box = Vertical(id="picker-box")
@@ -108,39 +118,56 @@ class PickerScreen(ModalScreen[str | None]):
             return  # the app is closing while this screen mounts: its children never came
         highlighted = self._highlighted_value()
         self.shown = [i for i in self.items if matches(i, self.filter_text)]
+        shared = _shared_details(self.shown)
         rows: list[Option] = []
-        for item in self.shown:
+        self.rows = []
+        group: str | None = None
+        for position, item in enumerate(self.shown):
+            if item.group and item.group != group:
+                heading = Text(item.group, style="bold")
+                if item.group in shared:
+                    heading.append(f" — {shared[item.group]}", style="dim")
+                rows.append(Option(heading, disabled=True))
+                self.rows.append(None)
+            group = item.group
+            detail = "" if item.group in shared else item.detail
             label = Text.assemble(
                 ("● " if item.current else "  ", "bold green"),
                 (item.label, "bold" if item.current else ""),
-                (f"  {item.detail}" if item.detail else "", "dim"),
-                (f"  [{item.group}]" if item.group else "", "dim italic"),
+                (f"  {detail}" if detail else "", "dim"),
             )
             rows.append(Option(label, id=item.value))
+            self.rows.append(position)
         options.clear_options()
         options.add_options(rows)
         values = [i.value for i in self.shown]
         if highlighted in values:
-            options.highlighted = values.index(highlighted)
+            self._highlight(values.index(highlighted))
         elif values:
             current = next((n for n, i in enumerate(self.shown) if i.current), 0)
-            options.highlighted = current if not self.filter_text else 0
+            self._highlight(current if not self.filter_text else 0)
         empty = self.query_one("#picker-empty", Static)
         empty.update("" if values else "Nothing matches.")
 
-    def _highlighted_value(self) -> str | None:
-        options = self.query_one("#picker-list", OptionList)
-        index = options.highlighted
-        if index is None or not (0 <= index < len(self.shown)):
+    def _highlight(self, position: int) -> None:
+        """Highlight the row of `shown[position]`."""
+        self.query_one("#picker-list", OptionList).highlighted = self.rows.index(position)
+
+    def _highlighted_position(self) -> int | None:
+        index = self.query_one("#picker-list", OptionList).highlighted
+        if index is None or not (0 <= index < len(self.rows)):
             return None
-        return self.shown[index].value
+        return self.rows[index]
+
+    def _highlighted_value(self) -> str | None:
+        position = self._highlighted_position()
+        return None if position is None else self.shown[position].value
 
     def action_move(self, delta: int) -> None:
-        options = self.query_one("#picker-list", OptionList)
         if not self.shown:
             return
-        index = options.highlighted if options.highlighted is not None else 0
-        options.highlighted = max(0, min(len(self.shown) - 1, index + delta))
+        position = self._highlighted_position() or 0
+        self._highlight(max(0, min(len(self.shown) - 1, position + delta)))
 
     def action_choose(self) -> None:
         value = self._highlighted_value()
@@ -149,3 +176,19 @@ class PickerScreen(ModalScreen[str | None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _shared_details(items: list[PickItem]) -> dict[str, str]:
+    """group -> the detail every item of the group has, when they all have the same one
+    (and there is more than one item to say it for)."""
+    details: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for item in items:
+        if item.group:
+            details.setdefault(item.group, set()).add(item.detail)
+            counts[item.group] = counts.get(item.group, 0) + 1
+    return {
+        group: next(iter(found))
+        for group, found in details.items()
+        if len(found) == 1 and next(iter(found)) and counts[group] > 1
+    }

@@ -7,7 +7,6 @@ confirmed) and the patch engine does the rest.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import shutil
@@ -32,7 +31,6 @@ from hello_tui.engine.types import FilePlan, PatchError, PatchPlan
 from hello_tui.screens.confirm import HighRiskConfirmScreen
 from hello_tui.screens.decision import DecisionModal
 from hello_tui.screens.reject import RejectReasonScreen, confirm_reject_screen
-from hello_tui.widgets.diff_rows import hunks_from_texts
 from hello_tui.widgets.diff_view import DiffView
 
 # (plan, {path: text the user wrote}) -> the plan recomputed from the user's text.
@@ -56,33 +54,13 @@ s            side by side ⇄ unified
 ← → / h l    scroll long lines sideways (both sides together)
 home         back to the start of the lines
 w            wrap long lines ⇄ cut them
-e            edit the proposed file in $VISUAL / $EDITOR
+e            edit the accepted hunks' version of the file in $VISUAL / $EDITOR
 a            accept: apply the accepted hunks
 r            reject the whole patch, with an optional reason for the agent
 escape       reject the whole patch (asks first)
 ?            this help
 
 Nothing is written until you accept. High-risk patches ask once more."""
-
-
-def local_replan(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
-    """Recompute the edited files' hunks with difflib (used when no engine replan is given)."""
-    files = []
-    for file in plan.files:
-        text = edits.get(file.path)
-        if text is None:
-            files.append(file)
-            continue
-        files.append(
-            dataclasses.replace(
-                file,
-                new_text=text,
-                new_bytes=text.encode("utf-8"),
-                hunks=hunks_from_texts(file.old_text or "", text),
-                whole_file_rewrite=False,
-            )
-        )
-    return dataclasses.replace(plan, files=files)
 
 
 class ReviewHelpScreen(ModalScreen[None]):
@@ -135,7 +113,7 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
             "edit",
             "Edit",
             id="review.edit",
-            tooltip="Edit the proposed file in $VISUAL or $EDITOR",
+            tooltip="Edit the file as the accepted hunks leave it, in $VISUAL or $EDITOR",
         ),
         Binding("question_mark", "help", "Help", id="review.help"),
         Binding("escape", "confirm_reject", "Reject", show=False, id="review.escape"),
@@ -171,9 +149,15 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
     def __init__(self, plan: PatchPlan, *, replan: ReplanFn | None = None) -> None:
         super().__init__()
         self.plan = plan
+        # Edits are re-planned from the proposal, as the apply_patch tool re-plans them
+        # from the decision: the same hunks, so a selection means the same in both.
+        self.proposed = plan
         self.replan = replan
         self.file_index = 0
         self.user_edits: dict[str, str] = {}
+        # Per edited file: how many hunks the user had declined when editing (they are not
+        # in the editor's text, so they stay out of the user's version).
+        self.left_out: dict[str, int] = {}
         # Declined Hunk.index values per file path; files without hunks are a whole unit.
         self.declined: dict[str, set[int]] = {f.path: set() for f in plan.files}
         self.declined_files: set[str] = set()
@@ -356,7 +340,12 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         else:
             parts.append("declined" if file.path in self.declined_files else "accepted")
         if file.path in self.user_edits:
-            parts.append("edited by you")
+            left_out = self.left_out.get(file.path, 0)
+            parts.append(
+                f"edited by you, {_hunks(left_out)} you declined left out"
+                if left_out
+                else "edited by you"
+            )
         parts.append(layout)
         if view.wrap:
             parts.append("wrapped (w)")
@@ -376,7 +365,12 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
             return len(self.plan.files) > 1
         if action == "edit":
             file = self.current_file
-            return file is not None and file.op != "delete" and not _is_binary(file)
+            return (
+                self.replan is not None
+                and file is not None
+                and file.op != "delete"
+                and not _is_binary(file)
+            )
         if action == "toggle_hunk":
             return self.current_file is not None
         return True
@@ -468,28 +462,44 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
         self.app.push_screen(ReviewHelpScreen())
 
     def action_edit(self) -> None:
+        """Edit the file as accepting now would write it: the declined hunks are not in
+        the editor's text, so they stay out of the user's version (nothing comes back)."""
         file = self.current_file
-        if file is None or file.op == "delete" or _is_binary(file):
+        if self.replan is None or file is None or file.op == "delete" or _is_binary(file):
             return
-        proposed = self.user_edits.get(file.path, file.new_text or "")
+        declined = self._declined_of(file)
+        if file.hunks and len(declined) == len(file.hunks):
+            self.notify(
+                f"Every hunk of {file.path} is declined: accept one (space) to edit the file.",
+                severity="warning",
+            )
+            return
+        from hello_tui.engine.facade import accepted_text
+
+        accepted = {h.index for h in file.hunks} - declined
+        proposed = accepted_text(file, accepted)
         edited = self._run_editor(file, proposed)
         if edited is None or edited == proposed:
             return
         edits = {**self.user_edits, file.path: edited}
         try:
-            plan = (self.replan or local_replan)(self.plan, edits)
+            plan = self.replan(self.proposed, edits)
         except PatchError as error:
             self.notify(f"Your edit could not be planned: {error}", severity="error", timeout=8)
             return
         self.user_edits = edits
+        self.left_out[file.path] = self.left_out.get(file.path, 0) + len(declined)
         self._adopt_plan(plan, edited_path=file.path)
-        self.notify(f"Using your version of {file.path}.")
+        left_out = self.left_out[file.path]
+        kept_out = f"; the {_hunks(left_out)} you declined stay out" if left_out else ""
+        self.notify(f"Using your version of {file.path}{kept_out}.")
 
     def _adopt_plan(self, plan: PatchPlan, edited_path: str) -> None:
         self.plan = plan
         for file in plan.files:
             self.declined.setdefault(file.path, set())
-        # The edited file has new hunks: all start accepted again.
+        # The edited file's hunks are the user's version: all start accepted. Every other
+        # file keeps its decisions (its hunks are the proposal's, unchanged).
         self.declined[edited_path] = set()
         self.declined_files.discard(edited_path)
         self.query_one("#review-title", Static).update(self._title())
@@ -574,6 +584,10 @@ def editor_command(environ: Mapping[str, str] | None = None) -> list[str] | str:
         where = f"${source}={value!r}" if env.get(source, "").strip() else "the default editor vi"
         return f"Could not start the editor: {argv[0]!r} ({where}) is not installed or not on PATH."
     return argv
+
+
+def _hunks(count: int) -> str:
+    return f"{count} hunk" if count == 1 else f"{count} hunks"
 
 
 def _is_binary(file: FilePlan) -> bool:

@@ -1,23 +1,38 @@
 """The setup dialog: the first screen when no model is configured, reopened with `/setup`.
 
-It says what the README and `doctor` say (each provider's key variable, local
-servers, the user config file, `hello-tui demo`) and can save a key: choose the
-provider, paste the key, Save. The screen dismisses with a `KeyChoice` (the app
-writes the user config and restarts the engine) or None.
+What a newcomer needs is at the top, in view at 80×24: how to try hello-tui with
+no key (`hello-tui demo`), and the form. The form saves a provider's key, or a
+local server's base URL (Ollama, llama.cpp's server, vLLM, LM Studio, or any
+OpenAI-compatible proxy) with the model it serves and, when it needs one, a key.
+Choosing "local server" asks the usual local ports off the event loop and says
+what answered. Below the form, the details scroll: each provider's key variable,
+the environment, `.env`, flags, the user config file and `doctor`.
+
+The screen dismisses with a `KeyChoice` or a `LocalServerChoice` (`save_choice`
+writes it to the user config and gives the settings to restart the engine with)
+or None.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Markdown, Select, Static
 
-from hello_tui.config import PROVIDERS
+from hello_tui.config import PROVIDER_BY_NAME, PROVIDERS, Settings, is_local_url
+from hello_tui.userconfig import save_key, save_local_server
+
+if TYPE_CHECKING:
+    from hello_tui.engine.types import LocalServer
 
 # The providers' names as the README writes them.
 PROVIDER_LABELS = {
@@ -30,6 +45,18 @@ PROVIDER_LABELS = {
     "ollama": "Ollama",
     "vllm": "vLLM",
 }
+
+# The form's choice for a local server or a proxy (any OpenAI-compatible base URL).
+LOCAL = "local"
+LOCAL_LABEL = "Local server or proxy"
+
+# What the chat says when the dialog is closed with no model set up.
+NO_MODEL_HINT = (
+    "No model is configured, so nothing is sent anywhere. Type **/setup** to save a "
+    "provider's key or point hello-tui at a local server (Ollama, llama.cpp, vLLM, "
+    "LM Studio); or quit (ctrl+q) and run **`hello-tui demo`** to watch it fix a bug "
+    "with a built-in scripted model, no key needed."
+)
 
 
 def providers_table() -> str:
@@ -55,26 +82,100 @@ class KeyChoice:
     key: str
 
 
-SETUP_TEXT = """\
-# No model is configured yet
+@dataclass(frozen=True)
+class LocalServerChoice:
+    """A base URL of the user's (a local server or a proxy), its model, and a key if it
+    needs one (stored as the key for a custom base URL)."""
 
-hello-tui works with any OpenAI-compatible endpoint. **Save a key below**
-(it goes to your user config, `{config}`, readable by you only), or set
-these in the environment or in `<repo>/.env`, or pass them as flags
-(`--base-url`, `--model`, `--api-key`). One provider key is enough: hello-tui
-picks that provider's URL and default model (`LLM_MODEL_ID` overrides it).
+    base_url: str
+    model: str = ""
+    key: str = ""
+
+
+SetupChoice = KeyChoice | LocalServerChoice
+Probe = Callable[[], Sequence["LocalServer"]]
+
+INTRO = """\
+**No model is configured yet.** Nothing is sent anywhere until one is.
+
+**Just looking?** Quit (ctrl+q) and run `hello-tui demo`: a sample repository \
+with a bug and a built-in scripted model, no API key needed.
+
+Or choose a provider and paste its key, or choose *{local}* for Ollama, \
+llama.cpp, vLLM, LM Studio or a proxy:\
+"""
+
+SETUP_TEXT = """\
+### Where settings come from
+
+hello-tui works with any OpenAI-compatible endpoint. What you save here goes
+to your user config, `{config}`, readable by you only. You can also set these
+in the environment or in `<repo>/.env`, or pass them as flags (`--base-url`,
+`--model`, `--api-key`). One provider key is enough: hello-tui picks that
+provider's URL and default model (`LLM_MODEL_ID` overrides it).
 
 {providers}
 
-Then check it with `hello-tui doctor`: it shows each setting and where it came from.
-Until a model is configured, nothing is sent anywhere.
+A local server or proxy is saved as `base_url` (and `model`); a key for it goes
+under `[keys]` as `custom`, which stands for `LLM_API_KEY`. Saving a provider's
+key later makes that provider the default again (its own URL).
 
-**Just looking?** Run `hello-tui demo`: a sample repository with a bug and a
-built-in scripted model, no API key needed.
+Then check it with `hello-tui doctor`: it shows each setting and where it came from.
 """
 
 
-class SetupHelpScreen(ModalScreen["KeyChoice | None"]):
+def _default_probe() -> Sequence[LocalServer]:
+    from hello_tui.engine.facade import probe_local_servers
+
+    return probe_local_servers()
+
+
+def probe_summary(servers: Sequence[LocalServer]) -> str:
+    """What answered, each on its line, then the ports where nothing did, in one line."""
+    found = [s.describe() for s in servers if s.answered]
+    silent = [str(s.port) for s in servers if not s.answered]
+    lines = [f"Found {line}" for line in found] or ["No local server answered."]
+    if silent and found:
+        lines.append("Nothing on " + ", ".join(silent) + ".")
+    elif silent:
+        lines[0] += " Asked ports " + ", ".join(silent) + "; start one or type its URL."
+    return "\n".join(lines)
+
+
+def save_choice(settings: Settings, choice: SetupChoice, path: Path) -> tuple[Settings, str]:
+    """Write the choice to the user config at `path`; the settings to restart with and
+    the chat's line saying what was saved (blocking: run it off the event loop)."""
+    # A model the user named (flag or environment) stays; otherwise the choice's.
+    keep_model = settings.sources.get("model", "").startswith(("flag", "env"))
+    sources = {**settings.sources, "api_key": "user config", "base_url": "user config"}
+    if isinstance(choice, LocalServerChoice):
+        save_local_server(path, choice.base_url, model=choice.model, key=choice.key)
+        model = settings.model if keep_model or not choice.model else choice.model
+        if choice.model and not keep_model:
+            sources["model"] = "user config"
+        updated = dataclasses.replace(
+            settings,
+            api_key=choice.key or None,
+            provider="local" if is_local_url(choice.base_url) else "custom",
+            base_url=choice.base_url,
+            model=model,
+            sources=sources,
+        )
+        return updated, f"Local server `{choice.base_url}` saved in `{path}`; restarting…"
+    save_key(path, choice.provider, choice.key)
+    provider = PROVIDER_BY_NAME[choice.provider]
+    updated = dataclasses.replace(
+        settings,
+        api_key=choice.key,
+        provider=provider.name,
+        base_url=provider.base_url,
+        model=settings.model if keep_model else provider.model,
+        sources=sources,
+    )
+    return updated, f"Key for {provider.name} saved in `{path}`; restarting the agent…"
+
+
+class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
     BINDINGS = [
         Binding("escape", "dismiss", "Continue", id="setup.close", tooltip="Close this page"),
         Binding("ctrl+q", "app.quit", "Quit", id="setup.quit", tooltip="Leave hello-tui"),
@@ -86,55 +187,126 @@ class SetupHelpScreen(ModalScreen["KeyChoice | None"]):
         width: 110; max-width: 98%; height: 90%; border: round $warning; background: $surface;
         padding: 0 1;
     }
-    SetupHelpScreen #setup-scroll { height: 1fr; }
-    SetupHelpScreen #setup-form { height: auto; }
+    SetupHelpScreen #setup-intro { height: auto; margin: 0; }
+    SetupHelpScreen #setup-problem { height: auto; color: $warning; }
+    SetupHelpScreen #setup-form, SetupHelpScreen #setup-local { height: auto; }
+    SetupHelpScreen #setup-local { display: none; }
+    SetupHelpScreen.-local #setup-local { display: block; }
     SetupHelpScreen #setup-provider { width: 30; }
-    SetupHelpScreen #setup-key { width: 1fr; }
-    SetupHelpScreen #setup-error { color: $error; height: auto; }
+    SetupHelpScreen #setup-key, SetupHelpScreen #setup-model { width: 1fr; }
+    SetupHelpScreen #setup-local-key { width: 1fr; }
+    SetupHelpScreen #setup-probe { height: auto; color: $text-muted; padding: 0 1; }
+    SetupHelpScreen #setup-error { color: $error; height: auto; padding: 0 1; }
+    SetupHelpScreen #setup-scroll { height: 1fr; border-top: hkey $panel; }
     """
 
-    def __init__(self, problem: str = "", config_file: str = "") -> None:
+    def __init__(
+        self, problem: str = "", config_file: str = "", *, probe: Probe | None = None
+    ) -> None:
         super().__init__()
         self.problem = problem
         self.config_file = config_file or "~/.config/hello-tui/config.toml"
+        self.probe = probe or _default_probe
+        self.servers: list[LocalServer] = []
 
     def compose(self) -> ComposeResult:
         box = Vertical(id="setup-box")
         box.border_title = "Set up a model"
         with box:
-            text = SETUP_TEXT.replace("{config}", self.config_file).replace(
-                "{providers}", providers_table()
-            )
             if self.problem:
-                text = f"> {self.problem}\n\n" + text
-            # The text scrolls; the key form stays in view below it.
-            with VerticalScroll(id="setup-scroll"):
-                yield Markdown(text, id="setup-text")
+                yield Static(self.problem, id="setup-problem", markup=False)
+            yield Markdown(INTRO.replace("{local}", LOCAL_LABEL), id="setup-intro")
             with Horizontal(id="setup-form"):
+                options = [
+                    (PROVIDER_LABELS.get(p.name, p.name), p.name) for p in PROVIDERS if p.needs_key
+                ]
                 yield Select(
-                    [
-                        (PROVIDER_LABELS.get(p.name, p.name), p.name)
-                        for p in PROVIDERS
-                        if p.needs_key
-                    ],
+                    [*options, (LOCAL_LABEL, LOCAL)],
                     value="openai",
                     allow_blank=False,
                     id="setup-provider",
                 )
                 yield Input(placeholder="paste the API key", password=True, id="setup-key")
-                yield Button("Save key", variant="primary", id="setup-save")
-            yield Static("", id="setup-error")
+                yield Button("Save", variant="primary", id="setup-save")
+            with Horizontal(id="setup-local"):
+                yield Input(placeholder="model (as the server names it)", id="setup-model")
+                yield Input(
+                    placeholder="key, only if the server or proxy needs one",
+                    password=True,
+                    id="setup-local-key",
+                )
+            yield Static("", id="setup-probe", markup=False)
+            yield Static("", id="setup-error", markup=False)
+            with VerticalScroll(id="setup-scroll"):
+                text = SETUP_TEXT.replace("{config}", self.config_file).replace(
+                    "{providers}", providers_table()
+                )
+                yield Markdown(text, id="setup-text")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#setup-key", Input).focus(scroll_visible=False)
 
+    @property
+    def local(self) -> bool:
+        return self.query_one("#setup-provider", Select).value == LOCAL
+
+    @on(Select.Changed, "#setup-provider")
+    def _provider_changed(self) -> None:
+        key = self.query_one("#setup-key", Input)
+        self.set_class(self.local, "-local")
+        self.query_one("#setup-error", Static).update("")
+        if self.local:
+            key.value = ""
+            key.password = False
+            key.placeholder = "http://localhost:PORT/v1"
+            self.query_one("#setup-probe", Static).update(
+                "Looking for local servers on the usual ports…"
+            )
+            self._probe()
+        else:
+            key.value = ""
+            key.password = True
+            key.placeholder = "paste the API key"
+            self.query_one("#setup-probe", Static).update("")
+
+    @work(thread=True, exclusive=True, group="setup-probe", exit_on_error=False)
+    def _probe(self) -> None:
+        servers = list(self.probe())
+        self.app.call_from_thread(self._probed, servers)
+
+    def _probed(self, servers: list[LocalServer]) -> None:
+        if not self.is_mounted:
+            return
+        self.servers = servers
+        self.query_one("#setup-probe", Static).update(probe_summary(servers))
+        first = next((s for s in servers if s.answered), None)
+        if first is None or not self.local:
+            return
+        url = self.query_one("#setup-key", Input)
+        model = self.query_one("#setup-model", Input)
+        if not url.value:
+            url.value = first.base_url
+        if not model.value and first.models:
+            model.value = first.models[0]
+
     @on(Button.Pressed, "#setup-save")
     @on(Input.Submitted, "#setup-key")
+    @on(Input.Submitted, "#setup-model")
+    @on(Input.Submitted, "#setup-local-key")
     def _save(self) -> None:
-        key = self.query_one("#setup-key", Input).value.strip()
-        if not key or any(c.isspace() for c in key):
-            self.query_one("#setup-error", Static).update("Paste the key first (no spaces).")
+        error = self.query_one("#setup-error", Static)
+        value = self.query_one("#setup-key", Input).value.strip()
+        if self.local:
+            if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+                error.update("Type the server's base URL, e.g. http://localhost:11434/v1.")
+                return
+            model = self.query_one("#setup-model", Input).value.strip()
+            key = self.query_one("#setup-local-key", Input).value.strip()
+            self.dismiss(LocalServerChoice(value.rstrip("/"), model, key))
+            return
+        if not value or any(c.isspace() for c in value):
+            error.update("Paste the key first (no spaces).")
             return
         provider = str(self.query_one("#setup-provider", Select).value)
-        self.dismiss(KeyChoice(provider, key))
+        self.dismiss(KeyChoice(provider, value))

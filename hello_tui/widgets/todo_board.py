@@ -1,4 +1,8 @@
-"""The todo board: pending / in progress / completed, redrawn from each TodoChanged event."""
+"""The todo board: pending / in progress / completed, redrawn from each TodoChanged event.
+
+The board grows with its items up to a share of the column (the trace keeps the
+rest), scrolls beyond that, and says in its title how many items are out of
+view below ("Todo · 3 more ↓"), so nothing is hidden silently."""
 
 from __future__ import annotations
 
@@ -37,6 +41,11 @@ def render_todos(items: list[dict[str, Any]]) -> Text:
     return text
 
 
+def item_lines(items: list[dict[str, Any]]) -> list[bool]:
+    """For each line `render_todos` draws: whether it is an item (not a group's heading)."""
+    return [line.startswith(" ") for line in render_todos(items).plain.split("\n")]
+
+
 class TodoBoard(VerticalScroll):
     DEFAULT_CSS = """
     TodoBoard { height: auto; max-height: 45%; }
@@ -55,6 +64,24 @@ class TodoBoard(VerticalScroll):
     def set_items(self, items: list[dict[str, Any]]) -> None:
         self.items = [dict(item) for item in items]
         self._body.update(render_todos(self.items))
+        self.call_after_refresh(self._count_hidden)
+
+    def hidden_below(self) -> int:
+        """Items whose line is below the visible part of the board."""
+        lines = item_lines(self.items) if self.items else []
+        first_hidden = int(self.scroll_y) + self.scrollable_content_region.height
+        return sum(lines[first_hidden:])
+
+    def _count_hidden(self) -> None:
+        hidden = self.hidden_below()
+        self.border_title = f"Todo · {hidden} more ↓" if hidden else "Todo"
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._count_hidden()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._count_hidden)
 
     def by_status(self, status: str) -> list[str]:
         return [str(i.get("title", "")) for i in self.items if i.get("status") == status]

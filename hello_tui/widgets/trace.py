@@ -6,10 +6,14 @@ the observation to the full output. A resumed session replays its saved tool
 steps (`core.display.ToolStep`).
 
 Consecutive `todo` calls share one row (its count grows, it shows the latest
-call and board), so a model that ticks off items one by one does not push the
-real work out of view. The panel follows its end (new rows and rows that
-grow), stops following when the user scrolls up, and follows again once they
-are back at the bottom.
+call), so a model that ticks off items one by one does not push the real work
+out of view; the row says what changed in a line and leaves the raw arguments
+and the board to the todo board beside it. Each turn after the first starts
+under a divider naming it, live and when a saved session is replayed (step
+numbers start again in every turn). With no steps yet the panel says what will
+appear there. The panel follows its end (new rows and rows that grow), stops
+following when the user scrolls up, and follows again once they are back at
+the bottom.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Static
 
 from hello_tui.core.display import ToolStep, counted
 
@@ -33,6 +38,12 @@ PREVIEW_LINES = 3
 LIVE_TAIL_LINES = 8
 MAX_ROWS = 200  # older rows are pruned: the trace is a live view, the log keeps everything
 COLLAPSING_TOOLS = frozenset({"todo"})  # consecutive calls of these share one row
+# Tools whose effect the todo board shows: their row gives the result's first line only.
+BOARD_TOOLS = frozenset({"todo"})
+EMPTY_TEXT = (
+    "No steps yet. As the agent works, each step shows here: the tool it ran and "
+    "with what, how long it took and what came back (enter expands a step)."
+)
 
 _STATUS_MARK = {
     "success": ("✔", "#9ece6a"),
@@ -76,6 +87,7 @@ class StepRecord:
     duration: float | None = None
     count: int = 1  # calls shown by this row (consecutive todo updates collapse)
     first_step: int | None = None  # the first of those calls' steps
+    turn: int = 0  # the session's turn the step belongs to
 
     def absorb(self, step: int, call_id: str, arguments: dict[str, Any], started: float) -> None:
         """Take over the next consecutive call of the same tool: latest state, count + 1."""
@@ -139,7 +151,8 @@ class TraceRow(Widget, can_focus=True):
         elapsed = r.duration if r.duration is not None else self._clock() - r.started
         text.append(f"  {elapsed:.1f}s", style="#7f849c")
         width = self.content_size.width
-        if r.arguments:
+        board = r.tool in BOARD_TOOLS and not self.expanded
+        if r.arguments and not board:
             text.append("\n  ")
             args = format_arguments(r.arguments)
             text.append(args if self.expanded else fit(args, width - 2), style="#bb9af7")
@@ -154,6 +167,8 @@ class TraceRow(Widget, can_focus=True):
             lines = body.rstrip("\n").splitlines()
             if self.expanded:
                 shown = lines
+            elif board:
+                shown = lines[:1]  # what changed; the board beside the trace shows the rest
             elif r.duration is None:
                 shown = lines[-LIVE_TAIL_LINES:]
             else:
@@ -166,7 +181,7 @@ class TraceRow(Widget, can_focus=True):
                 # Collapsed rows keep one screen line per output line.
                 text.append(line if self.expanded else fit(line, width - 4))
             hidden = len(lines) - len(shown)
-            if hidden > 0:
+            if hidden > 0 and not board:
                 more = fit(f"└ {counted(hidden, 'more line')} (enter to expand)", width - 2)
                 text.append(f"\n  {more}", style="#565f89")
         return text
@@ -177,6 +192,8 @@ class TracePanel(VerticalScroll):
 
     DEFAULT_CSS = """
     TracePanel { height: 1fr; }
+    TracePanel > #trace-empty { padding: 0 1; color: $text-muted; text-style: italic; }
+    TracePanel > .trace-divider { padding: 0 1; margin: 0 0 1 0; color: $text-muted; }
     """
 
     def __init__(self, *, id: str | None = None, clock: Callable[[], float] = time.monotonic):
@@ -187,9 +204,28 @@ class TracePanel(VerticalScroll):
         self._by_call: dict[str, TraceRow] = {}
         self._open_step: dict[int, TraceRow] = {}  # step -> row still waiting for its tool call
         self._following = True
+        self._turn = 0
+        self._dividers: dict[int, Static] = {}  # turn -> the divider above its first step
+        self._empty = Static(EMPTY_TEXT, id="trace-empty", markup=False)
+
+    def compose(self):
+        yield self._empty
 
     def on_mount(self) -> None:
         self.set_interval(0.1, self._tick)
+
+    def turn_started(self, turn: int) -> None:
+        """The steps that follow belong to `turn`: under a divider, unless they are the first."""
+        self._begin_turn(turn)
+
+    def _begin_turn(self, turn: int) -> None:
+        if turn == self._turn and (self.rows or self._dividers):
+            return
+        self._turn = turn
+        if self.rows and turn not in self._dividers:
+            divider = Static(f"──── turn {turn} ────", classes="trace-divider", markup=False)
+            self._dividers[turn] = divider
+            self.mount(divider)
 
     # Following used to be decided when a row was mounted ("at the bottom now?"), before the
     # layout had grown the rows above it (a thought streaming in, a finished tool's preview):
@@ -231,15 +267,19 @@ class TracePanel(VerticalScroll):
     def _add(self, record: StepRecord) -> TraceRow:
         row = TraceRow(record, self._clock)
         self.rows.append(row)
+        self._empty.display = False
         self.mount(row)
         if len(self.rows) > MAX_ROWS:
             old = self.rows.pop(0)
             self._by_call = {k: v for k, v in self._by_call.items() if v is not old}
             old.remove()
+            first = self.rows[0].record.turn
+            for turn in [t for t in self._dividers if t <= first]:
+                self._dividers.pop(turn).remove()  # a divider over nothing, or over the top
         return row
 
     def _record(self, step: int) -> StepRecord:
-        return StepRecord(step=step, started=self._clock())
+        return StepRecord(step=step, started=self._clock(), turn=self._turn)
 
     def step_started(self, step: int) -> None:
         self._open_step[step] = self._add(self._record(step))
@@ -262,6 +302,8 @@ class TracePanel(VerticalScroll):
         if not before:
             return None
         last = before[-1].record
+        if last.turn != self._turn:
+            return None  # a new turn starts under its divider
         return before[-1] if last.tool == tool and last.status != "running" else None
 
     def _drop(self, row: TraceRow) -> None:
@@ -317,6 +359,7 @@ class TracePanel(VerticalScroll):
     def replay(self, steps: Iterable[ToolStep]) -> None:
         """Rows for the finished tool steps of a saved session, oldest first."""
         for saved in steps:
+            self._begin_turn(saved.turn)
             into = self._collapsing_into(saved.tool, None)
             if into is not None:
                 into.record.absorb(saved.step, saved.call_id, dict(saved.arguments), 0.0)
@@ -335,15 +378,25 @@ class TracePanel(VerticalScroll):
                 output=saved.output,
                 started=self._clock(),
                 duration=saved.duration,
+                turn=saved.turn,
             )
             self._by_call[saved.call_id] = self._add(record)
 
     def clear(self) -> None:
         for row in self.rows:
             row.remove()
+        for divider in self._dividers.values():
+            divider.remove()
         self.rows.clear()
+        self._dividers.clear()
         self._by_call.clear()
         self._open_step.clear()
+        self._turn = 0
+        self._empty.display = True
+
+    def divider_turns(self) -> list[int]:
+        """The turns a divider is shown above (tests read the trace through this)."""
+        return sorted(self._dividers)
 
     def summary_lines(self) -> list[str]:
         """One line per step (tests read the trace through this)."""

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from hello_tui.core.git_layout import foreign_repository
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.awk import analyse, tokenize
-from hello_tui.core.git_layout import foreign_repository
 from hello_tui.tools.shell.parse import brace_count
 from hello_tui.tools.shell.policy import PolicyContext, assigned_names, classify
 

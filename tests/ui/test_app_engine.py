@@ -11,7 +11,7 @@ from hello_tui.app import HelloApp
 from hello_tui.controllers.engine_events import LOCK_WAIT_STATE
 from hello_tui.core import events as ev
 from hello_tui.demo import build_demo_app, copy_demo_repo
-from hello_tui.demo.script import DemoModel
+from hello_tui.demo.script import TEST_COMMAND, DemoModel
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
@@ -203,7 +203,7 @@ async def test_resume_restores_the_same_screen(tmp_path, scripted_server):
         assert resumed.todos.by_status("completed") == before_board
     roles = [role for role, _ in before_chat]
     assert {"user", "assistant", "notice", "result"} <= set(roles)  # every kind was compared
-    assert ("notice", "`python -m pytest -q`: allowed for this session") in before_chat
+    assert ("notice", f"`{TEST_COMMAND}`: allowed for this session") in before_chat
     assert any(role == "result" and "1 hunk applied" in body for role, body in before_chat)
     assert before_chat[-1][0] == "result" and before_chat[-1][1].startswith("Undone: M stats.py")
     assert [t for _, t, _, _ in before_tools if t != "todo"] == [

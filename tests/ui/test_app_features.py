@@ -11,7 +11,7 @@ from hello_tui.engine.facade import CONTEXT_CLEARED
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.command_table import SLASH_COMMANDS
 from hello_tui.screens.help import HelpScreen
-from hello_tui.screens.picker import PickerScreen
+from hello_tui.screens.picker import OTHER_PROVIDERS, PickerScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.sessions import SessionStore
 from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
@@ -132,7 +132,9 @@ async def test_model_picker_lists_the_endpoint_and_recent_models(tmp_path, scrip
         assert groups["scripted-model"] == "in use"
         assert groups["yesterdays-model"] == "recent"
         assert groups["small-model"] == "endpoint"
-        assert groups["deepseek-chat"] == "deepseek"  # other providers' defaults are listed
+        # Other providers' defaults are listed, in one group; each row names its provider.
+        assert groups["deepseek-chat"] == OTHER_PROVIDERS
+        assert next(i.detail for i in picker.items if i.value == "deepseek-chat") == "deepseek"
         await pilot.press(*"small")
         assert [i.value for i in picker.shown] == ["small-model"]
         await pilot.press("enter")
@@ -370,7 +372,9 @@ async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_sa
     app = make_app(fake_settings(tmp_path, configured=False), script)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen))
-        text = app.screen.query_one("#setup-text").source
+        text = (
+            app.screen.query_one("#setup-intro").source + app.screen.query_one("#setup-text").source
+        )
         assert "DEEPSEEK_API_KEY" in text and "config.toml" in text and "hello-tui demo" in text
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)

@@ -276,7 +276,9 @@ async def test_no_model_configured_opens_the_setup_screen(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, SetupHelpScreen)
-        text = app.screen.query_one("#setup-text").source
+        text = (
+            app.screen.query_one("#setup-intro").source + app.screen.query_one("#setup-text").source
+        )
         assert "hello-tui demo" in text
         for provider in ("OpenAI", "DeepSeek", "Qwen", "Ollama", "vLLM"):
             assert provider in text

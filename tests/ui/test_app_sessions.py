@@ -1,6 +1,6 @@
 """Whole sessions in the app: the real agent, the real patch engine, the scripted model server.
 
-1. the demo bug: read, run pytest (allowed for the session), review a two-hunk
+1. the demo bug: read, run the tests (allowed for the session), review a two-hunk
    patch with one hunk turned off, accept, rerun the tests;
 2. reject the patch; 3. deny a command; 4. Esc while the answer streams;
 5. the sidebar: open a note, a backup's diff, restore a file, undo the restore.
@@ -14,7 +14,7 @@ from pathlib import Path
 from hello_tui.app import HelloApp
 from hello_tui.core.display import ChatMessage
 from hello_tui.demo import build_demo_app, copy_demo_repo
-from hello_tui.demo.script import DemoModel
+from hello_tui.demo.script import TEST_COMMAND, DemoModel
 from hello_tui.patch import commit_plan, list_backups, plan_patch_text
 from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
@@ -61,7 +61,7 @@ async def test_demo_bug_partial_accept_fixes_the_file_and_reruns_the_tests(
         await _send(pilot, app)
         await wait_until(pilot, lambda: _screen_is(app, CommandApprovalScreen), timeout=20)
         await armed(pilot)
-        assert "pytest" in app.screen.command
+        assert app.screen.command == TEST_COMMAND
         approvals_seen += 1
         await pilot.press("a")  # allow for the session
         await wait_until(pilot, lambda: _screen_is(app, PatchReviewScreen), timeout=20)
@@ -85,7 +85,8 @@ async def test_demo_bug_partial_accept_fixes_the_file_and_reruns_the_tests(
         statuses = {r.record.tool: r.record.status for r in app.trace.rows if r.record.tool}
         assert statuses["apply_patch"] == "partial"  # one hunk was declined
         last_terminal = [r for r in app.trace.rows if r.record.tool == "terminal"][-1]
-        assert "passed" in last_terminal.record.output
+        assert "exit code: 0" in last_terminal.record.output
+        assert "Ran 2 tests" in last_terminal.record.output
         assert app.todos.by_status("completed") == [
             "Read stats.py",
             "Run the tests",

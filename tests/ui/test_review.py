@@ -275,17 +275,27 @@ async def test_file_keys_are_hidden_for_a_single_file_and_edit_for_a_delete():
     plan = PatchPlan(
         [file_plan("gone.py", "x = 1\n", None, op="delete")], Risk(True, ["deletes gone.py"])
     )
-    app = review_app(plan)
+
+    def unchanged(plan: PatchPlan, edits: dict[str, str]) -> PatchPlan:
+        return plan
+
+    app = review_app(plan, replan=unchanged)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         actions = {b.binding.action for b in app.screen.active_bindings.values()}
         assert "next_file" not in actions and "edit" not in actions
         assert {"accept", "reject_with_reason", "toggle_hunk", "help"} <= actions
-    app = review_app(stats_plan())
+    app = review_app(stats_plan(), replan=unchanged)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         actions = {b.binding.action for b in app.screen.active_bindings.values()}
         assert {"next_file", "edit"} <= actions
+    # Without the engine's re-planner nothing could turn the user's text into hunks.
+    app = review_app(stats_plan())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        actions = {b.binding.action for b in app.screen.active_bindings.values()}
+        assert "edit" not in actions
 
 
 async def test_every_binding_has_an_id_and_a_description():
@@ -413,6 +423,17 @@ def write_editor(tmp_path, body: str) -> str:
     return f"{sys.executable} {script}"
 
 
+def edit_review_app(tmp_path) -> ScreenApp:
+    """The review of the engine's plan for STATS_NEW, with the engine's re-planner (`e`
+    is offered only where the engine can re-plan the user's text)."""
+    from hello_tui.patch import plan_file_change
+    from hello_tui.screens.approver import engine_replan
+
+    settings = engine_settings(tmp_path)
+    plan = plan_file_change(settings, "stats.py", STATS_NEW)
+    return review_app(plan, replan=engine_replan(settings))
+
+
 async def test_edit_in_editor_yields_user_edits_and_a_recomputed_plan(tmp_path, monkeypatch):
     editor = write_editor(
         tmp_path,
@@ -420,7 +441,7 @@ async def test_edit_in_editor_yields_user_edits_and_a_recomputed_plan(tmp_path, 
         "open(path, 'w').write(text.replace('count(values)}', 'len(values)}'))",
     )
     monkeypatch.setenv("EDITOR", editor)
-    app = review_app(stats_plan())
+    app = edit_review_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
@@ -467,7 +488,7 @@ async def test_edit_uses_the_given_replan(tmp_path, monkeypatch):
 
 async def test_a_failing_editor_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("EDITOR", write_editor(tmp_path, "open(path, 'w').write('x')\nsys.exit(3)"))
-    app = review_app(stats_plan())
+    app = edit_review_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("e")
@@ -514,7 +535,7 @@ async def edit_and_expect_error(app: ScreenApp, text: str) -> None:
 async def test_a_missing_editor_is_reported_not_raised(monkeypatch, tmp_path):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor"))
-    await edit_and_expect_error(review_app(stats_plan()), "is not installed or not on PATH")
+    await edit_and_expect_error(edit_review_app(tmp_path), "is not installed or not on PATH")
 
 
 async def test_an_editor_that_cannot_start_is_reported_and_the_screen_resumes(
@@ -527,7 +548,7 @@ async def test_an_editor_that_cannot_start_is_reported_and_the_screen_resumes(
     script.chmod(0o755)
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", str(script))
-    app = review_app(stats_plan())
+    app = edit_review_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         events = record_suspends(app)
         await settle(pilot)
@@ -541,7 +562,7 @@ async def test_an_editor_that_cannot_start_is_reported_and_the_screen_resumes(
 async def test_a_failing_editor_is_reported_and_the_screen_resumes(monkeypatch, tmp_path):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", write_editor(tmp_path, "sys.exit(4)"))
-    await edit_and_expect_error(review_app(stats_plan()), "exited with status 4")
+    await edit_and_expect_error(edit_review_app(tmp_path), "exited with status 4")
 
 
 async def test_visual_comes_before_editor_and_is_split_like_a_shell(monkeypatch, tmp_path):
@@ -554,7 +575,7 @@ async def test_visual_comes_before_editor_and_is_split_like_a_shell(monkeypatch,
     )
     monkeypatch.setenv("VISUAL", f"{visual} --wait")
     monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor"))
-    app = review_app(stats_plan())
+    app = edit_review_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("e")
@@ -752,7 +773,8 @@ async def test_engine_plan_one_hunk_declined_writes_exactly_the_accepted_hunk(tm
 
 
 async def test_engine_replan_after_editing_in_editor(tmp_path, monkeypatch):
-    from hello_tui.patch import commit_plan, plan_file_change, replan_with_edits
+    from hello_tui.engine.facade import replan_with_edits
+    from hello_tui.patch import commit_plan, plan_file_change
 
     monkeypatch.setenv(
         "EDITOR",
