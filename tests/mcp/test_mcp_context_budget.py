@@ -40,7 +40,7 @@ async def test_with_the_window_from_the_endpoint_the_newest_result_reaches_the_m
         assert isinstance(events[-1], TurnFinished)
         first, second = server.chat_requests[:2]
         mcp_tools = [n for n in offered(first) if n.startswith("mcp__")]
-        assert len(mcp_tools) == 4 * 15  # every tool of every server
+        assert len(mcp_tools) == 4 * 18  # every tool of every server
         assert last_tool_result(second) == ANSWER.upper()
         assert "omitted" not in last_tool_result(second)
         usage = of(events, ContextUsage)[-1]

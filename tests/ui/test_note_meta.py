@@ -23,7 +23,7 @@ async def test_an_opened_note_shows_its_time_to_the_minute(tmp_path):
     app = make_app(settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.engine is not None)
-        app._open_note(note.id)
+        app.library.open_note(note.id)
         await wait_until(pilot, lambda: isinstance(app.screen, NoteViewerScreen))
         meta = str(app.screen.query_one("#note-meta").render())
         assert re.fullmatch(r"action · \d{4}-\d\d-\d\d \d\d:\d\d", meta), meta

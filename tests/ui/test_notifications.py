@@ -133,7 +133,9 @@ async def test_a_turn_ending_while_blurred_sends_both_calls_with_clean_text(
         await _blur(pilot, app)
         await _turn(pilot, app, "finish it")
         title = f"hello-tui ({tmp_path.name})"
-        body = "Turn finished: All done]0;owned now. Second line."
+        # The answer reaches the app with its escape made visible (core.terminal_text); the
+        # notifier then sends it with no control character in it.
+        body = "Turn finished: All done\u241b]0;owned\u2407 now. Second line."
         assert writes.calls() == [f"\x1b]9;{title}: {body}\a\a"]
 
 
