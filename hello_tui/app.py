@@ -53,7 +53,7 @@ from hello_tui.core.approval import (
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep, hint_suffix
 from hello_tui.core.markdown_fence import fence
 from hello_tui.notify import TerminalNotifier
-from hello_tui.screens.decision import DecisionModal, TypeAhead
+from hello_tui.screens.decision import SYSTEM_CLOCK, ArmingClock, DecisionModal, TypeAhead
 from hello_tui.widgets.chat_log import ChatEntry, ChatView, foldable_entry
 from hello_tui.widgets.completion import (
     AttachmentChips,
@@ -245,6 +245,8 @@ class HelloApp(App[int]):
     # Absolute, so subclasses defined elsewhere (tests, benchmarks) find it too.
     CSS_PATH = Path(__file__).with_name("app.tcss")
     ENABLE_COMMAND_PALETTE = True
+    # Where decision modals read the time (tests give a clock they step themselves).
+    arming_clock: ArmingClock = SYSTEM_CLOCK
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = [
@@ -537,7 +539,7 @@ class HelloApp(App[int]):
     @on(TypeAhead)
     def _type_ahead(self, message: TypeAhead) -> None:
         # Keys a decision modal refused were typed for the prompt: they go there.
-        self.prompt.take_type_ahead(message.key, message.character)
+        self.prompt.take_type_ahead(message.key, message.character, message.pasted)
 
     @on(PromptInput.Submitted)
     def _submitted(self, message: PromptInput.Submitted) -> None:
