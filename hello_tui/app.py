@@ -57,7 +57,7 @@ from hello_tui.controllers.writes import WriteController
 from hello_tui.core import logs
 from hello_tui.core.approval import Approver
 from hello_tui.notify import TerminalNotifier
-from hello_tui.screens.decision import TypeAhead
+from hello_tui.screens.decision import SYSTEM_CLOCK, ArmingClock, TypeAhead
 from hello_tui.widgets.completion import CompletionList
 from hello_tui.widgets.prompt_input import PromptInput
 from hello_tui.widgets.sidebar import BackupTree, Sidebar
@@ -75,6 +75,8 @@ class HelloApp(App[int]):
     # Absolute, so subclasses defined elsewhere (tests, benchmarks) find it too.
     CSS_PATH = Path(__file__).with_name("app.tcss")
     ENABLE_COMMAND_PALETTE = True
+    # Where decision modals read the time (tests give a clock they step themselves).
+    arming_clock: ArmingClock = SYSTEM_CLOCK
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = MAIN_BINDINGS
@@ -251,7 +253,7 @@ class HelloApp(App[int]):
     @on(TypeAhead)
     def _type_ahead(self, message: TypeAhead) -> None:
         # Keys a decision modal refused were typed for the prompt: they go there.
-        self.views.prompt.take_type_ahead(message.key, message.character)
+        self.views.prompt.take_type_ahead(message.key, message.character, message.pasted)
 
     @on(PromptInput.Submitted)
     def _submitted(self, message: PromptInput.Submitted) -> None:

@@ -2,8 +2,9 @@
 
 Answers with a CommandVerdict: `y` once, `a` for the rest of the session,
 `w` once with network access (commands otherwise run offline in the
-sandbox), `n`/escape deny. It is a DecisionModal: keys typed before it armed
-never answer it. Focus starts on Deny so a stray Enter runs nothing.
+sandbox), `n`/escape deny. It is a DecisionModal: only a lone key after a
+moment of quiet answers it; typing goes to the prompt. Focus starts on Deny
+so a stray Enter runs nothing.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Yes/no modals: a generic ConfirmScreen and the high-risk patch confirmation.
 
-Both are DecisionModals (keys typed before they armed never answer them).
+Both are DecisionModals (only a lone key after a moment of quiet answers them).
 Focus starts on the safe choice ("No"), so a stray Enter never confirms; `y`
 confirms, `n` and escape cancel.
 """

@@ -4,8 +4,9 @@ Both look like the command-approval modal. A tool call answers with a
 ToolVerdict: `y` once, `a` this tool for the session, `r` always for this
 server's tool (remembered), `n`/escape deny. A server start answers with a
 ServerVerdict: `y` for this session, `r` approve and remember, `n`/escape
-deny. Both are DecisionModals: keys typed before they armed never answer
-them. Focus starts on Deny so a stray Enter runs nothing.
+deny. Both are DecisionModals: only a lone key after a moment of quiet
+answers them; typing goes to the prompt. Focus starts on Deny so a stray
+Enter runs nothing.
 """
 
 from __future__ import annotations

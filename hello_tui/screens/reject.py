@@ -29,7 +29,12 @@ def confirm_reject_screen() -> ConfirmScreen:
 
 
 class RejectReasonScreen(DecisionModal["str | None"]):
-    """Dismisses with the reason (possibly empty) to reject, or None to go back to the review."""
+    """Dismisses with the reason (possibly empty) to reject, or None to go back to the review.
+
+    A text field: keys typed while it arms go to the prompt; once armed, typing is its point.
+    """
+
+    takes_typing = True
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back to review", id="reject.back"),

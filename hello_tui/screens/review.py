@@ -60,7 +60,9 @@ r            reject the whole patch, with an optional reason for the agent
 escape       reject the whole patch (asks first)
 ?            this help
 
-Nothing is written until you accept. High-risk patches ask once more."""
+Nothing is written until you accept. High-risk patches ask once more.
+A letter counts when pressed alone (keys in a rush are typing, and go to
+the prompt); the arrows, tab and page keys act at once."""
 
 
 class ReviewHelpScreen(ModalScreen[None]):

@@ -71,12 +71,14 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
-    def take_type_ahead(self, key: str, character: str | None) -> None:
-        """A key a decision modal refused (typed for the prompt): typing continues here.
+    def take_type_ahead(self, key: str, character: str | None, pasted: str | None = None) -> None:
+        """A key (or a paste) a decision modal refused, typed for the prompt: it lands here.
 
         Enter is not replayed: what was typed stays in the prompt for the user to send.
         """
-        if key == "backspace":
+        if pasted is not None:
+            self.insert(pasted)
+        elif key == "backspace":
             self.action_delete_left()
         elif character is not None and character.isprintable():
             self.insert(character)

@@ -189,3 +189,15 @@ async def main_screen_ready(pilot: Any) -> None:
     await wait_until(pilot, lambda: app.engine is not None)
     app.prompt.cursor_blink = False
     await pilot.pause()
+
+
+async def deliberately(pilot: Any, *keys: str) -> None:
+    """Press keys at a decision modal one at a time, as a person does: each key, then a
+    moment with no other, so that it counts (keys in a rush are typing, for the prompt)."""
+    for key in keys:
+        screen = pilot.app.screen
+        await pilot.press(key)
+        await wait_until(
+            pilot, lambda screen=screen: not getattr(screen, "holding", False), timeout=10
+        )
+        await pilot.pause()

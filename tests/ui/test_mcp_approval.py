@@ -115,14 +115,22 @@ async def test_the_app_asks_for_a_repo_server_then_for_the_call_and_lists_it(
 
 
 async def test_keys_typed_before_the_modal_armed_never_answer_it():
+    from tests.ui.arming_keys import ManualClock, deliver, keys
+
     app = _ApproverApp()
+    clock = ManualClock()  # time moves only when this test says: nothing races a timer
+    app.arming_clock = clock
     async with app.run_test(size=(100, 30)) as pilot:
         app.ask_tool()
         await pilot.pause()
         assert isinstance(app.screen, ToolApprovalScreen) and not app.screen.armed
-        await pilot.press("y", "a", "r")  # typed for the prompt, not for this modal
+        await deliver(pilot, keys("yar", clock.now()))  # typed for the prompt, not for this modal
+        await clock.advance(0.3)
         assert isinstance(app.screen, ToolApprovalScreen) and app.answers == []
-        await armed(pilot)
-        await pilot.press("n")
+        assert not app.screen.armed  # each key restarted the wait
+        await clock.advance(0.5)
+        assert app.screen.armed
+        await deliver(pilot, keys("n", clock.now()))
+        await clock.advance(0.5)
         await app.workers.wait_for_complete()
     assert app.answers == ["deny"]

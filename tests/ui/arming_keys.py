@@ -1,0 +1,130 @@
+"""Keys as a terminal delivers them, and a clock the test steps, for the decision modals.
+
+`ManualClock` is an `ArmingClock` whose time moves only when the test says:
+`advance()` lets time pass *watched* (the modals tick every step, each tick
+handled before the next), `stall()` lets it pass unwatched, as when the UI
+loop stood still. Key events get the stamps the driver would have given them
+(the time of the read), so a burst is keys with one stamp, and keys queued
+during a stall carry stamps from inside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from textual import _time, events
+from textual.message_pump import MessagePump
+
+from hello_tui.screens.decision import ARMING_TICK, DecisionModal
+from tests.ui.engine_double import wait_until
+
+
+class _Ticker:
+    def __init__(self, clock: ManualClock, owner: MessagePump, callback: Callable[[], Any]):
+        self.clock = clock
+        self.owner = owner
+        self.callback = callback
+
+    def stop(self) -> None:
+        if self in self.clock.tickers:
+            self.clock.tickers.remove(self)
+
+    async def run(self) -> None:
+        done = asyncio.get_running_loop().create_future()
+
+        async def tick() -> None:
+            try:
+                result = self.callback()
+                if asyncio.iscoroutine(result):
+                    await result
+            finally:
+                done.set_result(None)
+
+        if self.owner.call_later(tick):
+            await asyncio.wait_for(done, timeout=30)
+
+
+class ManualClock:
+    """Time that moves only when the test moves it (it starts at Textual's now)."""
+
+    def __init__(self) -> None:
+        self._now = _time.get_time()
+        self.tickers: list[_Ticker] = []
+
+    def now(self) -> float:
+        return self._now
+
+    def every(self, owner: MessagePump, seconds: float, callback: Callable[[], Any]) -> _Ticker:
+        ticker = _Ticker(self, owner, callback)
+        self.tickers.append(ticker)
+        return ticker
+
+    async def tick(self) -> None:
+        """Every waiting modal looks at the clock once, now."""
+        for ticker in list(self.tickers):
+            await ticker.run()
+
+    async def advance(self, seconds: float) -> None:
+        """Let `seconds` pass with the app running: a tick every ARMING_TICK."""
+        left = seconds
+        while left > 1e-9:
+            step = min(ARMING_TICK, left)
+            self._now += step
+            left -= step
+            await self.tick()
+
+    def stall(self, seconds: float) -> None:
+        """Let `seconds` pass with the app standing still: no tick sees them."""
+        self._now += seconds
+
+
+def key_name(character: str) -> str:
+    """The key name Textual's driver gives a character (`,` is "comma", Enter "enter")."""
+    if character == "\r":
+        return "enter"
+    if character == "\x7f":
+        return "backspace"
+    if character.isalnum():
+        return character
+    return unicodedata.name(character).lower().replace("-", "_").replace(" ", "_")
+
+
+def keys(text: str, stamp: float) -> list[events.Key]:
+    """`text` as the driver parses one read(): every key carries the read's stamp."""
+    made = []
+    for character in text:
+        event = events.Key(key_name(character), None if character == "\r" else character)
+        event.time = stamp
+        made.append(event)
+    return made
+
+
+def paste(text: str, stamp: float) -> events.Paste:
+    event = events.Paste(text)
+    event.time = stamp
+    return event
+
+
+async def deliver(pilot: Any, delivered: Iterable[events.Event]) -> None:
+    """Hand events to the app as its driver does, and wait until they have been handled.
+
+    Events that reach a decision modal are counted by it; the others go to the prompt.
+    """
+    app = pilot.app
+    batch = list(delivered)
+    screen = app.screen
+    modal = screen if isinstance(screen, DecisionModal) else None
+    seen = modal.gate.keys_seen if modal is not None else 0
+    for event in batch:
+        app.post_message(event)
+    if modal is not None:
+        await wait_until(
+            pilot,
+            lambda: modal.gate.keys_seen >= seen + len(batch) or app.screen is not modal,
+            timeout=15,
+        )
+    for _ in range(3):  # what was handed on (to the prompt, to a binding) lands
+        await pilot.pause()
