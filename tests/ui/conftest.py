@@ -26,7 +26,7 @@ def _modal_keys_pressed_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
             screen = self.app.screen
             await original(self, key)
             if isinstance(screen, DecisionModal) and screen.clock is SYSTEM_CLOCK:
-                await wait_until(self, lambda: not screen.holding, timeout=10)
+                await wait_until(self, lambda screen=screen: not screen.holding, timeout=10)
                 await self.pause()
 
     monkeypatch.setattr(Pilot, "press", press)

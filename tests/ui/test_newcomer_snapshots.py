@@ -46,7 +46,11 @@ async def _setup_open(pilot) -> SetupHelpScreen:
     app.prompt.cursor_blink = False
     for field in app.screen.query(Input):
         field.cursor_blink = False
-    await pilot.pause()
+    # The main screen lies under the dialog: repaint its status bar, which turned idle
+    # after the dialog opened, before the picture is taken.
+    app.status.refresh(layout=True)
+    app.screen.refresh(layout=True)
+    await pilot.pause(0.2)
     return app.screen
 
 
