@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hello_tui.testing.scripted_model import CompletionReply, call, text, tool_calls
+from hello_tui.demo.model import CompletionReply, call, text, tool_calls
 
 TEST_COMMAND = "python -m pytest -q"
 DEMO_TASK = "The test in test_stats.py fails. Find the bug and fix it."

@@ -16,7 +16,7 @@ from hello_tui.llm.ollama import (
     modelfile_num_ctx,
     ollama_root,
 )
-from hello_tui.testing.scripted_model import ScriptedModelServer, ScriptedOllama, ollama_model
+from tests.support.scripted_model import ScriptedModelServer, ScriptedOllama, ollama_model
 
 MODEL = "qwen2.5-coder:7b"
 
