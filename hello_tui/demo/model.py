@@ -197,6 +197,7 @@ class ScriptedModelServer:
         self.preflight = preflight
         self.api_key: str | None = None
         self.models: list[str] | None = None
+        self.listings = 0  # GET /v1/models requests answered
         self.requests: list[dict] = []  # every chat-completions body, preflight included
         self.headers: list[dict[str, str]] = []  # the matching request headers, names lower-cased
         self.client_disconnects = 0  # streams the client closed before the end
@@ -370,16 +371,12 @@ class ModelHandler(BaseHTTPRequestHandler):
         if self.refuse(None):
             return
         names = self.owner.models if self.owner.models is not None else [DEFAULT_MODEL]
-        self.send_json(
-            200,
-            {
-                "object": "list",
-                "data": [
-                    {"id": n, "object": "model", "created": 0, "owned_by": "scripted"}
-                    for n in names
-                ],
-            },
-        )
+        self.owner.listings += 1
+        self.send_json(200, {"object": "list", "data": [self.model_entry(n) for n in names]})
+
+    def model_entry(self, name: str) -> dict[str, Any]:
+        """One entry of the `/v1/models` list."""
+        return {"id": name, "object": "model", "created": 0, "owned_by": "scripted"}
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -7,7 +7,11 @@ closing the connection), streams that end after the finish reason but before
 mid-stream, pages that are not a model at all (HTML, plain text, foreign
 JSON, with status 200), answers that ignore `stream`, and (with `site_page`)
 a web app answering every path outside `/v1`. With `ollama` the server also
-plays Ollama's native API (`/api/version`, `/api/show`, `/api/ps`).
+plays Ollama's native API (`/api/version`, `/api/show`, `/api/ps`);
+`model_fields` adds fields to each `/v1/models` entry (vLLM's `max_model_len`,
+llama.cpp's `owned_by`) and `native` answers other paths with JSON (llama.cpp's
+`GET /props`, LM Studio's `GET /api/v0/models/<id>`): the metadata servers
+give of the model's context window.
 
 The server runs in a background thread (ThreadingHTTPServer), so it serves
 sync tests, async tests, CLI subprocesses and the Textual app alike.
@@ -325,7 +329,9 @@ class ScriptedModelServer(DemoModelServer):
     asks for stream_options, as some endpoints do), `preflight` (the reply
     to `max_tokens=1` requests; by default a one-token answer), `site_page`
     (a PageReply for every path outside /v1, as a web app at the root
-    answers), `ollama` (a ScriptedOllama: also serve Ollama's native API).
+    answers), `ollama` (a ScriptedOllama: also serve Ollama's native API),
+    `model_fields` (merged into every /v1/models entry), `native` ("GET /props" ->
+    a JSON body for that method and path).
     """
 
     def __init__(
@@ -339,6 +345,8 @@ class ScriptedModelServer(DemoModelServer):
         preflight: Reply | None = None,
         site_page: PageReply | None = None,
         ollama: ScriptedOllama | None = None,
+        model_fields: dict[str, Any] | None = None,
+        native: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(script, preflight=preflight)
         self.reject_tools = reject_tools
@@ -347,6 +355,8 @@ class ScriptedModelServer(DemoModelServer):
         self.reject_stream_options = reject_stream_options
         self.site_page = site_page
         self.ollama = ollama
+        self.model_fields = dict(model_fields or {})
+        self.native = dict(native or {})
         self.native_requests: list[str] = []  # paths asked outside /v1 (e.g. Ollama's /api/*)
 
     def exhausted(self) -> Reply:
@@ -404,6 +414,9 @@ class FaultHandler(ModelHandler):
         """Paths outside /v1: Ollama's API and the site page."""
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
         self.owner.native_requests.append(path)
+        if f"{method} {path}" in self.owner.native:
+            self.send_json(200, self.owner.native[f"{method} {path}"])
+            return True
         ollama = self.owner.ollama
         if ollama is not None and self._serve_ollama(ollama, method, path, raw):
             return True
@@ -439,6 +452,12 @@ class FaultHandler(ModelHandler):
             self.send_page(page("Ollama is running", "text/plain; charset=utf-8"))
             return True
         return False
+
+    def model_entry(self, name: str) -> dict[str, Any]:
+        entry = super().model_entry(name)
+        if self.owner.ollama is not None:
+            entry["owned_by"] = "library"  # as Ollama lists models
+        return entry | self.owner.model_fields
 
     def refuse(self, body: dict | None) -> bool:
         owner = self.owner
