@@ -22,14 +22,14 @@ from hello_tui.agent.context import ContextParts, build_context
 from hello_tui.agent.tokens import TokenCounter, _load_offline_encoder
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.engine.facade import Engine
-from hello_tui.testing.scripted_model import (
+from hello_tui.demo.model import (
     ScriptedModelServer,
     call,
     settings_for_server,
     text,
     tool_calls,
 )
+from hello_tui.engine.facade import Engine
 from hello_tui.tools.registry import ToolRegistry
 
 STEPS = 50

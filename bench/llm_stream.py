@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hello_tui.demo.model import ScriptedModelServer, settings_for_server, text
 from hello_tui.llm import LLMClient, TextDelta
-from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server, text
 
 TOKENS = 20_000
 TOOLS = [{"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}]

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.display import ChatMessage
+from hello_tui.demo.model import ScriptedModelServer, settings_for_server, text
 from hello_tui.store.sessions import SessionStore
-from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server, text
 from hello_tui.tools.registry import ToolRegistry
 
 TOKENS = 20_000
@@ -180,7 +180,7 @@ RESUME_CHILD = r"""
 import asyncio, sys, time, json
 started = time.perf_counter()
 from hello_tui.app import HelloApp
-from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server
+from hello_tui.demo.model import ScriptedModelServer, settings_for_server
 
 def rss():
     for line in open('/proc/self/status'):

@@ -14,10 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hello_tui.demo import build_demo_app, copy_demo_repo
+from hello_tui.demo.model import ScriptedModelServer
 from hello_tui.demo.script import DemoModel
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.testing.scripted_model import ScriptedModelServer
 
 
 async def _until(pilot, predicate, timeout: float = 30.0) -> None:

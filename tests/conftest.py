@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
-from hello_tui.testing.scripted_model import ScriptedModelServer, settings_for_server
+from tests.support.scripted_model import ScriptedModelServer, settings_for_server
 
 # Variables that would change which model a test talks to.
 MODEL_ENV_VARS = (

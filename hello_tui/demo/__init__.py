@@ -43,7 +43,7 @@ def copy_demo_repo(target_parent: Path) -> Path:
 
 def build_demo_app(repo: Path, server: Any, *, delay: float = 0.0) -> Any:
     from hello_tui.app import HelloApp
-    from hello_tui.testing.scripted_model import settings_for_server
+    from hello_tui.demo.model import settings_for_server
 
     settings = settings_for_server(server, repo, max_steps=12)
     return HelloApp(settings, initial_prompt=DEMO_TASK, welcome=WELCOME)
@@ -70,7 +70,7 @@ def _remove_on_signals(parent: Path) -> None:
 
 
 def run_demo(args: Any) -> int:
-    from hello_tui.testing.scripted_model import ScriptedModelServer
+    from hello_tui.demo.model import ScriptedModelServer
 
     keep = bool(getattr(args, "keep", False))
     parent = Path(tempfile.mkdtemp(prefix="hello-tui-demo-"))

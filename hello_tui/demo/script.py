@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from hello_tui.core.markdown_fence import fence
-from hello_tui.testing.scripted_model import CompletionReply, call, text, tool_calls
+from hello_tui.demo.model import CompletionReply, call, text, tool_calls
 
 # unittest, not pytest: a plain install has no pytest, and the demo must run there.
 TEST_COMMAND = "python -m unittest"

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from hello_tui.testing.scripted_model import call, slow, text, tool_calls
 from tests.acp.acp_kit import (
     RecordingClient,
     acp_agent,
@@ -18,6 +17,7 @@ from tests.acp.acp_kit import (
     prompt,
     within,
 )
+from tests.support.scripted_model import call, slow, text, tool_calls
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import sys
 import pytest
 from acp import spawn_stdio_connection
 
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.acp.acp_kit import GUARD, agent_command
+from tests.support.scripted_model import call, text, tool_calls
 
 BEFORE = "".join(f"line {i}\n" for i in range(1, 21))
 PATCH = (

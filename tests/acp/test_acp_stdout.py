@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from hello_tui.testing.scripted_model import call, text, tool_calls
+from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 60
 

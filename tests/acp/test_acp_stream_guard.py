@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hello_tui.acp.stdio_guard import GuardedTransport
-from hello_tui.testing.scripted_model import hang, text
+from tests.support.scripted_model import hang, text
 
 GUARD = 60.0  # seconds: only a hang would reach it
 # How long a stdin close may take to end the process here; the promise is 2 s on an idle

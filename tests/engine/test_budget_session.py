@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from hello_tui.agent.context import REPLY_RESERVE
 from hello_tui.agent.tokens import default_counter
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from hello_tui.tools import build_registry
 from tests.engine.agent_kit import collect, open_engine
+from tests.support.scripted_model import call, text, tool_calls
 
 BUDGET = 8000
 STEPS = 200

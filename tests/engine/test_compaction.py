@@ -10,8 +10,8 @@ from hello_tui.agent.tokens import default_counter
 from hello_tui.config import ConfigError, load_settings
 from hello_tui.core.events import Notice
 from hello_tui.store.history import SUMMARY_PREFIX
-from hello_tui.testing.scripted_model import error, text
 from tests.engine.agent_kit import collect, of, open_engine, saved
+from tests.support.scripted_model import error, text
 
 FIRST = "FIRST TASK: make the retry delay configurable"
 

@@ -168,8 +168,8 @@ def test_estimate_rules():
 
 
 async def test_long_sessions_stay_within_the_budget(tmp_path, scripted_server, model_settings):
-    from hello_tui.testing.scripted_model import text
     from tests.engine.agent_kit import collect, open_engine
+    from tests.support.scripted_model import text
 
     server = scripted_server([text("answer " + "z" * 400) for _ in range(12)])
     settings = model_settings(tmp_path, server, environ={"CODE_AGENT_CONTEXT_BUDGET": "2500"})

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from hello_tui.testing.scripted_model import ScriptedModelServer
+from tests.support.scripted_model import ScriptedModelServer
 
 
 def doctor(repo, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -18,11 +18,11 @@ from hello_tui.core.events import (
     WriteLockWait,
 )
 from hello_tui.engine.types import PatchError
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from hello_tui.tools.registry import ToolRegistry
 from hello_tui.tools.todo import TodoTool
 from hello_tui.tools.writes import ApplyPatchTool
 from tests.engine.agent_kit import collect, of, open_engine, saved, transcript
+from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 30
 PLAN = (
@@ -140,7 +140,7 @@ async def test_undo_waits_for_another_writer_and_cancelling_ends_the_wait(
 
 
 async def test_undo_with_nothing_to_undo_raises_the_patch_error(tmp_path, model_settings):
-    from hello_tui.testing.scripted_model import ScriptedModelServer
+    from tests.support.scripted_model import ScriptedModelServer
 
     with ScriptedModelServer([]) as server:
         engine = await open_engine(model_settings(tmp_path, server))
@@ -216,7 +216,7 @@ async def test_switching_sessions_is_refused_while_a_turn_runs(
     tmp_path, scripted_server, model_settings
 ):
     from hello_tui.engine.facade import EngineBusy
-    from hello_tui.testing.scripted_model import slow
+    from tests.support.scripted_model import slow
 
     server = scripted_server([slow("slowly " * 50, delay=0.02)])
     engine = await open_engine(model_settings(tmp_path, server))

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from hello_tui.testing.scripted_model import call, error, slow, text, tool_calls
+from tests.support.scripted_model import call, error, slow, text, tool_calls
 
 GUARD = 60  # seconds: only a hang (e.g. reading stdin) would reach it
 

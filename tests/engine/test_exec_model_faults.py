@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from hello_tui.testing.scripted_model import (
+from tests.support.scripted_model import (
     call,
     drop,
     endless,

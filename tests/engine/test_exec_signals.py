@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from hello_tui.testing.scripted_model import call, stall, text, tool_calls
+from tests.support.scripted_model import call, stall, text, tool_calls
 
 TASK = "summarise the repository"
 GUARD = 60

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.test_exec import cli
+from tests.support.scripted_model import call, text, tool_calls
 
 ATTACK = (
     "clipboard \x1b]52;c;cm0gLXJmIH4=\x07 title \x1b]0;owned\x07 "

@@ -13,8 +13,8 @@ from hello_tui.store.history import (
     trim_history,
 )
 from hello_tui.store.sessions import SessionStore
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, open_engine, saved
+from tests.support.scripted_model import call, text, tool_calls
 
 
 def calls(*ids: str, arguments: str = "{}") -> dict:

@@ -24,7 +24,7 @@ from hello_tui.llm import (
     ToolCallDelta,
     cost,
 )
-from hello_tui.testing.scripted_model import (
+from tests.support.scripted_model import (
     call,
     drop,
     error,

@@ -8,7 +8,7 @@ import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.llm import Completion, LLMClient, LLMError, StreamRestarted, TextDelta
-from hello_tui.testing.scripted_model import (
+from tests.support.scripted_model import (
     CompletionReply,
     call,
     drop,
@@ -196,7 +196,7 @@ async def test_a_slow_endless_stream_stops_at_the_deadline(tmp_path, scripted_se
 
 
 async def test_the_deadline_bounds_a_server_that_never_answers(tmp_path, scripted_server):
-    from hello_tui.testing.scripted_model import hang
+    from tests.support.scripted_model import hang
 
     server = scripted_server([hang(3.0)])
     settings = settings_with(tmp_path, server, LLM_REQUEST_DEADLINE="0.5", LLM_TIMEOUT="30")
@@ -365,7 +365,7 @@ async def test_an_html_error_page_is_described_in_one_line(tmp_path, scripted_se
     ],
 )
 async def test_endpoints_that_cannot_take_tools(tmp_path, scripted_server, status, message):
-    from hello_tui.testing.scripted_model import error
+    from tests.support.scripted_model import error
 
     server = scripted_server([error(status, message)])
     client, sleeper = client_for(settings_with(tmp_path, server))
@@ -391,7 +391,7 @@ async def test_endpoints_that_cannot_take_tools(tmp_path, scripted_server, statu
 async def test_a_malformed_request_mentioning_tools_is_not_a_reason_to_drop_them(
     tmp_path, scripted_server, message
 ):
-    from hello_tui.testing.scripted_model import error
+    from tests.support.scripted_model import error
 
     server = scripted_server([error(400, message)])
     client, _ = client_for(settings_with(tmp_path, server))

@@ -11,9 +11,9 @@ from hello_tui.cli import main
 from hello_tui.config import load_settings
 from hello_tui.core import logs
 from hello_tui.core.events import TurnFailed
-from hello_tui.testing.scripted_model import call, tool_calls
 from hello_tui.tools.registry import ToolRegistry
 from tests.engine.agent_kit import EchoTool, collect, open_engine
+from tests.support.scripted_model import call, tool_calls
 
 
 @pytest.fixture(autouse=True)

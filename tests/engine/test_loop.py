@@ -13,7 +13,6 @@ from hello_tui.core.events import (
     TurnStarted,
     Usage,
 )
-from hello_tui.testing.scripted_model import call, error, text, tool_calls
 from tests.engine.agent_kit import (
     EchoTool,
     answer_text,
@@ -23,6 +22,7 @@ from tests.engine.agent_kit import (
     registry,
     saved,
 )
+from tests.support.scripted_model import call, error, text, tool_calls
 
 
 async def test_tool_call_result_is_bound_by_tool_call_id(tmp_path, scripted_server, model_settings):
@@ -230,7 +230,7 @@ async def test_retries_are_shown_as_notices(tmp_path, scripted_server, model_set
 async def test_dropped_stream_fails_the_turn_and_keeps_the_session(
     tmp_path, scripted_server, model_settings
 ):
-    from hello_tui.testing.scripted_model import drop, malformed
+    from tests.support.scripted_model import drop, malformed
 
     server = scripted_server(
         [drop(after_chunks=2, reply=text("a long answer that breaks " * 5)), malformed(2)]

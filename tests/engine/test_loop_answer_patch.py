@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import ToolCallFinished, TurnFinished
-from hello_tui.testing.scripted_model import text
 from tests.engine.agent_kit import answer_text, collect, of, open_engine, saved
+from tests.support.scripted_model import text
 
 PATCH_ANSWER = (
     "Action: Finish[Here is the fix:\n"

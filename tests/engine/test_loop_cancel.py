@@ -16,7 +16,6 @@ from hello_tui.core.events import (
     ToolOutputDelta,
 )
 from hello_tui.core.tools import Tool, ToolArgs, ToolResult
-from hello_tui.testing.scripted_model import call, slow, text, tool_calls
 from hello_tui.tools.registry import ToolRegistry
 from tests.engine.agent_kit import (
     GatedCommandTool,
@@ -27,6 +26,7 @@ from tests.engine.agent_kit import (
     saved,
     transcript,
 )
+from tests.support.scripted_model import call, slow, text, tool_calls
 
 GUARD = 20  # seconds: only a deadlock would ever reach it
 

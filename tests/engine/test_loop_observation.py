@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hello_tui.agent.observation import observation_for_model
 from hello_tui.core.events import ToolCallFinished
-from hello_tui.testing.scripted_model import call, error, text, tool_calls
 from tests.engine.agent_kit import collect, of, open_engine
+from tests.support.scripted_model import call, error, text, tool_calls
 
 
 async def test_long_output_is_summarised(tmp_path, scripted_server, model_settings):

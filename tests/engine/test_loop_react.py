@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hello_tui.core.events import Notice, ThoughtDelta, ToolCallFinished, TurnFinished
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import EchoTool, answer_text, collect, of, open_engine, registry, saved
+from tests.support.scripted_model import call, text, tool_calls
 
 
 async def test_react_tool_then_finish(tmp_path, scripted_server, model_settings):

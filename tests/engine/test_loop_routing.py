@@ -6,8 +6,8 @@ import pytest
 
 from hello_tui.agent.routing import is_greeting, is_history_question, route_turn, wants_todo_list
 from hello_tui.core.events import TodoChanged, ToolCallStarted
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import FakeTodoTool, answer_text, collect, of, open_engine, registry
+from tests.support.scripted_model import call, text, tool_calls
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,15 @@ from hello_tui.core.events import (
     TurnFailed,
     TurnFinished,
 )
-from hello_tui.testing.scripted_model import (
+from tests.engine.agent_kit import collect, of, open_engine, saved
+from tests.engine.test_exec_model_faults import exec_cli
+from tests.support.scripted_model import (
     ScriptedOllama,
     drop,
     error,
     ollama_model,
     text,
 )
-from tests.engine.agent_kit import collect, of, open_engine, saved
-from tests.engine.test_exec_model_faults import exec_cli
 
 MODEL = "qwen2.5-coder:7b"
 

@@ -24,7 +24,7 @@ from hello_tui.llm.ollama import (
     modelfile_num_ctx,
     native_root,
 )
-from hello_tui.testing.scripted_model import ScriptedModelServer, ScriptedOllama, ollama_model
+from tests.support.scripted_model import ScriptedModelServer, ScriptedOllama, ollama_model
 
 MODEL = "qwen2.5-coder:7b"
 

@@ -9,11 +9,11 @@ from hello_tui.core.approval import CommandVerdict, PatchDecision
 from hello_tui.core.events import NoteWritten, Notice, PatchResolved, ToolCallFinished
 from hello_tui.core.modes import next_mode
 from hello_tui.engine.types import parse_mode
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from hello_tui.tools.registry import ToolRegistry
 from hello_tui.tools.terminal import TerminalTool
 from hello_tui.tools.writes import ApplyPatchTool
 from tests.engine.agent_kit import collect, of, open_engine
+from tests.support.scripted_model import call, text, tool_calls
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 DELETE = "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n"

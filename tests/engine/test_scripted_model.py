@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from hello_tui.testing.scripted_model import (
+from tests.support.scripted_model import (
     TOOLS_UNSUPPORTED_MESSAGE,
     ScriptedModelServer,
     call,

@@ -16,8 +16,8 @@ from hello_tui.store.sessions import (
     open_session,
     trim_history,
 )
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, open_engine, saved, session_file, transcript
+from tests.support.scripted_model import call, text, tool_calls
 
 
 def settings(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import subprocess
 
-from hello_tui.testing.scripted_model import text
 from tests.engine.agent_kit import collect, open_engine
+from tests.support.scripted_model import text
 
 
 def _git(repo, *args: str) -> str:

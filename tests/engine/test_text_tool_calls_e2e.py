@@ -16,7 +16,7 @@ import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.llm import Completion, LLMClient, TextDelta
-from hello_tui.testing.scripted_model import reject_tools, text
+from tests.support.scripted_model import reject_tools, text
 
 TOOLS = [
     {

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.mcp.conftest import stdio_definition, write_mcp_json, write_user_config
+from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 90
 

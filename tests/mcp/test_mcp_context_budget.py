@@ -5,9 +5,9 @@ with a tiny window, tools are left out and the user is told which."""
 from __future__ import annotations
 
 from hello_tui.core.events import ContextUsage, Notice, ToolCallFinished, TurnFinished
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, of, open_engine
 from tests.mcp.conftest import AskedApprover, stdio_config
+from tests.support.scripted_model import call, text, tool_calls
 
 SERVERS = ("alpha", "beta", "gamma", "delta")
 # 1,700 characters: short of being summarised, more than 8,000 tokens less the schemas left.

@@ -11,7 +11,6 @@ import signal
 
 from hello_tui.core.events import Notice, ToolCallFinished, TurnCancelled, TurnFinished
 from hello_tui.mcp import McpServerConfig
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, of, open_engine
 from tests.mcp.conftest import (
     TOKEN,
@@ -22,6 +21,7 @@ from tests.mcp.conftest import (
     write_mcp_json,
     write_user_config,
 )
+from tests.support.scripted_model import call, text, tool_calls
 
 
 def offered(request: dict) -> list[str]:

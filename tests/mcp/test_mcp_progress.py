@@ -12,9 +12,9 @@ from hello_tui.acp.updates import EventUpdates
 from hello_tui.core import events as ev
 from hello_tui.core.events import McpStartup, ToolCallFinished, ToolCallStarted, ToolProgress
 from hello_tui.mcp import McpServerConfig
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, of, open_engine
 from tests.mcp.conftest import AskedApprover, stdio_config, stdio_definition, write_mcp_json
+from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 120
 

@@ -10,8 +10,8 @@ import sys
 
 from hello_tui.core import logs
 from hello_tui.mcp.sdk_log import route_sdk_logging
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.mcp.conftest import stdio_definition, write_mcp_json
+from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 120
 

@@ -9,7 +9,6 @@ import json
 from hello_tui.core.events import Notice, ToolCallFinished
 from hello_tui.mcp import McpServerConfig
 from hello_tui.mcp.config import expanded
-from hello_tui.testing.scripted_model import call, text, tool_calls
 from tests.engine.agent_kit import collect, of, open_engine
 from tests.mcp.conftest import (
     TOKEN,
@@ -18,6 +17,7 @@ from tests.mcp.conftest import (
     write_mcp_json,
     write_user_config,
 )
+from tests.support.scripted_model import call, text, tool_calls
 
 KEY = "sk-user-model-key-0123456789"
 

@@ -140,7 +140,7 @@ async def test_model_failure_and_empty_reply_are_errors(repo: Path):
 
 async def test_with_the_scripted_model_server(repo: Path):
     from hello_tui.llm import LLMClient
-    from hello_tui.testing.scripted_model import ScriptedModelServer, text
+    from tests.support.scripted_model import ScriptedModelServer, text
 
     with ScriptedModelServer([text(GOOD_PLAN, chunk_size=7)]) as server:
         settings = load_settings(repo, base_url=server.base_url, model="scripted-model", environ={})

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.testing.scripted_model import ScriptedModelServer, call, text, tool_calls
 from hello_tui.tools.shell import sandbox
+from tests.support.scripted_model import ScriptedModelServer, call, text, tool_calls
 
 pytestmark = pytest.mark.skipif(
     not sandbox.support().available,

@@ -14,7 +14,7 @@ from hello_tui.demo import build_demo_app, copy_demo_repo
 from hello_tui.demo.script import TEST_COMMAND, DemoModel
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import Script, armed, fake_settings, make_app, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"

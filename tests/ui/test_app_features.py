@@ -14,7 +14,7 @@ from hello_tui.screens.help import HelpScreen
 from hello_tui.screens.picker import OTHER_PROVIDERS, PickerScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.sessions import SessionStore
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import armed, fake_settings, wait_until
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"

@@ -24,7 +24,7 @@ from hello_tui.screens.reject import RejectReasonScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.notes import NoteStore
 from hello_tui.store.sessions import SessionStore
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import armed, wait_until
 
 ORIGINAL = (

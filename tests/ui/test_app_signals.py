@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from hello_tui.app import HelloApp
-from hello_tui.testing.scripted_model import settings_for_server, stall, text
+from tests.support.scripted_model import settings_for_server, stall, text
 from tests.ui.engine_double import wait_until
 
 TASK = "summarise the repository"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.testing.scripted_model import call, text, tool_calls
+from tests.support.scripted_model import call, text, tool_calls
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"

@@ -8,7 +8,7 @@ from hello_tui.app import HelloApp
 from hello_tui.core import events as ev
 from hello_tui.core.display import DisplayRecorder, entry_from_dict, entry_to_dict
 from hello_tui.store.sessions import SessionStore
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import wait_until
 
 OLD = [f"line {n}" for n in range(1, 31)]

@@ -8,8 +8,8 @@ from textual import events
 
 from hello_tui.app import HelloApp
 from hello_tui.screens.command_table import command_named
-from hello_tui.testing.scripted_model import settings_for_server, text
 from hello_tui.widgets.chat_markdown import fenced_blocks
+from tests.support.scripted_model import settings_for_server, text
 from tests.ui.engine_double import DriverWrites, fake_settings, wait_until
 
 LONG_ANSWER = "\n\n".join(f"Paragraph {n} of a long answer." for n in range(60))

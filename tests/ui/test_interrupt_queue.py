@@ -13,7 +13,7 @@ import pytest
 from hello_tui.app import HelloApp
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.store.sessions import SessionStore
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import wait_until
 
 LONG = "word " * 3000

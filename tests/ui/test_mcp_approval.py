@@ -84,8 +84,8 @@ async def test_the_app_asks_for_a_repo_server_then_for_the_call_and_lists_it(
     tmp_path, scripted_server
 ):
     from hello_tui.app import HelloApp
-    from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
     from tests.mcp.conftest import stdio_definition, write_mcp_json
+    from tests.support.scripted_model import call, settings_for_server, text, tool_calls
     from tests.ui.engine_double import armed, wait_until
 
     repo = tmp_path / "repo"

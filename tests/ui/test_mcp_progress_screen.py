@@ -8,8 +8,8 @@ import json
 from hello_tui.app import HelloApp
 from hello_tui.controllers.engine_events import MCP_STARTING
 from hello_tui.screens.mcp_approval import ToolApprovalScreen
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
 from tests.mcp.conftest import stdio_definition, write_user_config
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import armed, wait_until
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hello_tui.app import HelloApp
 from hello_tui.screens.picker import PickerScreen, PickItem
-from hello_tui.testing.scripted_model import settings_for_server
+from tests.support.scripted_model import settings_for_server
 from tests.ui.engine_double import wait_until
 
 

@@ -10,8 +10,8 @@ from textual.widgets import Input, Select
 from hello_tui.app import HelloApp
 from hello_tui.config import load_settings
 from hello_tui.screens.setup_help import SetupHelpScreen
-from hello_tui.testing.scripted_model import text
 from hello_tui.userconfig import config_path, load
+from tests.support.scripted_model import text
 from tests.ui.engine_double import fake_settings, make_app, wait_until
 
 

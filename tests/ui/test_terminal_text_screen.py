@@ -4,7 +4,7 @@ terminal holds no escape sequence that came from them."""
 from __future__ import annotations
 
 from hello_tui.app import HelloApp
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import wait_until
 
 ATTACK = "clip \x1b]52;c;aGk=\x07 clear \x1b[2J csi8 \x9b2J title \x1b]0;owned\x07 end"

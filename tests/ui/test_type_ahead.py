@@ -16,7 +16,7 @@ from hello_tui.screens.arming import SETTLE_SECONDS
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.testing.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.arming_keys import ManualClock, deliver, keys
 from tests.ui.engine_double import wait_until
 from tests.ui.review_fixtures import ScreenApp

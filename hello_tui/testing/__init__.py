@@ -1,1 +1,0 @@
-"""Support for tests and the demo: the scripted OpenAI-compatible model server."""
