@@ -1,10 +1,8 @@
 """The full-screen app: composes the main screen, owns its keys, and routes messages to the
 controllers that do the work.
 
-`HelloApp` is deliberately thin: it builds the widgets, hands them to the
-controllers (`hello_tui.controllers`: turns, sessions, writes, prompt, models,
-startup, library, attention) and turns bindings and messages into one call
-each. The app talks to the engine through the facade only (`hello_tui.engine`),
+`HelloApp` is deliberately thin: it builds the widgets, hands them to the controllers
+(`hello_tui.controllers`) and turns bindings and messages into one call each. The app talks to the engine through the facade only (`hello_tui.engine`),
 the event and approval types (`hello_tui.core`) and the settings. Decisions
 (patch review, command approval) come through the approver, whose screens are
 pushed with `push_screen_wait` from inside the turn.

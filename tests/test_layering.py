@@ -88,3 +88,12 @@ def test_version_imports_nothing_heavy():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY=\n" in proc.stdout, proc.stdout
+
+
+def test_the_app_stays_small_and_no_screen_or_widget_file_grows_past_600_lines():
+    # The app composes and routes; the work lives in controllers, screens and widgets.
+    root = Path(hello_tui.__file__).parent
+    assert len((root / "app.py").read_text().splitlines()) <= 400
+    for folder in ("screens", "widgets"):
+        for path in (root / folder).glob("*.py"):
+            assert len(path.read_text().splitlines()) <= 600, path.name

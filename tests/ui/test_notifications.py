@@ -14,7 +14,8 @@ from hello_tui.config import ConfigError, load_settings
 from hello_tui.notify import clean, desktop_sequence, notification
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen
-from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen
+from hello_tui.screens.review import PatchReviewScreen
+from hello_tui.screens.review_help import ReviewHelpScreen
 from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import DriverWrites, armed, wait_until
 

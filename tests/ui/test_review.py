@@ -20,7 +20,8 @@ from hello_tui.screens.backup_diff import BackupDiffScreen
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
 from hello_tui.screens.reject import RejectReasonScreen
-from hello_tui.screens.review import PatchReviewScreen, ReviewHelpScreen, editor_command
+from hello_tui.screens.review import PatchReviewScreen, editor_command
+from hello_tui.screens.review_help import ReviewHelpScreen
 from hello_tui.widgets.diff_view import DiffView
 from tests.ui.engine_double import armed, wait_until
 from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, ScreenApp, file_plan, settle, stats_plan
@@ -906,7 +907,7 @@ async def test_status_shows_sideways_scroll_wrap_and_new_files():
 
 def test_help_and_the_bindings_table_name_the_long_line_keys():
     from hello_tui.screens.command_table import binding_rows
-    from hello_tui.screens.review import REVIEW_HELP
+    from hello_tui.screens.review_help import REVIEW_HELP
 
     rows = dict(binding_rows([*PatchReviewScreen.BINDINGS, *DiffView.BINDINGS]))
     assert "both sides aligned" in rows["w"]
