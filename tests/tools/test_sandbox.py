@@ -446,3 +446,15 @@ async def test_an_approved_command_cannot_plant_the_state_folder_as_a_link(world
     os.symlink(world["outside"], repo / ".helloagents")
     refused = await run(world, "echo never", mode="approved")
     assert refused.exit_code is None and "not a real folder" in refused.start_error
+
+
+def test_a_pyenv_shims_folder_on_path_grants_its_root(tmp_path, monkeypatch):
+    # `python` found as a pyenv shim runs `<root>/libexec/pyenv`, then `<root>/versions/...`:
+    # granting only the shims folder made every `python -m unittest` exit 126.
+    root = tmp_path / "home" / ".pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "libexec").mkdir()
+    (root / "libexec" / "pyenv").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    found = sandbox.program_dirs(str(root / "shims"))
+    assert root.resolve() in found and (root / "shims").resolve() in found

@@ -324,6 +324,10 @@ def _program_dirs(path_value: str, home_value: str) -> tuple[Path, ...]:
         if venv_config.is_file():
             candidates.append(real.parent)
             candidates.extend(_venv_home(venv_config))
+        if real.name == "shims" and (real.parent / "libexec" / "pyenv").is_file():
+            # A pyenv (or rbenv-like) shim is a script that runs `<root>/libexec/pyenv`
+            # and then the version under `<root>/versions`: the whole root runs programs.
+            candidates.append(real.parent)
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         candidates.append(Path(os.path.realpath(prefix)))
     return tuple(p for p in dict.fromkeys(candidates) if _safe_program_dir(p, home))
