@@ -90,10 +90,12 @@ def test_version_imports_nothing_heavy():
     assert "HEAVY=\n" in proc.stdout, proc.stdout
 
 
-def test_the_app_stays_small_and_no_screen_or_widget_file_grows_past_600_lines():
+def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600_lines():
     # The app composes and routes; the work lives in controllers, screens and widgets.
+    # The agent loop reads in one sitting; its parts live beside it in agent/.
     root = Path(hello_tui.__file__).parent
     assert len((root / "app.py").read_text().splitlines()) <= 400
+    assert len((root / "agent" / "loop.py").read_text().splitlines()) <= 400
     for folder in ("screens", "widgets"):
         for path in (root / folder).glob("*.py"):
             assert len(path.read_text().splitlines()) <= 600, path.name

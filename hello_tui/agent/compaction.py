@@ -16,14 +16,20 @@ answers, and the tools called.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hello_tui.agent.context import REPLY_RESERVE, group_messages
 from hello_tui.agent.tokens import TokenCounter
+from hello_tui.core.events import Notice
 from hello_tui.store.history import SUMMARY_PREFIX, cut_middle, is_summary, is_task
+
+if TYPE_CHECKING:
+    from hello_tui.agent.loop import Agent
+    from hello_tui.agent.turn import Turn
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +72,18 @@ class CompactResult:
             f"Compacted {self.messages_before} messages into {self.messages_after} "
             f"({self.tokens_before} → {self.tokens_after} tokens); summary written {how}."
         )
+
+
+def request_tokens(
+    counter: TokenCounter,
+    system: str,
+    agents_md: str | None,
+    schemas: list[dict[str, Any]] | None,
+    *messages: list[Message],
+) -> int:
+    """What a request carrying all of it would take: whether to compact before it goes."""
+    fixed = counter.count(system) + counter.count(agents_md or "") + counter.count_schemas(schemas)
+    return fixed + sum(counter.count_messages(part) for part in messages)
 
 
 def _render(messages: list[Message]) -> str:
@@ -195,3 +213,46 @@ async def compact_history(
         counter.count_messages(compacted),
         summary,
     )
+
+
+# ---------------------------------------------------------------- in a session
+
+
+async def compact_session(agent: Agent) -> CompactResult:
+    """Older history becomes one pinned summary (`/compact`, and automatically when full)."""
+    turn = agent.model.current if agent.running else None
+
+    async def complete(messages: list[dict[str, Any]], max_tokens: int) -> str:
+        completion = await agent.llm.complete(messages, max_tokens=max_tokens, temperature=0)
+        agent.model.account(turn, completion)
+        return completion.content
+
+    history, result = await compact_history(
+        agent.session.history, agent.settings.context_budget, agent.counter, complete
+    )
+    if result.method != "nothing":
+        agent.session.history = history
+        await agent.session.save_async()
+    return result
+
+
+async def compact_if_full(agent: Agent, turn: Turn) -> None:
+    """Compact before the first step when the request would fill `compact_at` of the budget."""
+    share = agent.settings.compact_at
+    if share is None or not agent.session.history:
+        return
+    inputs = await asyncio.to_thread(agent.prompts.read_inputs, agent.protocol)
+    schemas = agent.registry.schemas() if agent.protocol == "tools" else None
+    need = request_tokens(
+        agent.counter,
+        inputs.system,
+        inputs.agents_md,
+        schemas,
+        agent.session.history,
+        turn.messages,
+    )
+    if need <= share * agent.settings.context_budget:
+        return
+    result = await compact_session(agent)
+    if result.method != "nothing":
+        agent.emit(Notice(text=result.text))

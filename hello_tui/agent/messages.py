@@ -101,3 +101,18 @@ def converge_instruction(reason: str, steps: int) -> str:
         "state what you found and the evidence for it (files, lines, command output), "
         "then give 1–3 concrete next steps."
     )
+
+
+def fallback_answer(steps: int, reason: str, evidence: list[str]) -> str:
+    """The answer of a loop that ended without one: why it stopped, what it found, what next."""
+    why = (
+        f"I stopped after {steps} steps without a final answer"
+        if reason == "max_steps"
+        else "I stopped because the same tool call kept repeating"
+    )
+    found = "\n".join(f"- {e}" for e in evidence[-3:]) or "- (none gathered)"
+    return (
+        f"{why}.\n\nEvidence so far:\n{found}\n\nNext steps:\n"
+        "1. Narrow the request to one file or symbol and ask again.\n"
+        "2. Raise the step limit with --max-steps if the task needs more exploration."
+    )

@@ -8,7 +8,9 @@ ended with a `StepOutcome` value.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -79,3 +81,18 @@ def repeat_message(tool: str) -> str:
         f"Not run: this is the third identical call to '{tool}' in a row and it would return "
         "the same result. Stop calling tools and conclude with the evidence you have."
     )
+
+
+async def despite_cancel(work: Awaitable[None]) -> None:
+    """Finish `work` even if cancelled meanwhile (a second Esc, aclose during a cancel),
+    then deliver the cancellation: a turn's record must reach the disk whole."""
+    running = asyncio.ensure_future(work)
+    cancelled = False
+    while not running.done():
+        try:
+            await asyncio.shield(running)
+        except asyncio.CancelledError:
+            cancelled = True
+    running.result()
+    if cancelled:
+        raise asyncio.CancelledError

@@ -63,21 +63,9 @@ def describe_os_error(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-_HOOK_SOURCES: list[Callable[[], Callable[[str], None] | None]] = []
-
-
-def add_hook_source(source: Callable[[], Callable[[str], None] | None]) -> None:
-    """Another module's hook variable, read at each write point (transaction.WRITE_POINT_HOOK)."""
-    _HOOK_SOURCES.append(source)
-
-
 def write_point(label: str) -> None:
     if WRITE_POINT_HOOK is not None:
         WRITE_POINT_HOOK(label)
-    for source in _HOOK_SOURCES:
-        hook = source()
-        if hook is not None:
-            hook(label)
 
 
 @contextmanager

@@ -86,13 +86,6 @@ class LineIndex:
             self._indexes[p] = idx
         return idx
 
-    def add_wanted(self, more: list[str]) -> None:
-        """Lines only known later (headers searched by prefix) invalidate nothing; exact ones do."""
-        missing = [m for m in more if m not in self._wanted]
-        if missing:
-            self._wanted = self._wanted + missing
-            self._indexes.clear()
-
 
 def _matches_in_pass(index: LineIndex, p: int, old: list[str], start: int, eof: bool) -> list[int]:
     fn = PASSES[p]
@@ -644,10 +637,11 @@ def _no_match_message(
 def _patch_eols_trusted(file_eols: list[str], placements: list[Placement]) -> bool:
     """A diff's own line endings are used for its '+' lines only when its context and '-'
     lines carry the file's endings; when they do not (a model's or editor's copy lost the
-    CRs, or added them), new lines take the file's ending instead."""
+    CRs, or added them), or the copy was converted to CRLF as a whole (its `\\ No newline`
+    marker ends in CRLF), new lines take the file's ending instead."""
     for placement in placements:
         chunk = placement.chunk
-        if chunk.eols is None:
+        if chunk.eols is None or chunk.eols_converted:
             return False
         f = placement.start
         for (kind, _), eol in zip(chunk.items, chunk.eols):

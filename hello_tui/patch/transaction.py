@@ -60,10 +60,6 @@ LOCK_TIMEOUT_SECONDS = 30.0
 ANY = "*"  # expect_hash value: take the file as it is now (restore, forced undo)
 RECORD_BYTES_PER_ENTRY = 600  # a generous estimate of one entry in the manifest and journal
 
-# The write-point hook is durable.WRITE_POINT_HOOK; setting this one works too (it lived here).
-WRITE_POINT_HOOK: Callable[[str], None] | None = None
-durable.add_hook_source(lambda: WRITE_POINT_HOOK)
-
 
 def _write_point(label: str) -> None:
     durable.write_point(label)

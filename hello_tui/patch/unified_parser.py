@@ -515,7 +515,9 @@ class UnifiedParser:
         if not chunk.items or chunk.eols[-1] == "":
             return False
         kind, text = chunk.items[-1]
-        if chunk.eols[-1] == "\r\n" and not marker.endswith("\r"):
+        if marker.endswith("\r"):
+            chunk.eols_converted = True
+        elif chunk.eols[-1] == "\r\n":
             chunk.items[-1] = (kind, text + "\r")
         chunk.eols[-1] = ""
         return True
@@ -655,27 +657,3 @@ class UnifiedParser:
             and op.move_to is None
         )
         return op
-
-
-def parse_unified(text: str) -> tuple[list[FileOperation], list[str]]:
-    """Every file operation of a unified diff (one or several files), and the warnings."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    parser = UnifiedParser(lines)
-    ops: list[FileOperation] = []
-    i = 0
-    while i < len(lines):
-        if parser.section_start(i):
-            found, i = parser.parse(i)
-            ops.extend(found)
-            continue
-        if is_hunk_header(lines[i]) and _HUNK.match(bare(lines[i])):
-            raise PatchError(
-                f"Invalid unified diff on line {i + 1}: the hunk {bare(lines[i])!r} has no file "
-                "header before it ('--- a/path' and '+++ b/path', or 'diff --git a/path b/path')."
-            )
-        i += 1
-    if not ops:
-        raise PatchError("Invalid unified diff: no file changes found.")
-    return ops, parser.warnings

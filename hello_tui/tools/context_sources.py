@@ -30,7 +30,7 @@ import regex
 from hello_tui.store.memory import MemoryStore
 from hello_tui.store.notes import NoteStore
 from hello_tui.tools.paths import VisibleTree
-from hello_tui.tools.shell.runner import CommandScope, RunConfig, run_command
+from hello_tui.tools.shell.runner import CommandScope, RunConfig, program_folder, run_command
 
 CONTEXT_LINES = 5
 MAX_MATCHES_PER_FILE = 10
@@ -197,8 +197,7 @@ async def search_files_rg(
                     enough.set()  # stops rg
                     return
 
-    rg_dir = (Path(rg).resolve().parent,) if os.path.isabs(rg) else ()
-    with CommandScope(config, extra_read=rg_dir) as scope:
+    with CommandScope(config, extra_read=program_folder(rg)) as scope:
         outcome = await run_command(
             argv,
             cwd=config.repo,

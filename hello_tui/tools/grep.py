@@ -38,7 +38,7 @@ from hello_tui.tools.paths import (
     resolve_repo_path,
 )
 from hello_tui.tools.shell import sandbox
-from hello_tui.tools.shell.runner import CommandScope, RunConfig, run_command
+from hello_tui.tools.shell.runner import CommandScope, RunConfig, program_folder, run_command
 
 GREP_DEFAULT_MAX_RESULTS = 100
 GREP_MAX_LINE_CHARS = 300
@@ -268,8 +268,7 @@ class GrepTool(Tool):
         if rel == "." and not state.startswith("."):
             cmd.append(f"--glob=!/{state}/")
         config = RunConfig.from_settings(ctx.settings)
-        rg_dir = (Path(self.rg).resolve().parent,) if self.rg and os.path.isabs(self.rg) else ()
-        with CommandScope(config, extra_read=rg_dir) as scope:
+        with CommandScope(config, extra_read=program_folder(self.rg)) as scope:
             above = tree.ignore_files_above(rel) if rel != "." else []
             if above:
                 # rg reads no .gitignore above the search path (so none outside the repo);

@@ -165,10 +165,6 @@ class ChatHistory(Widget):
             )
         return self._rich_console
 
-    @property
-    def hidden_count(self) -> int:
-        return self.window_start
-
     def add(self, role: Role, text: str, foldable: bool = False) -> ChatEntry:
         entry = foldable_entry(role, text) if foldable else ChatEntry(role, text)
         _number_blocks(entry, self.entries)

@@ -14,6 +14,7 @@ import pytest
 from hello_tui.patch import (
     PatchError,
     commit_plan,
+    durable,
     list_backups,
     plan_file_change,
     plan_patch_text,
@@ -338,6 +339,6 @@ def test_move_with_every_hunk_declined_is_a_plain_rename(repo, settings):
 
 def test_the_write_point_hook_can_also_be_set_on_the_transaction_module(two, settings, monkeypatch):
     seen: list[str] = []
-    monkeypatch.setattr(transaction, "WRITE_POINT_HOOK", seen.append)
+    monkeypatch.setattr(durable, "WRITE_POINT_HOOK", seen.append)
     commit_plan(plan_patch_text(TWO_FILES, settings), settings)
     assert "replace a.txt" in seen and seen[-1] == "closed"

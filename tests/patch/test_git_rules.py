@@ -297,6 +297,10 @@ def test_diff_that_lost_its_crs_writes_the_files_crlf(repo, settings):
         (b"a\nb\nc", b"a\nB\nc"),  # a context last line without one
         (b"a\r\nb\r\nc\r\n", b"a\r\nb\r\nC"),
         (b"a\nb\nc\n", b"a\nb\nC\r"),  # a CR with no LF after it is text
+        # The marker is on the old side: the new lines' CRs are the copy's too (found by
+        # the pasted-forms property), whatever the file's own endings could say.
+        (b"x", b"xtail\n"),
+        (b"a\nb", b"a\nb\nc\n"),
     ],
 )
 def test_crlf_copy_of_a_diff_with_no_newline_markers(tmp_path, repo, settings, before, after):

@@ -59,16 +59,16 @@ class ScriptedAgent(Agent):
                     continue  # the real turn has said it
                 elif isinstance(item, (ev.TurnFinished, ev.TurnFailed)):
                     answer = item.answer if isinstance(item, ev.TurnFinished) else None
-                    await self._end(turn, item, answer)
+                    await self.end_turn(turn, item, answer)
                     return
                 else:
-                    self._emit(item)
+                    self.emit(item)
                     # A real stream waits on the network between events.
                     await asyncio.sleep(0)
         except asyncio.CancelledError:
             script.cancelled = True
             raise
-        await self._end(turn, ev.TurnFinished(answer="", steps=0))
+        await self.end_turn(turn, ev.TurnFinished(answer="", steps=0))
 
 
 class ScriptedEngine(Engine):

@@ -88,10 +88,6 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-class _NetPortAttr(ctypes.Structure):
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
-
-
 @lru_cache(maxsize=1)
 def libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Self
 
@@ -205,6 +206,15 @@ def private_folder(repo: Path) -> PrivateFolder:
 def _remove_private_folders() -> None:
     for folder in _PRIVATE.values():
         folder.remove()
+
+
+@lru_cache(maxsize=8)
+def program_folder(program: str | None) -> tuple[Path, ...]:
+    """The folder an absolute program path lives in, links resolved: what its sandbox must
+    also let it read (rg's wheel folder). Looked up once per program, not per call."""
+    if not program or not os.path.isabs(program):
+        return ()
+    return (Path(program).resolve().parent,)
 
 
 class CommandScope:
