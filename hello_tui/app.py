@@ -2,7 +2,7 @@
 controllers that do the work.
 
 `HelloApp` is deliberately thin: it builds the widgets, hands them to the controllers
-(`hello_tui.controllers`) and turns bindings and messages into one call each. The app talks to the engine through the facade only (`hello_tui.engine`),
+(`hello_tui.screens.main`) and turns bindings and messages into one call each. The app talks to the engine through the facade only (`hello_tui.engine`),
 the event and approval types (`hello_tui.core`) and the settings. Decisions
 (patch review, command approval) come through the approver, whose screens are
 pushed with `push_screen_wait` from inside the turn.
@@ -25,13 +25,17 @@ from textual.widgets import Footer, TextArea
 from textual.worker import Worker, WorkerState
 
 from hello_tui.config import ConfigError, Settings
-from hello_tui.controllers.attention import Attention
-from hello_tui.controllers.crash_report import CrashReport
-from hello_tui.controllers.engine_events import EngineEventView
-from hello_tui.controllers.host import MainViews
-from hello_tui.controllers.keys import MAIN_BINDINGS, CtrlC
-from hello_tui.controllers.library import LibraryController
-from hello_tui.controllers.messages import (
+from hello_tui.core import logs
+from hello_tui.core.approval import Approver
+from hello_tui.notify import TerminalNotifier
+from hello_tui.screens.decision import SYSTEM_CLOCK, ArmingClock, TypeAhead
+from hello_tui.screens.main.attention import Attention
+from hello_tui.screens.main.crash_report import CrashReport
+from hello_tui.screens.main.engine_events import EngineEventView
+from hello_tui.screens.main.host import MainViews
+from hello_tui.screens.main.keys import MAIN_BINDINGS, CtrlC
+from hello_tui.screens.main.library import LibraryController
+from hello_tui.screens.main.messages import (
     AnswerChunk,
     EngineEvent,
     EngineReady,
@@ -39,23 +43,19 @@ from hello_tui.controllers.messages import (
     PreflightReport,
     TurnState,
 )
-from hello_tui.controllers.models import ModelController
-from hello_tui.controllers.prompt import PromptController
-from hello_tui.controllers.sessions import SessionController
-from hello_tui.controllers.startup import (
+from hello_tui.screens.main.models import ModelController
+from hello_tui.screens.main.prompt import PromptController
+from hello_tui.screens.main.sessions import SessionController
+from hello_tui.screens.main.startup import (
     EngineFactory,
     StartupController,
     StateTrackingApprover,
     default_approver,
     default_engine_factory,
 )
-from hello_tui.controllers.stop_signals import StopSignals
-from hello_tui.controllers.turns import TurnController
-from hello_tui.controllers.writes import WriteController
-from hello_tui.core import logs
-from hello_tui.core.approval import Approver
-from hello_tui.notify import TerminalNotifier
-from hello_tui.screens.decision import SYSTEM_CLOCK, ArmingClock, TypeAhead
+from hello_tui.screens.main.stop_signals import StopSignals
+from hello_tui.screens.main.turns import TurnController
+from hello_tui.screens.main.writes import WriteController
 from hello_tui.widgets.completion import CompletionList
 from hello_tui.widgets.prompt_input import PromptInput
 from hello_tui.widgets.sidebar import BackupTree, Sidebar

@@ -8,11 +8,11 @@ import gc
 from pathlib import Path
 
 from hello_tui.app import HelloApp
-from hello_tui.controllers.engine_events import LOCK_WAIT_STATE
 from hello_tui.core import events as ev
 from hello_tui.demo import build_demo_app, copy_demo_repo
 from hello_tui.demo.script import TEST_COMMAND, DemoModel
 from hello_tui.screens.command_approval import CommandApprovalScreen
+from hello_tui.screens.main.engine_events import LOCK_WAIT_STATE
 from hello_tui.screens.review import PatchReviewScreen
 from tests.support.scripted_model import call, settings_for_server, text, tool_calls
 from tests.ui.engine_double import Script, armed, fake_settings, make_app, wait_until

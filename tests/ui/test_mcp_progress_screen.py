@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from hello_tui.app import HelloApp
-from hello_tui.controllers.engine_events import MCP_STARTING
+from hello_tui.screens.main.engine_events import MCP_STARTING
 from hello_tui.screens.mcp_approval import ToolApprovalScreen
 from tests.mcp.conftest import stdio_definition, write_user_config
 from tests.support.scripted_model import call, settings_for_server, text, tool_calls

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from hello_tui.controllers.host import Host
+from hello_tui.screens.main.host import Host
 from hello_tui.widgets.sidebar import BackupPick
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hello_tui.controllers.host import Host
 from hello_tui.core import events as ev
+from hello_tui.screens.main.host import Host
 
 E = TypeVar("E", bound=ev.Event)
 

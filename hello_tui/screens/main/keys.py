@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from textual.binding import Binding, BindingType
 
-from hello_tui.controllers.host import Host
-from hello_tui.controllers.turns import TurnController
+from hello_tui.screens.main.host import Host
+from hello_tui.screens.main.turns import TurnController
 
 CTRL_C_WINDOW = 2.0
 

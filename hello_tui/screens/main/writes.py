@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import NoActiveWorker, Worker, get_current_worker
 
-from hello_tui.controllers.engine_events import LOCK_WAIT_STATE
-from hello_tui.controllers.host import Host
-from hello_tui.controllers.turns import TurnController
 from hello_tui.core import logs
+from hello_tui.screens.main.engine_events import LOCK_WAIT_STATE
+from hello_tui.screens.main.host import Host
+from hello_tui.screens.main.turns import TurnController
 from hello_tui.widgets.sidebar import BackupPick
 
 if TYPE_CHECKING:

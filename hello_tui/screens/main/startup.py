@@ -17,16 +17,6 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from hello_tui.config import Settings
-from hello_tui.controllers.host import Host
-from hello_tui.controllers.messages import (
-    EngineReady,
-    EngineStart,
-    PreflightDone,
-    PreflightReport,
-    TurnState,
-)
-from hello_tui.controllers.sessions import SessionController
-from hello_tui.controllers.turns import TurnController
 from hello_tui.core.approval import (
     Approver,
     CommandVerdict,
@@ -37,6 +27,16 @@ from hello_tui.core.approval import (
     ToolVerdict,
 )
 from hello_tui.core.display import hint_suffix
+from hello_tui.screens.main.host import Host
+from hello_tui.screens.main.messages import (
+    EngineReady,
+    EngineStart,
+    PreflightDone,
+    PreflightReport,
+    TurnState,
+)
+from hello_tui.screens.main.sessions import SessionController
+from hello_tui.screens.main.turns import TurnController
 
 if TYPE_CHECKING:
     from hello_tui.engine.facade import Engine

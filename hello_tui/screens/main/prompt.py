@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from hello_tui.controllers.host import Host
-from hello_tui.controllers.turns import TurnController
 from hello_tui.screens.command_table import SLASH_COMMANDS, command_named, matching_commands
+from hello_tui.screens.main.host import Host
+from hello_tui.screens.main.turns import TurnController
 from hello_tui.widgets.completion import (
     CompletionList,
     Suggestion,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hello_tui.controllers.host import Host
+from hello_tui.screens.main.host import Host
 
 MODE_NOTICES = {
     "ask": "Every patch and every command that needs approval asks you first.",

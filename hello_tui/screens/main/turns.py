@@ -19,9 +19,6 @@ from typing import TYPE_CHECKING
 
 from textual.worker import Worker, WorkerState
 
-from hello_tui.controllers.engine_events import EngineEventView
-from hello_tui.controllers.host import Host
-from hello_tui.controllers.messages import AnswerChunk, EngineEvent
 from hello_tui.core import events as ev
 from hello_tui.core import logs
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder
@@ -29,6 +26,9 @@ from hello_tui.core.markdown_fence import fence
 from hello_tui.core.terminal_text import safe_event
 from hello_tui.notify import TerminalNotifier
 from hello_tui.screens.command_approval import USERS_OWN_COMMAND
+from hello_tui.screens.main.engine_events import EngineEventView
+from hello_tui.screens.main.host import Host
+from hello_tui.screens.main.messages import AnswerChunk, EngineEvent
 from hello_tui.widgets.chat_log import Role
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ import logging
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
-from hello_tui.controllers.host import Host
-from hello_tui.controllers.messages import EngineStart
-from hello_tui.controllers.turns import TurnController
 from hello_tui.core.display import ChatMessage, DisplayEntry, DisplayRecorder, ToolStep
 from hello_tui.core.terminal_text import safe_event
+from hello_tui.screens.main.host import Host
+from hello_tui.screens.main.messages import EngineStart
+from hello_tui.screens.main.turns import TurnController
 from hello_tui.widgets.chat_log import ChatEntry, foldable_entry
 
 if TYPE_CHECKING:
