@@ -17,7 +17,7 @@ Commands never run in a thread or process that holds the app's memory:
 read-only commands start from a separate spawner process (`spawner.py`),
 each in a nested Landlock domain of its own under a keeper that ends every
 process it leaves; approved commands are forked from the app (made
-non-dumpable at start, `make_app_undumpable`) and confine themselves before
+non-dumpable at start, `core/undumpable.py`) and confine themselves before
 exec. Both get the seccomp filter (no tracing syscalls) and the rlimits of
 `limits.py`.
 
@@ -30,7 +30,6 @@ one for `doctor` and the start-up notice.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import platform
 import subprocess
@@ -57,7 +56,6 @@ from hello_tui.tools.shell.landlock import (
     LandlockError,
     Ruleset,
     abi_version,
-    libc,
 )
 from hello_tui.tools.shell.limits import DEFAULT_LIMITS, CommandLimits
 from hello_tui.tools.shell.spawner import SpawnerProcess, probe_pid_namespace, spawner_for
@@ -108,7 +106,6 @@ NETWORK_READ_FILES = (
 )
 READABLE_DEVICES = ("/dev/zero", "/dev/random", "/dev/urandom")
 DEVICE_RW = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV
-PR_SET_DUMPABLE = 4
 
 
 class SandboxUnavailable(Exception):
@@ -139,16 +136,6 @@ def support() -> Support:
         mount_namespace=abi > 0 and _probe_mount_namespace(),
         pid_namespace=abi > 0 and probe_pid_namespace(),
     )
-
-
-def make_app_undumpable() -> None:
-    """No process of the same user may ptrace the app or read its /proc memory and environ."""
-    if platform.system() != "Linux":
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        prctl = libc()["prctl"]
-        zero = ctypes.c_ulong(0)
-        prctl(PR_SET_DUMPABLE, zero, zero, zero, zero)
 
 
 def _probe_mount_namespace() -> bool:
