@@ -41,6 +41,7 @@ def temp_token() -> str:
     every command its import of hmac and hashlib)."""
     return os.urandom(TMP_TOKEN_BYTES).hex()
 
+
 # Called with a label before each durable step; tests use it to kill or fail the process there.
 WRITE_POINT_HOOK: Callable[[str], None] | None = None
 

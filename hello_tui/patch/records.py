@@ -203,7 +203,8 @@ def parse_name(name: str) -> datetime | None:
     if match is None:
         return None
     try:
-        return datetime(*(int(field) for field in match.groups()))
+        year, month, day, hour, minute, second, micro = (int(f) for f in match.groups())
+        return datetime(year, month, day, hour, minute, second, micro)
     except ValueError:
         return None
 

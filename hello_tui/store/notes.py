@@ -12,6 +12,7 @@ import builtins
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -104,13 +105,13 @@ def render_note(note: Note) -> str:
     return f"---\n{dumped}---\n\n{_heading(note.title)}\n\n{note.content}"
 
 
-def _yaml_value(value: str | list[str]) -> str:
+def _yaml_value(value: str | Sequence[str]) -> str:
     """A JSON string or list of strings, which YAML reads as the same value.
 
     Writing a note (every applied patch records one) then needs no YAML emitter:
     importing one costs every `hello-tui apply` more than the rest of its note.
     """
-    if isinstance(value, list):
+    if not isinstance(value, str):
         return "[" + ", ".join(_yaml_value(item) for item in value) + "]"
     text = json.dumps(value, ensure_ascii=False)
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
