@@ -344,8 +344,10 @@ def _write_records(
         before: dict[str, Any] | None = None
         if t.data is not None and t.st is not None:
             bak = t.rel + ".bak"
+            # _read_targets has checked the data against an expected hash: it is that one.
+            checked = t.write.expect_hash not in (ANY, None)
             before = {
-                "sha256": sha256(t.data),
+                "sha256": t.write.expect_hash if checked else sha256(t.data),
                 "size": len(t.data),
                 "mode": stat.S_IMODE(t.st.st_mode),
                 "uid": t.st.st_uid,
