@@ -19,7 +19,7 @@ from hello_tui.agent.turn import Turn
 from hello_tui.config import Settings
 from hello_tui.core.events import ContextUsage, Event, Notice
 from hello_tui.core.modes import READ_ONLY_PROMPT
-from hello_tui.llm import Budget, LLMError, budget_for, model_window
+from hello_tui.llm import Budget, LLMClient, LLMError, budget_for, model_window
 from hello_tui.llm.model_window import budget_warning, learnt_window, window_from_error
 from hello_tui.mcp.names import PREFIX as MCP_PREFIX
 from hello_tui.store.sessions import Session
@@ -38,14 +38,14 @@ class Requests:
 
     def __init__(
         self,
-        settings: Settings,
+        llm: LLMClient,
         prompts: PromptBuilder,
         session: Session,
         emit: Callable[[Event], None],
         say_next_turn: Callable[[str], None],
         todos: Callable[[], list[dict[str, Any]]],
     ) -> None:
-        self.settings = settings
+        self._llm = llm
         self.prompts = prompts
         self.session = session
         self._emit = emit
@@ -55,7 +55,23 @@ class Requests:
         # endpoint changes), or the override.
         self.budget: Budget | None = None
         self._budget_key: tuple[str, str] | None = None
+        # Until then: the override or the default, or what an earlier session learnt.
+        self._tokens_before = self.settings.context_budget
         self._left_out: list[str] = []  # MCP tools the last request went without
+
+    @property
+    def settings(self) -> Settings:
+        """The client's: the budget is the window of the endpoint and model it talks to."""
+        return self._llm.settings
+
+    @property
+    def tokens(self) -> int:
+        """The tokens a request may fill: the budget once learnt."""
+        return self.budget.tokens if self.budget is not None else self._tokens_before
+
+    def carry_tokens(self, tokens: int) -> None:
+        """The budget an earlier session of the engine learnt: it stands until this one's is."""
+        self._tokens_before = tokens
 
     async def learn_budget(self) -> Budget:
         """The context budget for the endpoint and model in use: their window (probed once,
@@ -65,7 +81,6 @@ class Requests:
             return self.budget
         budget = budget_for(self.settings, await model_window(self.settings))
         self.budget, self._budget_key = budget, key
-        self.settings.context_budget = budget.tokens
         warning = budget_warning(budget)
         if warning is not None:
             self._say_next_turn(warning)
@@ -75,14 +90,12 @@ class Requests:
         """A server that does not say its window says it when a request is past it: learn it
         (unless the budget is an override) and tell the user. True when the budget shrank."""
         tokens = window_from_error(exc.message)
-        if tokens is None or self.budget is None or tokens >= self.settings.context_budget:
+        if tokens is None or self.budget is None or tokens >= self.budget.tokens:
             return False
         if self.settings.sources.get("context_budget", "default") != "default":
             return False  # the user chose the budget; the error says why it fails
-        before = self.settings.context_budget
-        window = learnt_window(self.settings, tokens)
-        self.budget = budget_for(self.settings, window)
-        self.settings.context_budget = self.budget.tokens
+        before = self.budget.tokens
+        self.budget = budget_for(self.settings, learnt_window(self.settings, tokens))
         self._emit(
             Notice(
                 text=f"The endpoint said the model's window is {tokens} tokens: the context "
@@ -118,6 +131,7 @@ class Requests:
                 history=self.session.history,
                 turn=turn.messages,
                 schemas=offered,
+                budget=self.tokens,
             )
 
         messages = build(schemas)
@@ -154,7 +168,7 @@ class Requests:
             Notice(
                 text=f"{len(names)} MCP tools were left out of this request so that the newest "
                 f"tool results reach the model whole within the context budget "
-                f"({self.settings.context_budget:,} tokens): {shown}",
+                f"({self.tokens:,} tokens): {shown}",
                 level="warning",
             )
         )

@@ -91,7 +91,7 @@ class Engine:
         counter: TokenCounter | None = None,
     ) -> None:
         """Use `Engine.open`; this only wires the parts together."""
-        self.settings = settings
+        llm.settings = settings  # the engine's settings are its client's (see `settings`)
         self._mode: Mode = parse_mode(settings.mode)
         # Every decision passes the mode first: auto-edit and read-only are enforced here.
         self.approver = ModeApprover(approver, lambda: self._mode, self._auto_accepted)
@@ -124,8 +124,6 @@ class Engine:
         counter: TokenCounter | None = None,
     ) -> Engine:
         """Raises SessionNotFound when `resume` names no saved session."""
-        # The engine's own copy: switching the model must not change the caller's settings.
-        settings = dataclasses.replace(settings)
         await asyncio.to_thread(settings.state.ensure)
         session, notices = await asyncio.to_thread(
             open_session, settings.state, resume=resume, continue_latest=continue_latest
@@ -134,8 +132,6 @@ class Engine:
         notices += await asyncio.to_thread(_startup_notices, settings)
         if llm is None:
             llm = await asyncio.to_thread(LLMClient, settings)  # imports openai: slow
-        else:
-            llm.settings = settings  # so that set_model reaches the client
         if registry is None:
             registry = await asyncio.to_thread(_default_registry, settings)
         engine = cls(settings, approver, llm, registry, counter=counter)
@@ -147,6 +143,12 @@ class Engine:
         return engine
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use. One copy, the model client's: `set_model` hands it a new
+        one, so the next request, the window probe and the price all follow the switch."""
+        return self.llm.settings
 
     @property
     def agent(self) -> Agent:
@@ -222,7 +224,7 @@ class Engine:
         name = name.strip()
         if not name:
             raise ValueError("a model name cannot be empty")
-        self.settings.model = name
+        self.llm.settings = self.settings.with_changes(model=name)
         self.agent.session.model = name
 
     async def model_choices(self, recent_limit: int = 50) -> ModelChoices:
@@ -422,17 +424,20 @@ class Engine:
         return CONTEXT_CLEARED
 
     async def _switch(self, session: Session) -> None:
-        if self._agent is not None:
-            await self._agent.aclose()
+        previous = self._agent
+        if previous is not None:
+            await previous.aclose()
         # The model in use stays the engine's (flags, set_model); the session records it per turn.
         session.model = session.model or self.settings.model
         session.mode = self._mode
         todos = await asyncio.to_thread(_load_todos, self.settings, session.id)
         self._agent = self._make_agent(session, todos)
+        if previous is not None:
+            # The budget learnt for this endpoint and model holds in the next session too.
+            self._agent.requests.carry_tokens(previous.context_tokens)
 
     def _make_agent(self, session: Session, todos: list[dict[str, Any]]) -> Agent:
         return Agent(
-            self.settings,
             self.llm,
             self.registry,
             self.approver,

@@ -39,9 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from hello_tui.config import Settings
 from hello_tui.tools.shell import seccomp
 from hello_tui.tools.shell.child_setup import ChildSteps, SandboxSetupError
 from hello_tui.tools.shell.landlock import (
@@ -59,6 +58,9 @@ from hello_tui.tools.shell.landlock import (
 )
 from hello_tui.tools.shell.limits import DEFAULT_LIMITS, CommandLimits
 from hello_tui.tools.shell.spawner import SpawnerProcess, probe_pid_namespace, spawner_for
+
+if TYPE_CHECKING:  # the settings model imports pydantic, which `--version` must not
+    from hello_tui.config import Settings
 
 Mode = Literal["read-only", "approved"]
 SandboxSetting = Literal["auto", "require", "off"]
