@@ -13,15 +13,14 @@ the repo, with no symbolic link in it: otherwise nothing starts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, get_args
+from typing import Any, Literal, get_args
 from urllib.parse import urlparse
-
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
 
 Protocol = Literal["auto", "tools", "react"]
 SandboxSetting = Literal["auto", "require", "off"]
@@ -33,6 +32,13 @@ MODES: tuple[str, ...] = get_args(Mode)
 # bell, a desktop notification (OSC 9 / OSC 777), or both. "on" is the older name of both.
 Notifications = Literal["off", "bell", "desktop", "both"]
 NOTIFICATIONS: tuple[str, ...] = get_args(Notifications)
+# The settings whose values are one of a few words, and those words.
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "protocol": get_args(Protocol),
+    "sandbox": SANDBOX_SETTINGS,
+    "mode": MODES,
+    "notifications": NOTIFICATIONS,
+}
 # How deep the start-up check walks the state folder looking for symbolic links.
 STATE_CHECK_MAX_ENTRIES = 200_000
 
@@ -181,24 +187,20 @@ class StatePaths:
         return self.root / "write.lock"
 
 
-def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
-    return MappingProxyType(dict(value))
-
-
-# A read-only mapping, so that no copy of the settings can change another's.
-FrozenSources = Annotated[Mapping[str, str], AfterValidator(_frozen_mapping), PlainSerializer(dict)]
-
-
-class Settings(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Settings:
     """The resolved configuration: immutable, every default given here once.
 
     What changes during a run belongs to whoever runs it: the model picked with
     `/model` is the model client's (the engine hands it a copy, see `with_changes`),
     the context budget learnt from the model's window the agent's requests', the
     permission mode the engine's.
-    """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A frozen dataclass rather than a pydantic model: every command loads the
+    settings first, and pydantic's import and schema build would cost each
+    `hello-tui apply` more than its whole patch (the values are checked in
+    `load_settings`, with messages naming the variable, and in `__post_init__`).
+    """
 
     repo: Path
     project: str
@@ -239,14 +241,23 @@ class Settings(BaseModel):
     # desktop | both, sent only while the terminal is not focused.
     notifications: Notifications = "both"
     # Which source each setting came from, for `doctor`.
-    sources: FrozenSources = Field(default_factory=dict, validate_default=True)
+    # A read-only mapping, so that no copy of the settings can change another's.
+    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # Things the user should be told at start (a key held back from a repo's URL...).
     notices: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r}: one of {', '.join(allowed)}")
+        # Frozen containers, whatever the caller passed (copies share nothing that changes).
+        object.__setattr__(self, "repo", Path(self.repo))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        object.__setattr__(self, "notices", tuple(self.notices))
+
     def with_changes(self, **changes: Any) -> Settings:
-        """A copy with `changes`, validated as a loaded one is (`model_copy(update=...)`
-        checks nothing, and would keep a plain dict of sources as it is)."""
-        return type(self).model_validate({**self.model_dump(), **changes})
+        """A copy with `changes`, checked as a loaded one is (an unknown name is a TypeError)."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def state(self) -> StatePaths:
@@ -303,9 +314,9 @@ def _number(raw: str, name: str, kind: type) -> Any:
         raise ConfigError(f"{name}={raw!r} is not {what}") from None
 
 
-def _default(field: str) -> Any:
+def _default(name: str) -> Any:
     """A setting's default, as the model declares it."""
-    return Settings.model_fields[field].default
+    return next(f.default for f in dataclasses.fields(Settings) if f.name == name)
 
 
 @dataclass
