@@ -58,6 +58,7 @@ class Requests:
         # Until then: the override or the default, or what an earlier session learnt.
         self._tokens_before = self.settings.context_budget
         self._left_out: list[str] = []  # MCP tools the last request went without
+        self._said_past_budget: int | None = None  # the budget a too-big request was told of
 
     @property
     def settings(self) -> Settings:
@@ -156,7 +157,32 @@ class Requests:
         if built is not None:
             source = self.budget.source if self.budget is not None else ""
             self._emit(ContextUsage(used=built.used, budget=built.budget, source=source))
+            if built.used > built.budget:
+                self._say_past_budget(built.used, built.budget, source, protocol)
         return messages, schemas
+
+    def _say_past_budget(self, used: int, budget: int, source: str, protocol: str) -> None:
+        """Once per budget: a request that nothing more can shorten is past the window."""
+        if self._said_past_budget == budget:
+            return
+        self._said_past_budget = budget
+        where = f" ({source})" if source else ""
+        react = (
+            " In the ReAct protocol the tool list travels in the instructions; with "
+            "--protocol tools it goes as schemas, which some servers keep shorter."
+            if protocol == "react"
+            else ""
+        )
+        self._emit(
+            Notice(
+                text=f"This request takes about {used:,} tokens, more than the context budget "
+                f"of {budget:,}{where}, even with the older messages dropped and the results "
+                "cut: the instructions and the task alone do not fit. The server may refuse or "
+                "cut off the answer. Give the model a larger window (llama.cpp's -c / --n_ctx, "
+                f"Ollama's num_ctx) or use a model with one.{react}",
+                level="warning",
+            )
+        )
 
     def _say_left_out(self, names: list[str]) -> None:
         """Once per set of names: which MCP tools this request goes without, and why."""
