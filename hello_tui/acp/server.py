@@ -17,6 +17,7 @@ files through its buffers (`editor_files`).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -83,10 +84,22 @@ class HelloTuiAgent:
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
 
-    async def close(self) -> None:
-        for session in list(self._sessions.values()):
-            await session.engine.aclose()
+    async def close(self, within: float | None = None) -> None:
+        """Close every session's engine, together; those still closing after `within`
+        seconds are left (logged) to the process's exit."""
+        sessions = list(self._sessions.values())
         self._sessions.clear()
+        closing = [asyncio.ensure_future(s.engine.aclose()) for s in sessions]
+        if not closing:
+            return
+        done, pending = await asyncio.wait(closing, timeout=within)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("an engine did not close cleanly: %s", task.exception())
+        if pending:
+            log.warning(
+                "%d session(s) still closing after %s s: left to the exit", len(pending), within
+            )
 
     # ------------------------------------------------------------------ setup
 
