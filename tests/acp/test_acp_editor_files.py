@@ -93,6 +93,27 @@ async def test_reads_patches_and_undo_go_through_a_client_that_offers_its_files(
     assert len(server.chat_requests) == 3  # /undo is no turn for the model
 
 
+async def test_edit_works_on_the_buffer_too(repo, scripted_server):
+    hello = str(repo / "hello.txt")
+    edit = {"path": "hello.txt", "old_text": "unsaved line", "new_text": "edited line"}
+    server = scripted_server(
+        [
+            tool_calls([call("read", {"path": "hello.txt"})]),
+            tool_calls([call("edit", edit)]),
+            text("Edited."),
+        ]
+    )
+    client = EditorClient(answer=always("allow"), buffers={hello: IN_EDITOR})
+    async with acp_agent(repo, server, client, fs=OFFERED) as conn:
+        session_id = await new_session(conn, repo)
+        await prompt(conn, session_id, "edit the unsaved line")
+    edited = "hello\nedited line\nworld\n"
+    assert client.writes == [(hello, edited)]
+    assert (repo / "hello.txt").read_text() == edited
+    # The stale guard compared the buffer with what was read from it: no conflict.
+    assert "applied" in tool_results(server.chat_requests[-1])[-1].lower()
+
+
 async def test_a_write_the_client_refuses_changes_nothing_on_disk_or_in_the_editor(
     repo, scripted_server
 ):
