@@ -32,6 +32,7 @@ from hello_tui.agent.tokens import TokenCounter
 from hello_tui.config import Settings
 from hello_tui.core.approval import Approver
 from hello_tui.core.display import ChatMessage, DisplayEntry
+from hello_tui.core.editor_files import EditorFiles
 from hello_tui.core.events import Event, Notice, ToolOutputDelta
 from hello_tui.core.markdown_fence import fence
 from hello_tui.core.modes import ModeApprover
@@ -64,6 +65,7 @@ from hello_tui.store.sessions import Session, SessionStore, open_session
 from hello_tui.store.todos import TodoStore
 from hello_tui.store.transcript import TranscriptLog
 from hello_tui.store.write_lock import WAITING_TEXT, lock_is_free, write_when_free
+from hello_tui.tools.editor_texts import tell_editor
 from hello_tui.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -89,9 +91,11 @@ class Engine:
         registry: ToolRegistry,
         *,
         counter: TokenCounter | None = None,
+        editor: EditorFiles | None = None,
     ) -> None:
         """Use `Engine.open`; this only wires the parts together."""
         llm.settings = settings  # the engine's settings are its client's (see `settings`)
+        self._editor = editor
         self._mode: Mode = parse_mode(settings.mode)
         # Every decision passes the mode first: auto-edit and read-only are enforced here.
         self.approver = ModeApprover(approver, lambda: self._mode, self._auto_accepted)
@@ -122,8 +126,13 @@ class Engine:
         llm: LLMClient | None = None,
         registry: ToolRegistry | None = None,
         counter: TokenCounter | None = None,
+        editor: EditorFiles | None = None,
     ) -> Engine:
-        """Raises SessionNotFound when `resume` names no saved session."""
+        """Raises SessionNotFound when `resume` names no saved session.
+
+        `editor`: the user's editor, when the front-end offers its buffers: files are read
+        from it and accepted patches (and undo) reach it too (tools/editor_texts.py).
+        """
         await asyncio.to_thread(settings.state.ensure)
         session, notices = await asyncio.to_thread(
             open_session, settings.state, resume=resume, continue_latest=continue_latest
@@ -134,7 +143,7 @@ class Engine:
             llm = await asyncio.to_thread(LLMClient, settings)  # imports openai: slow
         if registry is None:
             registry = await asyncio.to_thread(_default_registry, settings)
-        engine = cls(settings, approver, llm, registry, counter=counter)
+        engine = cls(settings, approver, llm, registry, counter=counter, editor=editor)
         if settings.sources.get("mode", "default") == "default" and session.mode in MODES:
             # No mode was asked for: a resumed session keeps the one it was left in.
             engine._mode = parse_mode(session.mode)
@@ -437,7 +446,7 @@ class Engine:
             self._agent.requests.carry_tokens(previous.context_tokens)
 
     def _make_agent(self, session: Session, todos: list[dict[str, Any]]) -> Agent:
-        return Agent(
+        agent = Agent(
             self.llm,
             self.registry,
             self.approver,
@@ -446,6 +455,8 @@ class Engine:
             counter=self._counter,
             todos=todos,
         )
+        agent.ctx.editor = self._editor
+        return agent
 
     def _idle(self, what: str) -> None:
         if self.running:
@@ -491,11 +502,12 @@ class Engine:
         Raises PatchError ("Nothing to undo", …); UndoRefused (its `paths`) when files
         changed since the patch wrote them, unless `force` (their edits are backed up first).
         """
-        from hello_tui.patch import undo_last
+        from hello_tui.patch import UndoResult, undo_last
 
         result = await self._write(lambda: undo_last(self.settings, force=force), on_wait)
         files = ", ".join(result.summary_lines()) or "nothing changed"
-        return await self._reverted(result, f"Undone: {files}")
+        undone = result.patch if isinstance(result, UndoResult) else ""
+        return await self._reverted(result, f"Undone: {files}", undone=undone or None)
 
     async def redo(self, on_wait: OnWait | None = None, *, force: bool = False) -> Reverted:
         """Step forward again: bring back the most recently undone patch."""
@@ -539,8 +551,16 @@ class Engine:
 
         return await write_when_free(self.settings.state.lock_file, work, waiting)
 
-    async def _reverted(self, result: CommitResult, text: str) -> Reverted:
-        """Undo and restore belong to the session's record too: a resume shows them."""
+    async def _reverted(
+        self, result: CommitResult, text: str, *, undone: str | None = None
+    ) -> Reverted:
+        """Undo and restore belong to the session's record too: a resume shows them.
+
+        The user's editor, when there is one, is told the text put back first.
+        """
+        refused = await tell_editor(self._editor, self.settings, result, undone)
+        if refused:
+            text += "\nThe editor did not take the text put back of: " + "; ".join(refused)
         session = self.agent.session
         session.display.append(ChatMessage("result", text, session.turns))
         await session.save_async()
