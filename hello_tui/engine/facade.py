@@ -269,10 +269,10 @@ class Engine:
 
     def _auto_accepted(self, plan: PatchPlan) -> None:
         """auto-edit applied a patch unasked: the chat shows its diff (and /undo reverts it)."""
-        from hello_tui.patch.render import render_plan_diff
+        from hello_tui.patch.written_diff import written_diff
 
         if self._agent is not None:
-            text = auto_applied_text(render_plan_diff(plan))
+            text = auto_applied_text(written_diff(plan, binary_literals=False))
             self._agent.ctx.emit(Notice(text=text, foldable=True))
 
     # ------------------------------------------------------------------ turns

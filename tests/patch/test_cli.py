@@ -142,14 +142,14 @@ def test_each_patch_command_imports_only_what_it_uses(repo):
     write(repo, "a.txt", "a\n")
     applied = _modules_after(repo, ["apply", "--repo", str(repo), "-"])
     assert "hello_tui.patch.planner" in applied
-    assert "hello_tui.patch.render" not in applied  # the review's renderer
+    assert "hello_tui.patch.codex_writer" not in applied  # the Codex patch writer
     for command in ("history", "undo"):
         loaded = _modules_after(repo, [command, "--repo", str(repo)])
         assert "hello_tui.patch.history" in loaded
         assert not loaded & {
             "hello_tui.patch.planner",
             "hello_tui.patch.unified_parser",
-            "hello_tui.patch.render",
+            "hello_tui.patch.codex_writer",
         }, command
 
 
