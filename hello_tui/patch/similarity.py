@@ -2,7 +2,7 @@
 
 The same arithmetic as git's diffcore-delta.c and diffcore-rename.c: each file
 is cut into spans that end at a newline or after 64 bytes (a CR before LF is
-skipped in text), each span hashed into one of 107927 buckets; the bytes both
+skipped in text; a last line without newline makes no span), each span hashed into one of 107927 buckets; the bytes both
 files share are, bucket by bucket, the smaller of the two byte counts; the
 score is those shared bytes over the larger file's size, on git's scale of
 60000, printed as a whole percentage rounded down. One pass over each file.
@@ -37,8 +37,7 @@ def _spans(data: bytes) -> Counter[int]:
             continue
         counts[((accum1 + accum2 * 0x61) & _MASK) % HASHBASE] += n
         accum1 = accum2 = n = 0
-    if n:
-        counts[((accum1 + accum2 * 0x61) & _MASK) % HASHBASE] += n
+    # git counts no span for the bytes after the last newline: they are never "copied".
     return counts
 
 

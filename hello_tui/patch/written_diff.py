@@ -10,7 +10,7 @@ diffs two texts (the user's edit of a proposal, told to the model).
 git's format throughout: `diff --git` headers with `new file mode`, `deleted
 file mode`, `old mode`/`new mode`, `similarity index` (git's own estimate)
 with `rename from`/`rename to`, `index` lines, C-quoted unusual names,
-`/dev/null`, hunk numbering (`-5` for a one-line range, `-4,0` for an
+`/dev/null` (a `---`/`+++` name with a space ends in a tab), hunk numbering (`-5` for a one-line range, `-4,0` for an
 insertion after line 4), three lines of context with hunks merged when at most
 six lines apart, the default function-name context after `@@`, lines split at
 LF only (a CRLF line keeps its CR), `\\ No newline at end of file`, and binary
@@ -133,11 +133,16 @@ class FileDiff:
         if self.hunks:
             src = DEV_NULL if self.created else quote_path("a/" + self.old_path)
             dst = DEV_NULL if self.deleted else quote_path("b/" + self.new_path)
-            out += [f"--- {src}", f"+++ {dst}"]
+            out += [f"--- {_label(src)}", f"+++ {_label(dst)}"]
         for hunk in self.hunks:
             out.append(hunk.header)
             out += hunk.lines
         return out
+
+
+def _label(name: str) -> str:
+    """A `---`/`+++` name: git ends one that holds a space with a tab, as GNU patch wants."""
+    return name + "\t" if " " in name else name
 
 
 def git_mode(mode: int | None) -> str:
