@@ -92,6 +92,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from hello_tui.patch.codex_writer import codex_patch_text
     from hello_tui.patch.commit import commit_plan
     from hello_tui.patch.extract import contains_patch, extract_patches
     from hello_tui.patch.history import (
@@ -107,7 +108,6 @@ if TYPE_CHECKING:
     )
     from hello_tui.patch.planner import plan_file_change, plan_patch_text
     from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport
-    from hello_tui.patch.codex_writer import codex_patch_text
     from hello_tui.patch.selection import replan_with_edits, select
     from hello_tui.patch.transaction import recover
     from hello_tui.patch.types import (

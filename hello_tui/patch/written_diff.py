@@ -30,6 +30,7 @@ import zlib
 from base64 import b85encode
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from hello_tui.core.hunk_header import git_range
 from hello_tui.patch.binary import blob_id
@@ -319,7 +320,7 @@ def _with_context(group: list[Op], a_len: int, context: int) -> list[Op]:
     e1 = min(last[2] + context, a_len)
     shift = first[3] - first[1]
     ops: list[Op] = [("equal", s1, first[1], s1 + shift, first[3])]
-    for prev, op in zip(group, group[1:]):
+    for prev, op in pairwise(group):
         ops += [prev, ("equal", prev[2], op[1], prev[4], op[3])]
     shift = last[4] - last[2]
     ops += [last, ("equal", last[2], e1, last[2] + shift, e1 + shift)]

@@ -119,7 +119,9 @@ SHAPES = {
     "no newline on the new side": [FileChange("n", "n", b"a\nb\nc\n", b"a\nb\nc")],
     "no newline on both sides": [FileChange("n", "n", b"a\nb\nc", b"a\nB\nc")],
     "crlf": [FileChange("w.txt", "w.txt", b"one\r\ntwo\r\nthree\r\n", b"one\r\n2\r\nthree\r\n")],
-    "crlf to lf and a lone cr": [FileChange("w.txt", "w.txt", b"a\r\nb\rc\r\nd\n", b"a\nb\rc\r\nd\n")],
+    "crlf to lf and a lone cr": [
+        FileChange("w.txt", "w.txt", b"a\r\nb\rc\r\nd\n", b"a\nb\rc\r\nd\n")
+    ],
     "quoted paths": [
         FileChange("caf\u00e9.txt", "caf\u00e9.txt", b"x\n", b"y\n"),
         FileChange("tab\there.txt", "tab\there.txt", None, b"t\n"),
