@@ -57,7 +57,6 @@ __all__ = [
     "Lines",
     "Op",
     "diff_file",
-    "file_diff",
     "git_mode",
     "op_lines",
     "plan_changes",
@@ -448,11 +447,6 @@ def plan_changes(plan: PatchPlan) -> list[FileChange]:
     """The plan's files as changes, in git's order: by path as bytes, a rename at its new name."""
     changes = [_change_of(fp) for fp in plan.files]
     return sorted(changes, key=lambda c: c.new_path.encode("utf-8", "surrogateescape"))
-
-
-def file_diff(fp: FilePlan) -> list[str]:
-    """One planned file's section of the diff, as `git diff --binary` prints it."""
-    return diff_file(_change_of(fp)).lines()
 
 
 def written_diff(plan: PatchPlan, *, binary_literals: bool = True) -> str:
