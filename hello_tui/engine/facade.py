@@ -42,6 +42,7 @@ from hello_tui.engine.types import (
     BackupComparison,
     BackupInfo,
     CommitResult,
+    DiffSummary,
     FilePlan,
     HistoryEntry,
     LocalServer,
@@ -55,6 +56,7 @@ from hello_tui.engine.types import (
     SessionInfo,
     UsageTotals,
     UserCommand,
+    note_patch_summary,
     parse_mode,
     with_attachments,
 )
@@ -280,10 +282,10 @@ class Engine:
 
     def _auto_accepted(self, plan: PatchPlan) -> None:
         """auto-edit applied a patch unasked: the chat shows its diff (and /undo reverts it)."""
-        from hello_tui.patch.render import render_plan_diff
+        from hello_tui.patch.written_diff import written_diff
 
         if self._agent is not None:
-            text = auto_applied_text(render_plan_diff(plan))
+            text = auto_applied_text(written_diff(plan, binary_literals=False))
             self._agent.ctx.emit(Notice(text=text, foldable=True))
 
     # ------------------------------------------------------------------ turns
@@ -474,6 +476,10 @@ class Engine:
         store = NoteStore(self.settings.state.notes)
         return await asyncio.to_thread(store.list, note_type, limit)
 
+    async def patch_summaries(self, notes: Sequence[Note]) -> dict[str, DiffSummary]:
+        """For each "Patch applied" note among `notes` (by id), what its diff changed."""
+        return await asyncio.to_thread(_patch_summaries, notes)
+
     async def read_note(self, note_id: str) -> Note:
         """Raises NoteError when there is no such note."""
         from hello_tui.store.notes import NoteStore
@@ -574,15 +580,30 @@ AUTO_APPLIED_DIFF_LINES = 60
 
 
 def auto_applied_text(diff: str) -> str:
+    """The chat's entry for an auto-applied diff: its first line (all a folded entry shows)
+    says what changed, file by file, as unidiff reads the diff."""
+    from hello_tui.patch.diff_summary import diff_summary
+
+    summary = diff_summary(diff)
+    files = "; ".join(f.label() for f in summary.files)
     lines = diff.rstrip("\n").splitlines()
     shown = lines[:AUTO_APPLIED_DIFF_LINES]
     more = len(lines) - len(shown)
     tail = f"\n… {more} more line{'s' if more != 1 else ''} (the patch's note has them all)"
     return (
-        "Applied without review (auto-edit mode; /undo reverts it):\n"
+        f"Applied without review (auto-edit mode; /undo reverts it): {files}\n"
         + fence("\n".join(shown), "diff")
         + (tail if more > 0 else "")
     )
+
+
+def _patch_summaries(notes: Sequence[Note]) -> dict[str, DiffSummary]:
+    out: dict[str, DiffSummary] = {}
+    for note in notes:
+        summary = note_patch_summary(note.content)
+        if summary is not None:
+            out[note.id] = summary
+    return out
 
 
 def probe_local_servers() -> list[LocalServer]:

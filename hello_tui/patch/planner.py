@@ -609,8 +609,8 @@ def plan_file_change(
         )
         files = [finish_update(fp, old, diff_hunks(old, new_text))]
     _check_control_files(settings, files)
-    from hello_tui.patch.render import render_plan_diff
+    from hello_tui.patch.written_diff import written_diff
 
     plan = finalize_plan(files, settings, "")
-    plan.source_text = render_plan_diff(plan)
+    plan.source_text = written_diff(plan, binary_literals=False)
     return plan

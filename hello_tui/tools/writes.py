@@ -16,7 +16,6 @@ cancels the wait, never a commit that has begun).
 from __future__ import annotations
 
 import asyncio
-import difflib
 import hashlib
 import re
 from typing import Any
@@ -77,17 +76,15 @@ def _declined_hunks(plan: PatchPlan, selection: Selection) -> list[str]:
 
 
 def _user_edit_diff(plan: PatchPlan, edits: dict[str, str]) -> str:
-    proposed = {fp.path: fp.new_text or "" for fp in plan.files}
+    """The user's edits as a git diff from the proposed text (a/) to the user's (b/)."""
+    from hello_tui.patch.written_diff import text_diff
+
+    proposed = {fp.move_to or fp.path: fp.new_text or "" for fp in plan.files}
+    proposed.update({fp.path: fp.new_text or "" for fp in plan.files if fp.path in edits})
     lines: list[str] = []
     for path, text in edits.items():
-        lines += difflib.unified_diff(
-            proposed.get(path, "").splitlines(),
-            text.splitlines(),
-            fromfile=f"proposed/{path}",
-            tofile=f"user/{path}",
-            n=1,
-            lineterm="",
-        )
+        # Split at LF only: a CRLF line keeps its CR, as the writer wrote it.
+        lines += text_diff(path, proposed.get(path, ""), text, context=1).split("\n")[:-1]
     if len(lines) > USER_EDIT_DIFF_MAX_LINES:
         cut = len(lines) - USER_EDIT_DIFF_MAX_LINES
         lines = lines[:USER_EDIT_DIFF_MAX_LINES] + [f"… {cut} more diff lines"]
@@ -211,7 +208,10 @@ async def review_and_commit(
             message = f"The user's edit of the patch could not be planned: {exc}"
             ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
             return ToolResult.error(message + " Nothing was written.", data={"applied": False})
-        notes.append("The user edited your proposal before applying it:\n" + diff)
+        notes.append(
+            "The user edited your proposal before applying it (a/ is your text, b/ the "
+            "user's):\n" + diff
+        )
 
     try:
         result, digests = await _commit(plan, decision.selection, ctx, view)
