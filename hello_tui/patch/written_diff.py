@@ -26,6 +26,7 @@ repair) are diffed with difflib.
 from __future__ import annotations
 
 import difflib
+import string
 import zlib
 from base64 import b85encode
 from collections.abc import Sequence
@@ -159,14 +160,18 @@ def _oid(data: bytes | None, full: bool) -> str:
 # ---------------------------------------------------------------- changes as opcodes
 
 
-def _trimmed(a: list[str], b: list[str], op: Op) -> list[Op]:
+def _trimmed(a: Lines, b: Lines, op: Op) -> list[Op]:
     """A change without the equal lines at its two ends (a hunk may restate its context)."""
     _tag, i1, i2, j1, j2 = op
+
+    def same(i: int, j: int) -> bool:
+        return a.lines[i] == b.lines[j] and a.eols[i] == b.eols[j]
+
     head = 0
-    while i1 + head < i2 and j1 + head < j2 and a[i1 + head] == b[j1 + head]:
+    while i1 + head < i2 and j1 + head < j2 and same(i1 + head, j1 + head):
         head += 1
     tail = 0
-    while i2 - tail > i1 + head and j2 - tail > j1 + head and a[i2 - tail - 1] == b[j2 - tail - 1]:
+    while i2 - tail > i1 + head and j2 - tail > j1 + head and same(i2 - tail - 1, j2 - tail - 1):
         tail += 1
     out: list[Op] = []
     if head:
@@ -190,30 +195,33 @@ def _merged(ops: list[Op]) -> list[Op]:
     return out
 
 
-def _ops_from_hunks(hunks: Sequence[Hunk], a: list[str], b: list[str]) -> list[Op] | None:
-    """The hunks as opcodes, or None if they do not rebuild `b` from `a` exactly."""
+def _ops_from_hunks(hunks: Sequence[Hunk], a: Lines, b: Lines) -> list[Op] | None:
+    """The hunks as opcodes, or None if they do not rebuild `b` from `a` exactly.
+
+    Lines and endings are compared as they are, slice by slice: joining each line with
+    its ending first would copy the whole of both files once more."""
     ops: list[Op] = []
     pos = shift = 0
     for h in sorted(hunks, key=lambda h: (h.old_start, h.index)):
         start, end = h.old_start, h.old_start + len(h.old_lines)
-        if start < pos or end > len(a):
+        if start < pos or end > len(a.lines):
             return None
         if start > pos:
             ops.append(("equal", pos, start, pos + shift, start + shift))
         new_start = start + shift
         new_end = new_start + len(h.new_lines)
-        if new_end > len(b):
+        if new_end > len(b.lines):
             return None
         if end > start or new_end > new_start:
             ops += _trimmed(a, b, ("replace", start, end, new_start, new_end))
         shift += len(h.new_lines) - len(h.old_lines)
         pos = end
-    if len(b) != len(a) + shift:
+    if len(b.lines) != len(a.lines) + shift:
         return None
-    if pos < len(a):
-        ops.append(("equal", pos, len(a), pos + shift, len(a) + shift))
+    if pos < len(a.lines):
+        ops.append(("equal", pos, len(a.lines), pos + shift, len(a.lines) + shift))
     for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal" and a[i1:i2] != b[j1:j2]:
+        if tag == "equal" and (a.lines[i1:i2] != b.lines[j1:j2] or a.eols[i1:i2] != b.eols[j1:j2]):
             return None
     return _merged(ops)
 
@@ -241,9 +249,8 @@ def _groups(ops: list[Op], context: int) -> list[list[Op]]:
 # ---------------------------------------------------------------- function context
 
 
-def _is_funcname_line(line: str) -> bool:
-    """xdiff's default rule (`def_ff`): the line starts with an ASCII letter, `_` or `$`."""
-    return bool(line) and line[0].isascii() and (line[0].isalpha() or line[0] in "_$")
+# xdiff's default rule (`def_ff`): a function line starts with an ASCII letter, `_` or `$`.
+_FUNCNAME_START = frozenset(string.ascii_letters + "_$")
 
 
 class _FuncContext:
@@ -261,8 +268,9 @@ class _FuncContext:
         self._text = ""
 
     def above(self, start: int) -> str:
-        for k in range(start - 1, self._scanned_to, -1):
-            if _is_funcname_line(self._a[k]):
+        lines, first = self._a, _FUNCNAME_START
+        for k in range(start - 1, self._scanned_to, -1):  # every old line passes here once
+            if lines[k][:1] in first:
                 raw = self._a[k].encode("utf-8", "surrogateescape")[:FUNCNAME_BYTES]
                 self._text = raw.decode("utf-8", "surrogateescape").rstrip(" \t\r\n\v\f")
                 break
@@ -337,10 +345,9 @@ def _hunk(group: list[Op], a: Lines, b: Lines, funcs: _FuncContext, context: int
 
 def _text_hunks(change: FileChange, context: int) -> list[HunkDiff]:
     a, b = Lines.of(change.old or b""), Lines.of(change.new or b"")
-    ka, kb = a.keys(), b.keys()
-    ops = _ops_from_hunks(change.hunks, ka, kb) if change.hunks else None
+    ops = _ops_from_hunks(change.hunks, a, b) if change.hunks else None
     if ops is None:
-        ops = _ops_by_diff(ka, kb)
+        ops = _ops_by_diff(a.keys(), b.keys())
     funcs = _FuncContext(a.lines)
     return [_hunk(group, a, b, funcs, context) for group in _groups(ops, context)]
 
