@@ -7,13 +7,14 @@ argv list run without a shell), the working folder, the mode (read-only or
 approved), whether the network is allowed, a timeout, a cancel event and an
 output callback.
 
-Read-only commands start from the spawner process (`spawner.py`), whose
-keeper ends every process the command started, `setsid` or not; approved
-ones run in their own process group (a session of its own when there is no
-sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
-private folder for HOME and TMPDIR that is removed afterwards. A timeout, a
-cancellation or the end of the command stops the whole group, so nothing it
-started lives on. stdout and stderr are captured apart; a pipeline reports
+Under the OS sandbox (`sandbox.py`) every command, read-only or approved,
+starts from a spawner process (`spawner.py`) confined as its mode says,
+whose keeper ends every process the command started, `setsid` or not.
+Without a sandbox the app forks it, in a session of its own whose process
+group is stopped. Commands get stdin closed, the environment of
+`environment.py` and a private folder for HOME and TMPDIR that is emptied
+afterwards. A timeout, a cancellation or the end of the command stops it
+all, so nothing it started lives on. stdout and stderr are captured apart; a pipeline reports
 every stage's exit status, so `pytest | tail` cannot hide a failing pytest.
 """
 
@@ -39,13 +40,13 @@ from typing import IO, Any, Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from hello_tui.tools.shell import sandbox
-from hello_tui.tools.shell.child_setup import SandboxSetupError, rlimit_triples
 from hello_tui.tools.shell.environment import command_environment, private_dirs
-from hello_tui.tools.shell.limits import CommandLimits, limit_line
+from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
 from hello_tui.tools.shell.parse import instrument
 from hello_tui.tools.shell.sandbox import (
     Mode,
     SandboxSetting,
+    SandboxSetupError,
     SandboxSpec,
     SandboxUnavailable,
     Support,
@@ -270,7 +271,7 @@ class _Started:
 
 
 def _local(proc: subprocess.Popen[bytes]) -> _Started:
-    """A child forked from the app (approved commands, no sandbox): its process group."""
+    """A child forked from the app (no sandbox): its process group."""
     assert proc.stdout is not None and proc.stderr is not None
 
     async def finish() -> int | None:
@@ -387,7 +388,6 @@ async def run_process(
     timeout: float,
     sink: OutputSink | None,
     *,
-    preexec: Callable[[], None] | None = None,
     spawner: SpawnerProcess | None = None,
     rlimits: dict[str, int] | None = None,
     cancel: asyncio.Event | None = None,
@@ -396,9 +396,8 @@ async def run_process(
 ) -> ProcessOutcome:
     """Start `cmd` and see it (and all it started) end.
 
-    The `spawner` process starts it (read-only commands: a keeper ends every
-    process it left), or a forked child runs `preexec` before exec (approved
-    commands: its process group is stopped), or neither (no sandbox).
+    The `spawner` process starts it (a keeper ends every process it left),
+    or, without a sandbox, the app forks it (its process group is stopped).
     """
     out, err = OutputCapture(output_limit), OutputCapture(output_limit)
     loop = asyncio.get_running_loop()
@@ -410,26 +409,18 @@ async def run_process(
             return _remote(spawner.start(cmd, cwd, env, limits))
 
     else:
-        options: dict[str, Any] = {
-            "cwd": cwd,
-            "env": env,
-            "stdin": subprocess.DEVNULL,
-            "stdout": subprocess.PIPE,
-            "stderr": subprocess.PIPE,
-        }
-        if preexec is not None:
-            # A process group of its own is enough to stop it all: the sandbox denies
-            # /dev/tty, and a background group gets no signals from the terminal. A new
-            # session would also move it to a scheduler autogroup of its own, where it
-            # competes with every other session for the CPU.
-            options["process_group"] = 0
-            options["preexec_fn"] = preexec  # raw syscalls only (child_setup.py)
-        else:
-            options["start_new_session"] = True  # no sandbox: leave the terminal behind too
-        popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
 
         def start() -> _Started:
-            return _local(popen(cmd, **options))
+            proc = subprocess.Popen(
+                cmd,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # no sandbox: leave the terminal behind too
+            )
+            return _local(proc)
 
     starting = _STARTER.submit(start)
     try:
@@ -438,9 +429,6 @@ async def run_process(
         # Cancelled while it was starting: it may start anyway, so stop it once it has.
         starting.add_done_callback(_stop_when_started)
         raise
-    except subprocess.SubprocessError:
-        reason = "the sandbox could not be set up in the child process; nothing ran"
-        return ProcessOutcome(out, err, None, start_error=reason)
     except OSError as exc:
         return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
     timed_out = cancelled = False
@@ -559,20 +547,16 @@ async def run_command(
         except (SandboxUnavailable, SandboxSetupError) as exc:
             empty = OutputCapture()
             return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
-        try:
-            options = {
-                "preexec": prepared.preexec,
-                "spawner": prepared.spawner,
-                "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
-                if prepared.active
-                else None,
-                "cancel": cancel,
-                "output_limit": output_limit,
-                "stream_all": stream_all,
-            }
-            outcome = await _run_prepared(command, cwd, scope, timeout, on_output, options)
-        finally:
-            prepared.close()
+        options = {
+            "spawner": prepared.spawner,
+            "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
+            if prepared.active
+            else None,
+            "cancel": cancel,
+            "output_limit": output_limit,
+            "stream_all": stream_all,
+        }
+        outcome = await _run_prepared(command, cwd, scope, timeout, on_output, options)
         outcome.sandbox = _describe(
             prepared, config.confinement or sandbox.support(), mode, network
         )

@@ -1,15 +1,19 @@
-"""The app's side of the spawner process that starts every read-only command.
+"""The app's side of the spawner processes that start every command under the sandbox.
 
 A command must never share a thread, a process or a Landlock domain with
 the app, whose memory holds the key. So read-only commands are started by a
 small separate process (`spawner_main.py`): a fresh `python -I -S` given
 that file's source, an empty environment, one end of a socket pair and the
 Landlock ruleset the app built. It confines itself once (namespaces where
-the machine has them, then non-dumpable, no_new_privs, no capabilities,
-Landlock, seccomp) and forks a keeper and the command for each request.
+the machine has them, the approved commands' read-only mounts, then
+non-dumpable, no_new_privs, no capabilities, Landlock, seccomp) and forks a
+keeper and the command for each request.
 
-One spawner serves every command of one confinement (repo, private folder,
-network, programs); a few are kept, the least recently used is closed.
+Landlock domains only narrow, so a spawner is confined exactly as widely as
+the commands it starts: one spawner serves every command of one
+confinement (its rules, network, mounts and filter: read-only commands
+share one, approved ones get their own, started on the first approved
+command); a few are kept, the least recently used is closed.
 `start` blocks until the command has started (or failed to), so callers run
 it in a thread, never on the event loop.
 """
@@ -32,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from hello_tui.tools.shell.child_setup import SYS_SECCOMP
+from hello_tui.tools.shell.seccomp import SYS_SECCOMP
 
 MAX_SPAWNERS = 8
 MESSAGE_SIZE = 1 << 20
@@ -66,8 +70,18 @@ def _python(*args: str, **options: Any) -> subprocess.Popen[bytes]:
 
 def probe_pid_namespace() -> bool:
     """Can the spawner get a user, mount and PID namespace with a /proc of its own here?"""
+    return _probe("probe")
+
+
+def probe_mounts(writable: Path, protected: Path, *, pid_namespace: bool) -> bool:
+    """Can the spawner make the approved commands' read-only mounts (on the route it takes)?"""
+    return _probe("probe-mounts", os.fspath(writable), os.fspath(protected),
+                  "pid" if pid_namespace else "mount")
+
+
+def _probe(*args: str) -> bool:
     try:
-        return _python("probe").wait(timeout=20) == 0
+        return _python(*args).wait(timeout=20) == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -145,7 +159,10 @@ class SpawnerProcess:
         pid_namespace: bool,
         proc_rights: int,
         abi: int,
+        mounts: dict[str, list[str]] | None = None,
     ) -> None:
+        """`mounts`: the folders approved commands may change ("writable") and, inside
+        them, the ones kept read-only ("protected"); None leaves every mount as it is."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
         self._lock = threading.Lock()
@@ -163,6 +180,7 @@ class SpawnerProcess:
             "seccomp_syscall": SYS_SECCOMP.get(platform.machine()),
             "proc_rights": proc_rights,
             "abi": abi,
+            "mounts": mounts,
         }
         ours.settimeout(START_TIMEOUT)
         try:
