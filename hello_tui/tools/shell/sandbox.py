@@ -435,9 +435,7 @@ class Confinement:
 def confinement_for(spec: SandboxSpec, path_value: str, found: Support) -> Confinement:
     """What a command of `spec` may do, exactly as today's grants for its mode say."""
     mounts = spec.mode == "approved" and found.mount_namespace
-    grants = grants_for(
-        spec, path_value, mount_namespace=mounts, host_proc=not found.pid_namespace
-    )
+    grants = grants_for(spec, path_value, mount_namespace=mounts, host_proc=not found.pid_namespace)
     return Confinement(
         rules=tuple(grants.rights.items()),
         network=spec.network,

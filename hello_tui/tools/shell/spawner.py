@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import platform
+import select
 import signal
 import socket
 import subprocess
@@ -75,8 +76,12 @@ def probe_pid_namespace() -> bool:
 
 def probe_mounts(writable: Path, protected: Path, *, pid_namespace: bool) -> bool:
     """Can the spawner make the approved commands' read-only mounts (on the route it takes)?"""
-    return _probe("probe-mounts", os.fspath(writable), os.fspath(protected),
-                  "pid" if pid_namespace else "mount")
+    return _probe(
+        "probe-mounts",
+        os.fspath(writable),
+        os.fspath(protected),
+        "pid" if pid_namespace else "mount",
+    )
 
 
 def _probe(*args: str) -> bool:
@@ -195,10 +200,15 @@ class SpawnerProcess:
             raise SpawnerError(reply.get("error") or "the spawner process ended at start")
         self.pid_namespace = pid_namespace
         self.own_proc = bool(reply.get("own_proc"))
+        self.process.wait()  # the first process only forked the spawner and ended
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        """Its socket is readable only once the spawner has ended (it never speaks unasked)."""
+        try:
+            return not select.select([self._sock], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
 
     def start(
         self,

@@ -4,6 +4,8 @@ The app runs this file's source with `python -I -S -c`, an empty
 environment and one end of a socket pair: it shares no memory with the app
 and never sees the key. Set-up, once:
 
+0. a fork whose parent ends at once, so that neither the spawner nor any
+   command it starts descends from the app;
 1. where user namespaces exist, a user, mount and PID namespace of its own
    (its own ids mapped to themselves), then a fork: the child is PID 1 of the
    namespace, mounts a /proc that shows only the namespace's processes, and
@@ -479,6 +481,10 @@ def main() -> None:
         sys.exit(probe())
     if sys.argv[1] == "probe-mounts":
         sys.exit(probe_mounts(sys.argv[2], sys.argv[3], sys.argv[4]))
+    # No command may descend from the app: the spawner leaves it at once, to be
+    # adopted by init (or the nearest subreaper); the socket still ties their lives.
+    if os.fork():
+        os._exit(0)
     sock = socket.socket(fileno=int(sys.argv[1]))
     ruleset_fd = int(sys.argv[2])
     setup = json.loads(sock.recv(MESSAGE_SIZE))
