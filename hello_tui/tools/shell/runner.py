@@ -299,6 +299,49 @@ def _remote(command: RemoteCommand) -> _Started:
     return _Started(command.stdout, command.stderr, command.exited, command.stop, finish)
 
 
+async def _start_remote(
+    spawner: SpawnerProcess,
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    limits: list[tuple[int, int, int]],
+) -> _Started:
+    """Hand the command to the spawner (a send, on the loop) and wait until it runs."""
+    command = spawner.start(cmd, cwd, env, limits)
+    try:
+        await command.started()
+    except BaseException:  # it failed to start, or the caller was cancelled: stop it all
+        command.close()
+        for pipe in (command.stdout, command.stderr):
+            pipe.close()
+        raise
+    return _remote(command)
+
+
+async def _start_local(cmd: list[str], cwd: Path, env: dict[str, str]) -> _Started:
+    """Without a sandbox the app forks it (in a thread: fork and exec block)."""
+
+    def start() -> _Started:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # no sandbox: leave the terminal behind too
+        )
+        return _local(proc)
+
+    starting = _STARTER.submit(start)
+    try:
+        return await asyncio.shield(asyncio.wrap_future(starting))
+    except asyncio.CancelledError:
+        # Cancelled while it was starting: it may start anyway, so stop it once it has.
+        starting.add_done_callback(_stop_when_started)
+        raise
+
+
 def _stop_when_started(starting: Future[_Started]) -> None:
     if starting.cancelled() or starting.exception() is not None:
         return
@@ -401,34 +444,11 @@ async def run_process(
     """
     out, err = OutputCapture(output_limit), OutputCapture(output_limit)
     loop = asyncio.get_running_loop()
-    start: Callable[[], _Started]
-    if spawner is not None:
-        limits = rlimit_triples(rlimits or {})
-
-        def start() -> _Started:
-            return _remote(spawner.start(cmd, cwd, env, limits))
-
-    else:
-
-        def start() -> _Started:
-            proc = subprocess.Popen(
-                cmd,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # no sandbox: leave the terminal behind too
-            )
-            return _local(proc)
-
-    starting = _STARTER.submit(start)
     try:
-        started = await asyncio.shield(asyncio.wrap_future(starting))
-    except asyncio.CancelledError:
-        # Cancelled while it was starting: it may start anyway, so stop it once it has.
-        starting.add_done_callback(_stop_when_started)
-        raise
+        if spawner is not None:
+            started = await _start_remote(spawner, cmd, cwd, env, rlimit_triples(rlimits or {}))
+        else:
+            started = await _start_local(cmd, cwd, env)
     except OSError as exc:
         return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
     timed_out = cancelled = False
@@ -533,21 +553,23 @@ async def run_command(
             state_dir=config.state_dir,
             extra_read=scope.extra_read,
         )
-        prepare = functools.partial(
-            sandbox.prepare,
-            spec,
-            config.sandbox,
-            scope.env["PATH"],
-            found=config.confinement,
-            limits=config.limits,
-        )
+        path = scope.env["PATH"]
+        found, limits = config.confinement, config.limits
         try:
-            # Building rulesets and starting a spawner block: never on the event loop.
-            prepared = await asyncio.get_running_loop().run_in_executor(_STARTER, prepare)
+            # Probing, building rulesets and starting a spawner block: never on the event
+            # loop. A running spawner needs none of that, and no trip to a thread either.
+            prepared = sandbox.prepare_at_once(
+                spec, config.sandbox, path, found=found, limits=limits
+            )
+            if prepared is None:
+                prepare = functools.partial(
+                    sandbox.prepare, spec, config.sandbox, path, found=found, limits=limits
+                )
+                prepared = await asyncio.get_running_loop().run_in_executor(_STARTER, prepare)
         except (SandboxUnavailable, SandboxSetupError) as exc:
             empty = OutputCapture()
             return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
-        options = {
+        run_options = {
             "spawner": prepared.spawner,
             "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
             if prepared.active
@@ -556,7 +578,7 @@ async def run_command(
             "output_limit": output_limit,
             "stream_all": stream_all,
         }
-        outcome = await _run_prepared(command, cwd, scope, timeout, on_output, options)
+        outcome = await _run_prepared(command, cwd, scope, timeout, on_output, run_options)
         outcome.sandbox = _describe(
             prepared, config.confinement or sandbox.support(), mode, network
         )

@@ -59,6 +59,7 @@ from hello_tui.tools.shell.landlock import (
 from hello_tui.tools.shell.limits import DEFAULT_LIMITS, CommandLimits
 from hello_tui.tools.shell.spawner import (
     SpawnerProcess,
+    live_spawner,
     probe_mounts,
     probe_pid_namespace,
     spawner_for,
@@ -147,6 +148,12 @@ def support() -> Support:
         mount_namespace=abi > 0 and _probe_mount_namespace(pid_namespace),
         pid_namespace=pid_namespace,
     )
+
+
+def _probed() -> bool:
+    """Does `support()` answer at once (the machine was probed, or a test stands in)?"""
+    info = getattr(support, "cache_info", None)
+    return info is None or info().currsize > 0
 
 
 def make_app_undumpable() -> None:
@@ -479,8 +486,37 @@ def prepare(
     SandboxUnavailable under `require` without a sandbox, and
     SandboxSetupError when the kernel refuses a rule or the spawner fails.
     """
+    prepared = _prepare(spec, setting, path_value, found, limits, may_block=True)
+    assert prepared is not None
+    return prepared
+
+
+def prepare_at_once(
+    spec: SandboxSpec,
+    setting: SandboxSetting,
+    path_value: str,
+    *,
+    found: Support | None = None,
+    limits: CommandLimits = DEFAULT_LIMITS,
+) -> PreparedSandbox | None:
+    """`prepare` when it need not block (fit for the event loop), else None: the machine
+    is not probed yet, or the command's spawner must be started first."""
+    return _prepare(spec, setting, path_value, found, limits, may_block=False)
+
+
+def _prepare(
+    spec: SandboxSpec,
+    setting: SandboxSetting,
+    path_value: str,
+    found: Support | None,
+    limits: CommandLimits,
+    *,
+    may_block: bool,
+) -> PreparedSandbox | None:
     if setting == "off":
         return PreparedSandbox(limits=limits)
+    if found is None and not may_block and not _probed():
+        return None  # the probe starts processes
     found = found or support()
     if not found.available:
         if setting == "require":
@@ -489,10 +525,14 @@ def prepare(
             )
         return PreparedSandbox(limits=limits)
     confinement = confinement_for(spec, path_value, found)
-    try:
-        spawner = spawner_for(confinement, lambda: _spawner_process(confinement))
-    except (OSError, LandlockError) as exc:
-        raise SandboxSetupError(f"sandbox: the spawner could not start ({exc})") from None
+    spawner = live_spawner(confinement)
+    if spawner is None:
+        if not may_block:
+            return None
+        try:
+            spawner = spawner_for(confinement, lambda: _spawner_process(confinement))
+        except (OSError, LandlockError) as exc:
+            raise SandboxSetupError(f"sandbox: the spawner could not start ({exc})") from None
     # RLIMIT_NPROC counts per user and user namespace, and never holds root.
     counts = found.pid_namespace and os.geteuid() != 0
     return PreparedSandbox(spawner, limits=limits, counts_processes=counts)

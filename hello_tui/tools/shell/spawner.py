@@ -14,14 +14,16 @@ the commands it starts: one spawner serves every command of one
 confinement (its rules, network, mounts and filter: read-only commands
 share one, approved ones get their own, started on the first approved
 command); a few are kept, the least recently used is closed.
-`start` blocks until the command has started (or failed to), so callers run
-it in a thread, never on the event loop.
+Starting a spawner blocks (callers do it in a thread); handing it a command
+does not: `start` only sends the request, and the keeper's "started" (or
+the errno exec failed with) arrives on the command's control socket.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import platform
@@ -92,24 +94,36 @@ def _probe(*args: str) -> bool:
 
 
 class RemoteCommand:
-    """A command the spawner started: its output pipes and the keeper's control socket."""
+    """A command handed to the spawner: its output pipes and the keeper's control socket."""
 
     def __init__(
         self,
-        pid: int,
         stdout: IO[bytes],
         stderr: IO[bytes],
         control: socket.socket,
         on_close: Callable[[], None],
     ) -> None:
-        self.pid = pid  # in the spawner's PID namespace when it has one
+        self.pid: int | None = None  # in the spawner's PID namespace when it has one
         self.stdout = stdout
         self.stderr = stderr
         self.returncode: int | None = None
+        self._failed: int | None = None  # the errno it could not start with
         self._gone = False
         self._control = control
         self._on_close: Callable[[], None] | None = on_close
         control.setblocking(False)
+
+    async def started(self) -> None:
+        """Wait until it runs; raises OSError (why exec failed) when it never did."""
+        try:
+            async with asyncio.timeout(START_TIMEOUT):
+                while self.pid is None and self._failed is None and not self._gone:
+                    await self._next_message()
+        except TimeoutError:
+            self._failed = errno.ETIMEDOUT
+        if self.pid is None:
+            code = self._failed or errno.EPIPE
+            raise OSError(code, os.strerror(code))
 
     async def exited(self) -> int:
         """The exit status as soon as the command itself ends (its pipes may live on)."""
@@ -135,6 +149,10 @@ class RemoteCommand:
             self._gone = True
             return
         message = json.loads(data)
+        if "started" in message:
+            self.pid = int(message["started"])
+        if "error" in message:
+            self._failed = int(message["error"])
         if "exit" in message:
             self.returncode = os.waitstatus_to_exitcode(message["exit"])
         if message.get("gone"):
@@ -142,6 +160,8 @@ class RemoteCommand:
 
     def stop(self) -> None:
         """Kill the command and everything it started (the keeper kills its whole domain)."""
+        if self._gone:
+            return
         with contextlib.suppress(OSError):
             self._control.send(b"kill")
 
@@ -217,9 +237,10 @@ class SpawnerProcess:
         env: dict[str, str],
         limits: list[tuple[int, int, int]],
     ) -> RemoteCommand:
-        """Start `argv` (blocking until it runs); raises OSError when it could not start.
+        """Hand `argv` to the spawner without waiting for it: `await started()` on the result.
 
         `limits` are (RLIMIT_* number, soft, hard) triples the command gets.
+        Raises OSError when the spawner cannot take it.
         """
         request = json.dumps(
             {"argv": argv, "cwd": os.fspath(cwd), "env": env, "limits": limits}
@@ -230,6 +251,7 @@ class SpawnerProcess:
         try:
             with self._lock:
                 socket.send_fds(self._sock, [request], [out_write, err_write, keeper_end.fileno()])
+                self._running += 1
         except OSError:
             for fd in (out_read, err_read):
                 os.close(fd)
@@ -239,22 +261,9 @@ class SpawnerProcess:
             for fd in (out_write, err_write):
                 os.close(fd)
             keeper_end.close()
-        control.settimeout(START_TIMEOUT)
-        try:
-            reply = json.loads(control.recv(4096) or b'{"error": 32}')
-        except (OSError, ValueError):
-            reply = {"error": 32}
-        if "started" not in reply:
-            control.close()
-            for fd in (out_read, err_read):
-                os.close(fd)
-            code = int(reply.get("error", 1))
-            raise OSError(code, os.strerror(code))
         stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115 - the runner closes them
         stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
-        with self._lock:
-            self._running += 1
-        return RemoteCommand(int(reply["started"]), stdout, stderr, control, self._finished)
+        return RemoteCommand(stdout, stderr, control, self._finished)
 
     def _finished(self) -> None:
         with self._lock:
@@ -284,13 +293,21 @@ _SPAWNERS: OrderedDict[Hashable, SpawnerProcess] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def spawner_for(key: Hashable, make: Callable[[], SpawnerProcess]) -> SpawnerProcess:
-    """The live spawner for `key`, made on first use; the least recently used goes first."""
+def live_spawner(key: Hashable) -> SpawnerProcess | None:
+    """The spawner for `key` if one runs (never blocks)."""
     with _LOCK:
         found = _SPAWNERS.get(key)
         if found is not None and found.alive:
             _SPAWNERS.move_to_end(key)
             return found
+    return None
+
+
+def spawner_for(key: Hashable, make: Callable[[], SpawnerProcess]) -> SpawnerProcess:
+    """The live spawner for `key`, made on first use; the least recently used goes first."""
+    found = live_spawner(key)
+    if found is not None:
+        return found
     made = make()
     with _LOCK:
         raced = _SPAWNERS.get(key)

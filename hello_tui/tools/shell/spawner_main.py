@@ -344,7 +344,7 @@ def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
         os._exit(0)
     _send(control, {"started": command})
     status: int | None = None
-    stop = False
+    reported = stop = False
     while not stop:
         ready, _, _ = select.select([control.fileno(), wake_read], [], [])
         if control.fileno() in ready:
@@ -358,20 +358,27 @@ def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
                     pass
             except BlockingIOError:
                 pass
-        while status is None:  # reap what has ended; the command's status is reported
+        childless = False
+        while True:  # reap what has ended; the command's status is reported
             try:
                 pid, code = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
+                childless = True
                 break
             if pid == 0:
                 break
             if pid == command:
                 status = code
-                _send(control, {"exit": code})
+        if status is not None and childless:
+            break  # nothing it started is left (its orphans would be ours): end at once
+        if status is not None and not reported:
+            reported = _send(control, {"exit": status})
     last = _kill_domain(command, scoped=abi >= SCOPED_SIGNALS_ABI)
     if status is None:
-        _send(control, {"exit": signal.SIGKILL if last is None else last})
-    _send(control, {"gone": True})  # every process of the command has ended and been reaped
+        status = signal.SIGKILL if last is None else last
+    # Every process of the command has ended and been reaped; one message says both
+    # when it can, sparing the app a round trip.
+    _send(control, {"gone": True} if reported else {"exit": status, "gone": True})
     os._exit(0)
 
 
