@@ -299,23 +299,16 @@ def _remote(command: RemoteCommand) -> _Started:
     return _Started(command.stdout, command.stderr, command.exited, command.stop, finish)
 
 
-async def _start_remote(
+def _start_remote(
     spawner: SpawnerProcess,
     cmd: list[str],
     cwd: Path,
     env: dict[str, str],
     limits: list[tuple[int, int, int]],
 ) -> _Started:
-    """Hand the command to the spawner (a send, on the loop) and wait until it runs."""
-    command = spawner.start(cmd, cwd, env, limits)
-    try:
-        await command.started()
-    except BaseException:  # it failed to start, or the caller was cancelled: stop it all
-        command.close()
-        for pipe in (command.stdout, command.stderr):
-            pipe.close()
-        raise
-    return _remote(command)
+    """Hand the command to the spawner: a send, on the loop. Whether exec worked comes
+    with its exit (`exited` raises OSError when it never ran)."""
+    return _remote(spawner.start(cmd, cwd, env, limits))
 
 
 async def _start_local(cmd: list[str], cwd: Path, env: dict[str, str]) -> _Started:
@@ -446,11 +439,11 @@ async def run_process(
     loop = asyncio.get_running_loop()
     try:
         if spawner is not None:
-            started = await _start_remote(spawner, cmd, cwd, env, rlimit_triples(rlimits or {}))
+            started = _start_remote(spawner, cmd, cwd, env, rlimit_triples(rlimits or {}))
         else:
             started = await _start_local(cmd, cwd, env)
     except OSError as exc:
-        return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
+        return _not_started(cmd, exc, out, err)
     timed_out = cancelled = False
     readers: list[asyncio.Task[None]] = []
     waiter = stopper = None
@@ -469,7 +462,10 @@ async def run_process(
             timed_out = stopper is None or stopper not in done
             cancelled = not timed_out
             started.stop()
-            await waiter
+            await asyncio.wait([waiter])
+        failed = waiter.exception()
+        if isinstance(failed, OSError):  # exec failed: nothing ran
+            return _not_started(cmd, failed, out, err)
         # Background jobs may still hold the pipes open; give them a moment, then stop them.
         _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
         started.stop()
@@ -485,6 +481,12 @@ async def run_process(
             with contextlib.suppress(OSError):
                 pipe.close()
     return ProcessOutcome(out, err, returncode, timed_out=timed_out, cancelled=cancelled)
+
+
+def _not_started(
+    cmd: list[str], exc: OSError, out: OutputCapture, err: OutputCapture
+) -> ProcessOutcome:
+    return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
 
 
 def _state_folder_problem(config: RunConfig) -> str | None:

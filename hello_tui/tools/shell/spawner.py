@@ -16,7 +16,8 @@ share one, approved ones get their own, started on the first approved
 command); a few are kept, the least recently used is closed.
 Starting a spawner blocks (callers do it in a thread); handing it a command
 does not: `start` only sends the request, and the keeper's "started" (or
-the errno exec failed with) arrives on the command's control socket.
+the errno exec failed with) arrives on the command's control socket, read
+on the event loop with its exit.
 """
 
 from __future__ import annotations
@@ -121,23 +122,33 @@ class RemoteCommand:
                     await self._next_message()
         except TimeoutError:
             self._failed = errno.ETIMEDOUT
+            self._gone = True  # a spawner that does not answer: give up on it (close ends it)
         if self.pid is None:
             code = self._failed or errno.EPIPE
             raise OSError(code, os.strerror(code))
 
     async def exited(self) -> int:
-        """The exit status as soon as the command itself ends (its pipes may live on)."""
+        """The exit status as soon as the command itself ends (its pipes may live on).
+
+        Raises OSError when it never started (see `started`).
+        """
+        await self.started()
         while self.returncode is None and not self._gone:
             await self._next_message()
         if self.returncode is None:  # the keeper is gone without a word: killed with it all
             self.returncode = -signal.SIGKILL
         return self.returncode
 
-    async def ended(self) -> int:
-        """Stop everything and wait until the keeper says every process has ended."""
+    async def ended(self) -> int | None:
+        """Stop everything and wait until the keeper says every process has ended.
+
+        Returns the exit status, None when the command never ran.
+        """
         self.stop()
         while not self._gone:
             await self._next_message()
+        if self.pid is None:
+            return None
         return await self.exited()
 
     async def _next_message(self) -> None:

@@ -23,7 +23,9 @@ and never sees the key. Set-up, once:
 Each command (a message with argv, cwd, environment and rlimits, and its
 stdout, stderr and a control socket as file descriptors) gets a keeper: a
 fork that enters a nested Landlock domain and becomes a subreaper, then
-forks the command, which enters another domain below it. Landlock's scoping
+forks the command, which enters another domain below it. Both are forked
+ahead, before the request comes; the request goes to the command's child
+and the control socket to the keeper. Landlock's scoping
 (ABI 6) lets neither signal, trace or read anything outside its own domain:
 not the keeper, not the spawner, not other commands, not the app. The
 keeper reports the exit status on the control socket; when the app says
@@ -39,6 +41,7 @@ from __future__ import annotations
 import array  # noqa: F401 - socket's send_fds/recv_fds use it
 import ctypes
 import errno
+import gc
 import json
 import os
 import resource
@@ -300,11 +303,13 @@ def _exec_command(channel: socket.socket, ruleset_fd: int, report: int) -> None:
     os._exit(127)
 
 
-def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
+def keeper(channel: socket.socket, child_channel: socket.socket, ruleset_fd: int, abi: int) -> None:
     """Forked ahead from the spawner, with its command's child forked ahead too.
 
     Forks are the slow part of starting a command, so both happen before the
-    request comes; the request then only travels down two sockets. Never returns.
+    request comes; the spawner then hands the child its request and this
+    keeper the command's control socket, each down its own socket, so that
+    neither waits for the other. Never returns.
     """
     try:
         restrict(ruleset_fd)
@@ -315,49 +320,47 @@ def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     report_read, report_write = os.pipe2(os.O_CLOEXEC)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     command = os.fork()
     if command == 0:
         channel.close()
-        ours.close()
         os.close(report_read)
-        _exec_command(theirs, ruleset_fd, report_write)
-    theirs.close()
+        _exec_command(child_channel, ruleset_fd, report_write)
+    child_channel.close()
     os.close(report_write)
     try:
-        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 3)
+        _, fds, _, _ = socket.recv_fds(channel, 64, 1)
     except OSError:
-        data, fds = b"", []
+        fds = []
     channel.close()
-    if not data or len(fds) != 3:
+    if len(fds) != 1:
         os._exit(0)  # the spawner is gone (the command's child ends on its own EOF)
-    control = socket.socket(fileno=fds[2])
-    socket.send_fds(ours, [data], fds[:2])
-    ours.close()
-    os.close(fds[0])
-    os.close(fds[1])
-    failed = os.read(report_read, 32)
-    os.close(report_read)
-    if failed:
-        os.waitpid(command, 0)
-        _send(control, {"error": int(failed)})
-        os._exit(0)
-    _send(control, {"started": command})
+    _watch(socket.socket(fileno=fds[0]), command, report_read, wake_read, abi)
+
+
+def _watch(control: socket.socket, command: int, report: int, wake: int, abi: int) -> None:
+    """Report the start (or why exec failed) and the exit; end the domain when told or done."""
     status: int | None = None
-    reported = stop = False
+    started = said_exit = stop = False
+    watched = [control.fileno(), wake, report]
     while not stop:
-        ready, _, _ = select.select([control.fileno(), wake_read], [], [])
+        ready, _, _ = select.select(watched, [], [])
         if control.fileno() in ready:
             try:
                 stop = control.recv(64) in (b"", b"kill")
             except OSError:
                 stop = True
-        if wake_read in ready:
+        if wake in ready:
             try:
-                while os.read(wake_read, 512):
+                while os.read(wake, 512):
                     pass
             except BlockingIOError:
                 pass
+        if report in ready:  # closed by a successful exec, or the errno exec failed with
+            failed = os.read(report, 32)
+            watched.remove(report)
+            started = True
+            said_exit = bool(failed)  # a command that never ran has no exit status to tell
+            _send(control, {"error": int(failed)} if failed else {"started": command})
         childless = False
         while True:  # reap what has ended; the command's status is reported
             try:
@@ -369,16 +372,16 @@ def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
                 break
             if pid == command:
                 status = code
-        if status is not None and childless:
+        if status is not None and childless and started:
             break  # nothing it started is left (its orphans would be ours): end at once
-        if status is not None and not reported:
-            reported = _send(control, {"exit": status})
+        if status is not None and started and not said_exit:
+            said_exit = _send(control, {"exit": status})
     last = _kill_domain(command, scoped=abi >= SCOPED_SIGNALS_ABI)
     if status is None:
         status = signal.SIGKILL if last is None else last
     # Every process of the command has ended and been reaped; one message says both
     # when it can, sparing the app a round trip.
-    _send(control, {"gone": True} if reported else {"exit": status, "gone": True})
+    _send(control, {"gone": True} if said_exit else {"exit": status, "gone": True})
     os._exit(0)
 
 
@@ -401,6 +404,10 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     if setup["seccomp"]:
         install_filter(bytes.fromhex(setup["seccomp"]), setup["seccomp_syscall"])
     _send(sock, {"ready": True, "own_proc": bool(own_proc)})
+    # Nothing here makes reference cycles, and a collector walking every object after
+    # a fork would copy the forked memory page by page: keepers and commands start faster.
+    gc.disable()
+    gc.freeze()
     warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
     while True:
         try:
@@ -417,27 +424,38 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
         if not data:
             return  # the app is gone: PID 1 ends, and the namespace with it
         for _attempt in range(2):
-            try:
-                socket.send_fds(warm, [data], fds)
+            try:  # the keeper first: the command must not run without it
+                socket.send_fds(warm[0], [b"control"], fds[2:])
+                socket.send_fds(warm[1], [data], fds[:2])
                 break
             except OSError:  # that keeper died before its turn: fork a fresh one
-                warm.close()
+                for end in warm:
+                    end.close()
                 warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
-        warm.close()
+        for end in warm:
+            end.close()
         for fd in fds:
             os.close(fd)
         warm = _warm_keeper(sock, ruleset_fd, setup["abi"])  # the next one, while this runs
 
 
-def _warm_keeper(sock: socket.socket, ruleset_fd: int, abi: int) -> socket.socket:
-    """Fork the keeper for the next command now; the socket hands it its request."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def _warm_keeper(
+    sock: socket.socket, ruleset_fd: int, abi: int
+) -> tuple[socket.socket, socket.socket]:
+    """Fork the keeper (and its command's child) for the next command now.
+
+    Returns the sockets that hand the keeper its control socket and the child its request.
+    """
+    keeper_ours, keeper_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    child_ours, child_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     if os.fork() == 0:
         sock.close()
-        ours.close()
-        keeper(theirs, ruleset_fd, abi)
-    theirs.close()
-    return ours
+        keeper_ours.close()
+        child_ours.close()
+        keeper(keeper_theirs, child_theirs, ruleset_fd, abi)
+    keeper_theirs.close()
+    child_theirs.close()
+    return keeper_ours, child_ours
 
 
 def _reap() -> None:
