@@ -123,6 +123,19 @@ async def test_an_argv_command_is_confined_too(world):
 
 
 @needs_landlock
+@pytest.mark.parametrize("mode", ["read-only", "approved"])
+async def test_a_program_that_cannot_start_is_a_start_error(world, mode):
+    (world["repo"] / "plain.txt").write_text("not a program\n")
+    missing = await run(world, [str(world["repo"] / "no-such-program")], mode=mode)
+    assert missing.exit_code is None
+    assert missing.start_error.endswith("no-such-program: No such file or directory")
+    not_executable = await run(world, [str(world["repo"] / "plain.txt")], mode=mode)
+    assert not_executable.exit_code is None
+    assert not_executable.start_error.endswith("plain.txt: Permission denied")
+    assert (await run(world, ["cat", "a.txt"], mode=mode)).stdout.text() == "inside\n"
+
+
+@needs_landlock
 @needs_namespace
 @pytest.mark.parametrize(
     "pid_namespace",

@@ -14,8 +14,9 @@ Without a sandbox the app forks it, in a session of its own whose process
 group is stopped. Commands get stdin closed, the environment of
 `environment.py` and a private folder for HOME and TMPDIR that is emptied
 afterwards. A timeout, a cancellation or the end of the command stops it
-all, so nothing it started lives on. stdout and stderr are captured apart; a pipeline reports
-every stage's exit status, so `pytest | tail` cannot hide a failing pytest.
+all, so nothing it started lives on. stdout and stderr are captured apart;
+a pipeline reports every stage's exit status, so `pytest | tail` cannot
+hide a failing pytest.
 """
 
 from __future__ import annotations
@@ -464,7 +465,7 @@ async def run_process(
             started.stop()
             await asyncio.wait([waiter])
         failed = waiter.exception()
-        if isinstance(failed, OSError):  # exec failed: nothing ran
+        if isinstance(failed, OSError) and not (timed_out or cancelled):  # exec failed
             return _not_started(cmd, failed, out, err)
         # Background jobs may still hold the pipes open; give them a moment, then stop them.
         _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
