@@ -9,7 +9,10 @@ cost a scan to the top of the file. Small: 20 files of 300 lines, 5 hunks each
 fresh copies of the same tree; each is timed over several runs and the medians
 are compared. hello-tui's time includes its whole transaction (lock, stale
 guard, backups, journal, fsyncs, note) and the Python interpreter's start.
-Printed: the ratios hello-tui / git (lower is better; 1.0x = as fast as git).
+Printed: the ratios hello-tui / git (lower is better; 1.0x = as fast as git), and
+the bare interpreter's start-up beside them, the floor of any Python command. Run it
+with the interpreter users have: a fresh venv's, with `pip install .` in it (a
+machine-wide Python's `.pth` files can cost more than the whole apply).
 
     python bench/patch_vs_git.py [--runs N] [--lines N] [--hunks N] [--files N]
 """
@@ -106,6 +109,7 @@ def compare(
         (root / "change.diff").write_text(unified)
         results: dict[str, list[float]] = {
             "git apply": [],
+            "python -c pass": [],  # the interpreter's own start: the floor for hello-tui
             "hello-tui (codex)": [],
             "hello-tui (unified)": [],
         }
@@ -118,6 +122,10 @@ def compare(
                     (work / rel).write_text(text)
                 if name == "git apply":
                     cmd = ["git", "apply", str(root / "change.diff")]
+                elif name == "python -c pass":
+                    times.append(timed([sys.executable, "-c", "pass"], work, env))
+                    shutil.rmtree(work)
+                    continue
                 else:
                     patch = "change.codex" if "codex" in name else "change.diff"
                     cmd = hello + [str(root / patch)]
@@ -132,7 +140,7 @@ def compare(
     print(f"{label}, {runs} runs each (medians)")
     for name, times in results.items():
         print(f"  {name:<22} {statistics.median(times) * 1000:8.1f} ms")
-    for name in ("hello-tui (codex)", "hello-tui (unified)"):
+    for name in ("python -c pass", "hello-tui (codex)", "hello-tui (unified)"):
         print(f"ratio {name} / git apply: {statistics.median(results[name]) / git:.2f}x")
 
 

@@ -165,7 +165,7 @@ def _start_logging(args: argparse.Namespace, command: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hello_tui.tools.shell.sandbox import make_app_undumpable
+    from hello_tui.core.undumpable import make_app_undumpable
 
     make_app_undumpable()  # no process of the user's may trace it or read its memory
     args = build_parser().parse_args(argv)

@@ -13,16 +13,18 @@ the repo, with no symbolic link in it: otherwise nothing starts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from types import MappingProxyType
+from typing import Any, Literal, get_args
 from urllib.parse import urlparse
 
 Protocol = Literal["auto", "tools", "react"]
 SandboxSetting = Literal["auto", "require", "off"]
-SANDBOX_SETTINGS = ("auto", "require", "off")
+SANDBOX_SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
 # Permission modes (what they do: hello_tui.core.modes).
 Mode = Literal["ask", "auto-edit", "read-only"]
 MODES: tuple[str, ...] = get_args(Mode)
@@ -30,6 +32,13 @@ MODES: tuple[str, ...] = get_args(Mode)
 # bell, a desktop notification (OSC 9 / OSC 777), or both. "on" is the older name of both.
 Notifications = Literal["off", "bell", "desktop", "both"]
 NOTIFICATIONS: tuple[str, ...] = get_args(Notifications)
+# The settings whose values are one of a few words, and those words.
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "protocol": get_args(Protocol),
+    "sandbox": SANDBOX_SETTINGS,
+    "mode": MODES,
+    "notifications": NOTIFICATIONS,
+}
 # How deep the start-up check walks the state folder looking for symbolic links.
 STATE_CHECK_MAX_ENTRIES = 200_000
 
@@ -178,8 +187,21 @@ class StatePaths:
         return self.root / "write.lock"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Settings:
+    """The resolved configuration: immutable, every default given here once.
+
+    What changes during a run belongs to whoever runs it: the model picked with
+    `/model` is the model client's (the engine hands it a copy, see `with_changes`),
+    the context budget learnt from the model's window the agent's requests', the
+    permission mode the engine's.
+
+    A frozen dataclass rather than a pydantic model: every command loads the
+    settings first, and pydantic's import and schema build would cost each
+    `hello-tui apply` more than its whole patch (the values are checked in
+    `load_settings`, with messages naming the variable, and in `__post_init__`).
+    """
+
     repo: Path
     project: str
     api_key: str | None
@@ -197,9 +219,9 @@ class Settings:
     patch_max_lines: int = 800
     strict_write_suffixes: bool = False
     terminal_timeout: float = 60.0
-    # Tokens a request may fill: the model's window (learnt from the endpoint at the first
-    # turn, see llm.model_window) unless CODE_AGENT_CONTEXT_BUDGET overrides it; this value
-    # stands until the window is known, and for good when it cannot be.
+    # Tokens a request may fill before the model's window is known (learnt at the first
+    # turn, see llm.model_window), and for good when it cannot be; CODE_AGENT_CONTEXT_BUDGET
+    # overrides the window.
     context_budget: int = DEFAULT_CONTEXT_BUDGET
     # CODE_AGENT_COMPACT_AT: compact the history when a request would fill this share of the
     # budget (0 < x <= 1); None ("off") never compacts on its own.
@@ -212,16 +234,30 @@ class Settings:
     sandbox: SandboxSetting = "auto"
     # Permission mode: ask | auto-edit | read-only (--mode, CODE_AGENT_MODE, the user config;
     # never from the repo's .env, which must not switch reviews off).
-    mode: str = "ask"
+    mode: Mode = "ask"
     # From the user's config file only: the app's theme ("" = Textual's default).
     theme: str = ""
     # CODE_AGENT_NOTIFICATIONS or the user config (never the repo's .env): off | bell |
     # desktop | both, sent only while the terminal is not focused.
-    notifications: str = "both"
+    notifications: Notifications = "both"
     # Which source each setting came from, for `doctor`.
-    sources: dict[str, str] = field(default_factory=dict)
+    # A read-only mapping, so that no copy of the settings can change another's.
+    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # Things the user should be told at start (a key held back from a repo's URL...).
-    notices: list[str] = field(default_factory=list)
+    notices: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r}: one of {', '.join(allowed)}")
+        # Frozen containers, whatever the caller passed (copies share nothing that changes).
+        object.__setattr__(self, "repo", Path(self.repo))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        object.__setattr__(self, "notices", tuple(self.notices))
+
+    def with_changes(self, **changes: Any) -> Settings:
+        """A copy with `changes`, checked as a loaded one is (an unknown name is a TypeError)."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def state(self) -> StatePaths:
@@ -270,14 +306,60 @@ def _load_user_config(
     return path, data, userconfig.as_environment(data, PROVIDER_BY_NAME)
 
 
-def _number(raw: str | None, name: str, kind: type, default):
-    if raw is None or raw == "":
-        return default
+def _number(raw: str, name: str, kind: type) -> Any:
     try:
         return kind(raw)
     except ValueError:
         what = "a whole number" if kind is int else "a number"
         raise ConfigError(f"{name}={raw!r} is not {what}") from None
+
+
+def _default(name: str) -> Any:
+    """A setting's default, as the model declares it."""
+    return next(f.default for f in dataclasses.fields(Settings) if f.name == name)
+
+
+@dataclass
+class _Sources:
+    """One load's sources, and what they gave: `given` holds only the values some source
+    set (the model's defaults fill in the rest), `sources` where each came from."""
+
+    process_env: Mapping[str, str]
+    dotenv: Mapping[str, str]
+    user_env: Mapping[str, str]
+    sources: dict[str, str]
+    given: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The user's config fills in what the environment does not say; .env what neither says.
+        self.env = {**self.dotenv, **self.user_env, **self.process_env}
+
+    def origin(self, name: str) -> str:
+        if self.process_env.get(name):
+            return f"env {name}"
+        return ("user config" if self.user_env.get(name) else ".env") + f" {name}"
+
+    def pick(self, flag_value: Any, *names: str) -> tuple[Any, str]:
+        if flag_value not in (None, ""):
+            return flag_value, "flag"
+        env = self.env
+        for n in names:
+            if env.get(n):
+                return env[n], self.origin(n)
+        return None, "default"
+
+    def number(self, setting: str, name: str, kind: type, source: str | None = None) -> Any:
+        """The variable `name` as `kind` for `setting` when a source sets it, else None (the
+        default applies); where it came from goes into `sources[source]`."""
+        raw = self.env.get(name)
+        if source is not None:
+            self.sources[source] = self.origin(name) if raw else "default"
+        if not raw:
+            return None
+        self.given[setting] = _number(raw, name, kind)
+        return self.given[setting]
 
 
 def load_settings(
@@ -300,32 +382,45 @@ def load_settings(
     process_env = dict(os.environ if environ is None else environ)
     dotenv = _load_dotenv(repo_path)
     user_file, user_data, user_env = _load_user_config(process_env)
-    # The user's config fills in what the environment does not say; .env what neither says.
-    env = {**dotenv, **user_env, **process_env}
-    sources: dict[str, str] = {"user_config": str(user_file) if user_data else ""}
+    src = _Sources(
+        process_env, dotenv, user_env, {"user_config": str(user_file) if user_data else ""}
+    )
+    key, url, mdl, provider_name = _endpoint(src, repo_path, api_key, base_url, model)
+    _agent_rules(src, protocol, max_steps)
+    state_name, src.sources["state_dir"] = src.pick(None, "HELLOAGENTS_DIR", "CODE_AGENT_STATE_DIR")
+    # The default folder is checked like a chosen one: a link there carries state out too.
+    src.given["state_dir_name"] = check_state_dir(
+        repo_path, state_name or _default("state_dir_name")
+    )
+    _user_only(src, repo_path, mode, user_data)
+    _model_calls(src, debug)
+    _limits(src)
+    return Settings(
+        repo=repo_path,
+        project=project or repo_path.name,
+        api_key=key,
+        base_url=url.rstrip("/"),
+        model=mdl,
+        provider=provider_name,
+        sources=src.sources,
+        notices=tuple(src.notices),
+        **src.given,
+    )
 
-    def origin(name: str) -> str:
-        if process_env.get(name):
-            return f"env {name}"
-        return ("user config" if user_env.get(name) else ".env") + f" {name}"
 
-    def pick(flag_value, *names: str):
-        if flag_value not in (None, ""):
-            return flag_value, "flag"
-        for n in names:
-            if env.get(n):
-                return env[n], origin(n)
-        return None, "default"
-
-    key, sources["api_key"] = pick(api_key, "LLM_API_KEY")
-    url, sources["base_url"] = pick(base_url, "LLM_BASE_URL")
-    mdl, sources["model"] = pick(model, "LLM_MODEL_ID", "LLM_MODEL")
-    notices: list[str] = []
+def _endpoint(
+    src: _Sources, repo_path: Path, api_key: str | None, base_url: str | None, model: str | None
+) -> tuple[str | None, str, str, str]:
+    """The key, base URL, model and provider name; a key never goes to another's host."""
+    sources, dotenv, env = src.sources, src.dotenv, src.env
+    key, sources["api_key"] = src.pick(api_key, "LLM_API_KEY")
+    url, sources["base_url"] = src.pick(base_url, "LLM_BASE_URL")
+    mdl, sources["model"] = src.pick(model, "LLM_MODEL_ID", "LLM_MODEL")
     # The repo chose the URL: only a key from the repo's own .env may go there.
     repo_chose_url = sources["base_url"].startswith(".env")
     key_env = dotenv if repo_chose_url else env
     if repo_chose_url and key and not sources["api_key"].startswith(".env"):
-        notices.append(
+        src.notices.append(
             f"{repo_path / '.env'} sets LLM_BASE_URL={url}; your own API key "
             f"({sources['api_key']}) is not sent to a server the repository chose. "
             "Set LLM_BASE_URL yourself, or put the key for that server in the same .env."
@@ -343,7 +438,7 @@ def load_settings(
             for var in prov.key_vars:
                 if key_env.get(var):
                     key = key_env[var]
-                    sources["api_key"] = f".env {var}" if repo_chose_url else origin(var)
+                    sources["api_key"] = f".env {var}" if repo_chose_url else src.origin(var)
                     break
     else:
         if key:
@@ -352,7 +447,7 @@ def load_settings(
             for p in PROVIDERS:
                 found = next((v for v in p.key_vars if env.get(v)), None)
                 if found:
-                    prov, key, sources["api_key"] = p, env[found], origin(found)
+                    prov, key, sources["api_key"] = p, env[found], src.origin(found)
                     break
         if prov is None:
             prov = PROVIDER_BY_NAME["openai"]
@@ -362,90 +457,102 @@ def load_settings(
         mdl = prov.model if prov else "default"
         sources["model"] = f"default for {prov.name}" if prov else "default"
     provider_name = prov.name if prov else ("local" if is_local_url(url) else "custom")
+    return key, url, mdl, provider_name
 
-    proto, sources["protocol"] = pick(protocol, "CODE_AGENT_PROTOCOL")
-    proto = proto or "auto"
-    if proto not in ("auto", "tools", "react"):
-        raise ConfigError(
-            f"--protocol / CODE_AGENT_PROTOCOL must be auto, tools or react, not {proto!r}"
-        )
+
+def _agent_rules(src: _Sources, protocol: str | None, max_steps: int | None) -> None:
+    """The dialect and the steps a turn may take."""
+    proto, src.sources["protocol"] = src.pick(protocol, "CODE_AGENT_PROTOCOL")
+    if proto:
+        if proto not in get_args(Protocol):
+            raise ConfigError(
+                f"--protocol / CODE_AGENT_PROTOCOL must be auto, tools or react, not {proto!r}"
+            )
+        src.given["protocol"] = proto
     if max_steps is not None:
-        steps, sources["max_steps"] = max_steps, "flag"
+        src.given["max_steps"], src.sources["max_steps"] = max_steps, "flag"
     else:
-        steps = _number(env.get("CODE_AGENT_MAX_STEPS"), "CODE_AGENT_MAX_STEPS", int, 20)
-        sources["max_steps"] = (
-            origin("CODE_AGENT_MAX_STEPS") if env.get("CODE_AGENT_MAX_STEPS") else "default"
-        )
-    if steps < 1:
+        src.number("max_steps", "CODE_AGENT_MAX_STEPS", int, "max_steps")
+    if src.given.get("max_steps", 1) < 1:
         raise ConfigError("--max-steps / CODE_AGENT_MAX_STEPS must be at least 1")
-    state_name, sources["state_dir"] = pick(None, "HELLOAGENTS_DIR", "CODE_AGENT_STATE_DIR")
-    state_name = check_state_dir(repo_path, state_name or ".helloagents")
-    sandbox_setting = (process_env.get("CODE_AGENT_SANDBOX") or "auto").strip().lower()
-    sources["sandbox"] = (
-        "env CODE_AGENT_SANDBOX" if process_env.get("CODE_AGENT_SANDBOX") else "default"
-    )
-    if sandbox_setting not in SANDBOX_SETTINGS:
-        raise ConfigError(
-            f"CODE_AGENT_SANDBOX must be auto, require or off, not {sandbox_setting!r}"
-        )
-    if dotenv.get("CODE_AGENT_SANDBOX") and not process_env.get("CODE_AGENT_SANDBOX"):
-        notices.append(
+
+
+def _user_only(
+    src: _Sources, repo_path: Path, mode: str | None, user_data: Mapping[str, object]
+) -> None:
+    """What only the user decides, never the repo's .env: the sandbox, the permission mode,
+    notifications and the theme."""
+    raw_sandbox = src.process_env.get("CODE_AGENT_SANDBOX")
+    src.sources["sandbox"] = "env CODE_AGENT_SANDBOX" if raw_sandbox else "default"
+    if raw_sandbox:
+        sandbox_setting = raw_sandbox.strip().lower()
+        if sandbox_setting not in SANDBOX_SETTINGS:
+            raise ConfigError(
+                f"CODE_AGENT_SANDBOX must be auto, require or off, not {sandbox_setting!r}"
+            )
+        src.given["sandbox"] = sandbox_setting
+    if src.dotenv.get("CODE_AGENT_SANDBOX") and not raw_sandbox:
+        src.notices.append(
             f"{repo_path / '.env'} sets CODE_AGENT_SANDBOX; the repository cannot change "
             "the command sandbox, so it is ignored (set it in your environment)."
         )
-    mode_name, sources["mode"] = _pick_mode(mode, process_env, user_env)
-    if dotenv.get("CODE_AGENT_MODE") and sources["mode"] == "default":
-        notices.append(
+    mode_name, src.sources["mode"] = _pick_mode(mode, src.process_env, src.user_env)
+    if mode_name is not None:
+        src.given["mode"] = mode_name
+    if src.dotenv.get("CODE_AGENT_MODE") and src.sources["mode"] == "default":
+        src.notices.append(
             f"{repo_path / '.env'} sets CODE_AGENT_MODE; the repository cannot change how "
             "patches and commands are approved, so it is ignored (use --mode or your config)."
         )
-    notifications, sources["notifications"] = _pick_notifications(process_env, user_data)
-    timeout = _number(env.get("LLM_TIMEOUT"), "LLM_TIMEOUT", float, 60.0)
-    sources["timeout"] = origin("LLM_TIMEOUT") if env.get("LLM_TIMEOUT") else "default"
-    if not timeout > 0:
+    notifications, src.sources["notifications"] = _pick_notifications(src.process_env, user_data)
+    if notifications is not None:
+        src.given["notifications"] = notifications
+    if "theme" in user_data:
+        src.given["theme"] = str(user_data["theme"])
+
+
+def _model_calls(src: _Sources, debug: bool) -> None:
+    """How the model is called, and how much is logged."""
+    timeout = src.number("timeout", "LLM_TIMEOUT", float, "timeout")
+    if timeout is not None and not timeout > 0:
         raise ConfigError(f"LLM_TIMEOUT must be a positive number of seconds, not {timeout:g}")
-    temperature = _number(env.get("TEMPERATURE"), "TEMPERATURE", float, 0.7)
-    sources["temperature"] = origin("TEMPERATURE") if env.get("TEMPERATURE") else "default"
-    if not 0 <= temperature <= 2:
+    temperature = src.number("temperature", "TEMPERATURE", float, "temperature")
+    if temperature is not None and not 0 <= temperature <= 2:
         raise ConfigError(f"TEMPERATURE must be between 0 and 2, not {temperature:g}")
-    return Settings(
-        repo=repo_path,
-        project=project or repo_path.name,
-        api_key=key,
-        base_url=url.rstrip("/"),
-        model=mdl,
-        provider=provider_name,
-        timeout=timeout,
-        temperature=temperature,
-        log_level=(env.get("LOG_LEVEL") or ("DEBUG" if debug else "WARNING")).upper(),
-        max_steps=steps,
-        protocol=proto,  # type: ignore[arg-type]
-        debug=debug,
-        state_dir_name=state_name,
-        patch_max_files=_number(
-            env.get("CODE_AGENT_PATCH_MAX_FILES"), "CODE_AGENT_PATCH_MAX_FILES", int, 10
-        ),
-        patch_max_lines=_number(
-            env.get("CODE_AGENT_PATCH_MAX_LINES"), "CODE_AGENT_PATCH_MAX_LINES", int, 800
-        ),
-        strict_write_suffixes=(env.get("CODE_AGENT_STRICT_WRITE") or "").lower()
-        in ("1", "true", "yes", "on"),
-        terminal_timeout=_number(
-            env.get("CODE_AGENT_TERMINAL_TIMEOUT"), "CODE_AGENT_TERMINAL_TIMEOUT", float, 60.0
-        ),
-        context_budget=_context_budget(env, sources, origin),
-        compact_at=_compact_at(env.get("CODE_AGENT_COMPACT_AT")),
-        price_input=_number(env.get("LLM_PRICE_INPUT"), "LLM_PRICE_INPUT", float, None),
-        price_output=_number(env.get("LLM_PRICE_OUTPUT"), "LLM_PRICE_OUTPUT", float, None),
-        max_answer_bytes=_positive(env, "LLM_MAX_ANSWER_BYTES", int, 1 << 20, sources, origin),
-        request_deadline=_positive(env, "LLM_REQUEST_DEADLINE", float, 600.0, sources, origin),
-        sandbox=sandbox_setting,  # type: ignore[arg-type]
-        mode=mode_name,
-        theme=str(user_data.get("theme", "")),
-        notifications=notifications,
-        sources=sources,
-        notices=notices,
-    )
+    level = src.env.get("LOG_LEVEL") or ("DEBUG" if debug else None)
+    if level:
+        src.given["log_level"] = level.upper()
+    if debug:
+        src.given["debug"] = True
+
+
+def _limits(src: _Sources) -> None:
+    """The bounds on patches, commands, requests and answers."""
+    src.number("patch_max_files", "CODE_AGENT_PATCH_MAX_FILES", int)
+    src.number("patch_max_lines", "CODE_AGENT_PATCH_MAX_LINES", int)
+    strict = src.env.get("CODE_AGENT_STRICT_WRITE")
+    if strict:
+        src.given["strict_write_suffixes"] = strict.lower() in ("1", "true", "yes", "on")
+    src.number("terminal_timeout", "CODE_AGENT_TERMINAL_TIMEOUT", float)
+    # CODE_AGENT_CONTEXT_BUDGET overrides the model's window; `sources["context_budget"]`
+    # says whether it did (a default is replaced by the window once it is known).
+    budget = src.number("context_budget", "CODE_AGENT_CONTEXT_BUDGET", int, "context_budget")
+    if budget is not None and budget < MIN_CONTEXT_BUDGET:
+        raise ConfigError(
+            f"CODE_AGENT_CONTEXT_BUDGET must be at least {MIN_CONTEXT_BUDGET} tokens, not {budget}"
+        )
+    compact_at = src.env.get("CODE_AGENT_COMPACT_AT")
+    if compact_at and compact_at.strip():
+        src.given["compact_at"] = _compact_at(compact_at)
+    src.number("price_input", "LLM_PRICE_INPUT", float)
+    src.number("price_output", "LLM_PRICE_OUTPUT", float)
+    for name, var, kind in (
+        ("max_answer_bytes", "LLM_MAX_ANSWER_BYTES", int),
+        ("request_deadline", "LLM_REQUEST_DEADLINE", float),
+    ):
+        value = src.number(name, var, kind, name)
+        if value is not None and not value > 0:
+            raise ConfigError(f"{var} must be a positive number, not {value:g}")
 
 
 def parse_mode(raw: str) -> Mode:
@@ -470,14 +577,14 @@ def parse_notifications(raw: str) -> str:
 
 def _pick_notifications(
     process_env: Mapping[str, str], user_data: Mapping[str, object]
-) -> tuple[str, str]:
-    """The environment, else the user's config, else both (a repository has no say in how
-    its user is called back)."""
+) -> tuple[str | None, str]:
+    """The setting and where it came from: the environment, else the user's config, else
+    none (the default; a repository has no say in how its user is called back)."""
     raw, source = process_env.get("CODE_AGENT_NOTIFICATIONS"), "env CODE_AGENT_NOTIFICATIONS"
     if not raw:
         raw, source = str(user_data.get("notifications") or ""), "user config notifications"
     if not raw:
-        return "both", "default"
+        return None, "default"
     try:
         return parse_notifications(raw), source
     except ValueError as exc:
@@ -487,51 +594,22 @@ def _pick_notifications(
 
 def _pick_mode(
     flag: str | None, process_env: Mapping[str, str], user_env: Mapping[str, str]
-) -> tuple[str, str]:
+) -> tuple[Mode | None, str]:
     """The permission mode and where it came from: the flag, the environment, the user's
-    config, else ask (never the repo's .env)."""
+    config, else none (the default; never the repo's .env)."""
     raw, source = flag, "flag"
     if not raw:
         raw, source = process_env.get("CODE_AGENT_MODE"), "env CODE_AGENT_MODE"
     if not raw:
         raw, source = user_env.get("CODE_AGENT_MODE"), "user config mode"
     if not raw:
-        return "ask", "default"
+        return None, "default"
     try:
         return parse_mode(raw), source
     except ValueError:
         raise ConfigError(
             f"--mode / CODE_AGENT_MODE must be ask, auto-edit or read-only (plan), not {raw!r}"
         ) from None
-
-
-def _positive(
-    env: Mapping[str, str],
-    name: str,
-    kind: type,
-    default,
-    sources: dict[str, str],
-    origin: Callable[[str], str],
-):
-    """A positive number setting; where it came from goes into `sources` under its name."""
-    value = _number(env.get(name), name, kind, default)
-    if not value > 0:
-        raise ConfigError(f"{name} must be a positive number, not {value:g}")
-    sources[name.removeprefix("LLM_").lower()] = origin(name) if env.get(name) else "default"
-    return value
-
-
-def _context_budget(
-    env: Mapping[str, str], sources: dict[str, str], origin: Callable[[str], str]
-) -> int:
-    """CODE_AGENT_CONTEXT_BUDGET when set (an override of the model's window), else the
-    default; `sources["context_budget"]` says which (the engine replaces a default)."""
-    name = "CODE_AGENT_CONTEXT_BUDGET"
-    value = _number(env.get(name), name, int, DEFAULT_CONTEXT_BUDGET)
-    if value < MIN_CONTEXT_BUDGET:
-        raise ConfigError(f"{name} must be at least {MIN_CONTEXT_BUDGET} tokens, not {value}")
-    sources["context_budget"] = origin(name) if env.get(name) else "default"
-    return value
 
 
 def check_state_dir(repo: Path, name: str) -> str:
@@ -576,11 +654,9 @@ def check_state_dir(repo: Path, name: str) -> str:
     return relative.as_posix()
 
 
-def _compact_at(raw: str | None) -> float | None:
+def _compact_at(raw: str) -> float | None:
     """`CODE_AGENT_COMPACT_AT`: "off", a fraction ("0.8") or a percentage ("80%", "80")."""
-    text = (raw or "").strip().lower()
-    if not text:
-        return 0.8
+    text = raw.strip().lower()
     if text in ("off", "no", "false", "never", "0"):
         return None
     try:

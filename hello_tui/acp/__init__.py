@@ -4,7 +4,8 @@
 the same engine facade the app and `exec` use: `server` answers the
 protocol's methods, `updates` turns engine events into `session/update`
 notifications, `permissions` is the `Approver` that asks the client before a
-patch is written or a command is run, `prompt_text` reads a prompt's content
+patch is written or a command is run, `editor_files` reads and writes files
+through the client's buffers when it offers them, `prompt_text` reads a prompt's content
 blocks, `mcp_servers` converts the client's MCP server list, `stdio_guard`
 keeps stdout for JSON-RPC alone, and `command` runs it all for the `acp`
 subcommand. It imports only the facade, the core protocols and the

@@ -4,15 +4,24 @@ Logging goes to the log file of the repository given with --repo (default:
 the current folder); so does anything else that would have reached stdout
 (see `stdio_guard`). Exit codes: 0 the client closed the connection; 2 a
 configuration error before serving (said on stderr).
+
+When the client closes stdin, even mid-turn, the process is gone within 2 s: the
+connection's close cancels every running prompt (its turn is closed and its
+session saved), the engines get `CLOSE_WITHIN` to stop their MCP servers and
+model clients, and then the process exits without waiting for what is still
+stopping (an MCP server's grace period, a tool's worker thread): the client
+that would have read the rest has left.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import logging
+import os
 import sys
-from typing import cast
+from typing import NoReturn, cast
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -21,6 +30,9 @@ EXIT_USAGE = 2
 LINE_LIMIT = 64 * 1024 * 1024
 # What the stdin reader buffers at a time; lines longer than this are read in pieces.
 READ_BUFFER = 1024 * 1024
+# Seconds the sessions' engines get to close once the client has hung up (their turns are
+# cancelled and saved before): with the detection and the saves, inside the 2 s promised.
+CLOSE_WITHIN = 1.0
 
 
 class _IntoOurLog(logging.Handler):
@@ -49,8 +61,20 @@ async def _serve(args: argparse.Namespace, protocol_fd: int) -> None:
         # Returns when the client hangs up; the connection's close cancels a running prompt
         # (its turn is closed and saved), then the engines close.
         await run_agent(cast("Agent", agent), transport)
-    finally:
+    except BaseException:
         await agent.close()
+        raise
+    await agent.close(within=CLOSE_WITHIN)
+    _leave(EXIT_OK)
+
+
+def _leave(code: int) -> NoReturn:
+    """Exit now: the exit handlers run (the log is flushed, commands' folders removed), but
+    nobody waits for worker threads or tasks still stopping, as interpreter exit would."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def run_acp(args: argparse.Namespace) -> int:

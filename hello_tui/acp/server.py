@@ -8,11 +8,16 @@ session and replays its record as updates before answering; `session/prompt`
 runs one turn and streams its events; `session/cancel` ends the running turn
 (its pending permission request is cancelled and the prompt answers
 `cancelled`); `session/set_mode` switches ask / auto-edit / read-only.
+A prompt that is only `/undo` or `/redo` steps the patch history instead of
+starting a turn. When the client offers `fs/read_text_file` and
+`fs/write_text_file` in `initialize`, each session's engine reads and writes
+files through its buffers (`editor_files`).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -35,6 +40,7 @@ from acp.schema import (
 )
 
 from hello_tui import __version__
+from hello_tui.acp.editor_files import ClientFiles
 from hello_tui.acp.mcp_servers import mcp_configs
 from hello_tui.acp.permissions import AcpApprover, client_offers_hunks
 from hello_tui.acp.prompt_text import prompt_text
@@ -42,10 +48,12 @@ from hello_tui.acp.updates import EventUpdates, replay
 from hello_tui.config import ConfigError, Settings, settings_from_args
 from hello_tui.core import events as ev
 from hello_tui.engine.facade import Engine
-from hello_tui.engine.types import MODES, SessionError
+from hello_tui.engine.types import MODES, PatchError, SessionError
 
 log = logging.getLogger(__name__)
 
+# Prompts that are commands of their own rather than a turn for the model.
+STEPS = ("/undo", "/redo")
 MODE_TEXT = {
     "ask": ("Ask", "every patch and command is asked first"),
     "auto-edit": ("Auto-edit", "patches are written without asking; commands still ask"),
@@ -71,14 +79,27 @@ class HelloTuiAgent:
         self._conn: Any = None
         self._sessions: dict[str, AcpSession] = {}
         self._hunk_choices = False
+        self._client_capabilities: Any = None
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
 
-    async def close(self) -> None:
-        for session in list(self._sessions.values()):
-            await session.engine.aclose()
+    async def close(self, within: float | None = None) -> None:
+        """Close every session's engine, together; those still closing after `within`
+        seconds are left (logged) to the process's exit."""
+        sessions = list(self._sessions.values())
         self._sessions.clear()
+        closing = [asyncio.ensure_future(s.engine.aclose()) for s in sessions]
+        if not closing:
+            return
+        done, pending = await asyncio.wait(closing, timeout=within)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("an engine did not close cleanly: %s", task.exception())
+        if pending:
+            log.warning(
+                "%d session(s) still closing after %s s: left to the exit", len(pending), within
+            )
 
     # ------------------------------------------------------------------ setup
 
@@ -91,6 +112,7 @@ class HelloTuiAgent:
     ) -> InitializeResponse:
         meta = getattr(client_capabilities, "field_meta", None)
         self._hunk_choices = client_offers_hunks(meta)
+        self._client_capabilities = client_capabilities
         log.info("ACP client %s, protocol %s", client_info, protocol_version)
         return InitializeResponse(
             # ACP: the same version when supported, else the latest the agent speaks;
@@ -137,11 +159,14 @@ class HelloTuiAgent:
             hunk_choices=self._hunk_choices,
             notify=lambda update: self._send(approver.session_id, [update]),
         )
+        files = ClientFiles.offered(self._conn, self._client_capabilities)
         try:
-            engine = await Engine.open(settings, approver, resume=resume)
+            engine = await Engine.open(settings, approver, resume=resume, editor=files)
         except SessionError as exc:
             raise RequestError(-32002, str(exc), {"sessionId": resume}) from exc
         approver.session_id = engine.session_id
+        if files is not None:
+            files.session_id = engine.session_id
         pending = engine.take_notices()
         configs, refused = mcp_configs(mcp_servers)
         engine.add_mcp_servers(configs)
@@ -184,10 +209,13 @@ class HelloTuiAgent:
         for notice in session.pending:
             await self._send(session_id, session.updates.updates(ev.Notice(notice, "warning")))
         session.pending = []
+        text = prompt_text(prompt)
+        if text.strip() in STEPS:
+            return await self._step(session, text.strip())
         stop = "end_turn"
         failed: ev.TurnFailed | None = None
         try:
-            async with aclosing(session.engine.run_turn(prompt_text(prompt))) as events:
+            async with aclosing(session.engine.run_turn(text)) as events:
                 async for event in events:
                     if session.cancelled and session.engine.running:
                         session.engine.cancel()  # asked before the turn had started
@@ -206,6 +234,18 @@ class HelloTuiAgent:
                 INTERNAL_ERROR, failed.error, {"hint": failed.hint} if failed.hint else None
             )
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+
+    async def _step(self, session: AcpSession, command: str) -> PromptResponse:
+        """`/undo` or `/redo` typed as the prompt: the engine's, told to the client (and its
+        buffers, when it offers them) as the answer."""
+        engine = session.engine
+        try:
+            reverted = await (engine.undo() if command == "/undo" else engine.redo())
+            said = reverted.text
+        except PatchError as exc:
+            said = str(exc)
+        await self._send(engine.session_id, session.updates.updates(ev.AssistantDelta(said)))
+        return PromptResponse(stop_reason="end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self._sessions.get(session_id)

@@ -228,7 +228,7 @@ async def compact_session(agent: Agent) -> CompactResult:
         return completion.content
 
     history, result = await compact_history(
-        agent.session.history, agent.settings.context_budget, agent.counter, complete
+        agent.session.history, agent.context_tokens, agent.counter, complete
     )
     if result.method != "nothing":
         agent.session.history = history
@@ -251,7 +251,7 @@ async def compact_if_full(agent: Agent, turn: Turn) -> None:
         agent.session.history,
         turn.messages,
     )
-    if need <= share * agent.settings.context_budget:
+    if need <= share * agent.context_tokens:
         return
     result = await compact_session(agent)
     if result.method != "nothing":

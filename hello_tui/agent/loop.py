@@ -77,7 +77,6 @@ TurnBody = Callable[[Turn], Awaitable[None]]
 class Agent:
     def __init__(
         self,
-        settings: Settings,
         llm: LLMClient,
         registry: ToolRegistry,
         approver: Approver,
@@ -87,7 +86,9 @@ class Agent:
         counter: TokenCounter | None = None,
         todos: list[dict[str, Any]] | None = None,
     ) -> None:
-        self.settings = settings
+        # The settings are the client's (`self.settings`); the prompt builder and the tools
+        # keep these, as they read nothing a model switch changes.
+        settings = llm.settings
         self.llm = llm
         self.registry = registry
         self.session = session
@@ -103,7 +104,7 @@ class Agent:
         self.recorder = DisplayRecorder(turn=session.turns)
         self._queue: asyncio.Queue[Event | None] | None = None
         self._task: asyncio.Task[None] | None = None
-        self.model = ModelCalls(llm, settings, session, self.emit)
+        self.model = ModelCalls(llm, session, self.emit)
         # One tool context per session: reads, allowed commands and cwd persist across turns.
         self.ctx = ToolContext(
             settings=settings,
@@ -114,7 +115,7 @@ class Agent:
             session_id=session.id,
         )
         self.requests = Requests(
-            settings,
+            llm,
             self.prompts,
             session,
             self.emit,
@@ -126,6 +127,11 @@ class Agent:
         )
 
     # ------------------------------------------------------------------ the stream
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use: the model client's, which a model switch replaces."""
+        return self.llm.settings
 
     @property
     def running(self) -> bool:
@@ -199,9 +205,7 @@ class Agent:
         try:
             # Bounded before anything reads it: the record, the routing, the request.
             await self.learn_budget()
-            fitted = await asyncio.to_thread(
-                fit_task, text, self.settings.context_budget, self.counter
-            )
+            fitted = await asyncio.to_thread(fit_task, text, self.context_tokens, self.counter)
         except asyncio.CancelledError:
             turn.task = cut_middle(text, PINNED_FLOOR_CHARS)
             self.emit(TurnStarted(turn=turn.number, text=turn.task))
@@ -231,6 +235,11 @@ class Agent:
     @property
     def budget(self) -> Budget | None:
         return self.requests.budget
+
+    @property
+    def context_tokens(self) -> int:
+        """The tokens a request may fill (see `Requests.tokens`)."""
+        return self.requests.tokens
 
     async def learn_budget(self) -> Budget:
         return await self.requests.learn_budget()
@@ -302,7 +311,7 @@ class Agent:
         first = turn.messages[0] if turn.messages else None
         if first is not None and isinstance(first.get("content"), str):
             fitted = await asyncio.to_thread(
-                fit_task, first["content"], self.settings.context_budget, self.counter
+                fit_task, first["content"], self.context_tokens, self.counter
             )
             if fitted.notice is not None:
                 turn.messages[0] = {**first, "content": fitted.text}

@@ -35,14 +35,16 @@ TextAs = Literal["answer", "thought"]
 
 
 class ModelCalls:
-    def __init__(
-        self, llm: LLMClient, settings: Settings, session: Session, emit: Callable[[Event], None]
-    ) -> None:
+    def __init__(self, llm: LLMClient, session: Session, emit: Callable[[Event], None]) -> None:
         self.llm = llm
-        self.settings = settings
         self.session = session
         self.emit = emit
         self.current: Turn | None = None  # the turn calls made by tools are charged to
+
+    @property
+    def settings(self) -> Settings:
+        """The client's: a call is priced at the model it went to."""
+        return self.llm.settings
 
     def account(self, turn: Turn | None, completion: Completion) -> None:
         usage = completion.usage

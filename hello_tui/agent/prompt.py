@@ -82,8 +82,9 @@ class PromptBuilder:
         history: list[dict[str, Any]],
         turn: list[dict[str, Any]],
         schemas: list[dict[str, Any]] | None = None,
+        budget: int,
     ) -> list[dict[str, Any]]:
-        """The messages of one model call, within the context budget (schemas included)."""
+        """The messages of one model call, within `budget` tokens (schemas included)."""
         if protocol == "react":
             # Counted as sent: ReAct requests carry tool calls as text.
             history, turn = flatten_tool_messages(history), flatten_tool_messages(turn)
@@ -97,7 +98,7 @@ class PromptBuilder:
                 turn=turn,
                 schema_tokens=self.counter.count_schemas(schemas),
             ),
-            self.settings.context_budget,
+            budget,
             self.counter,
         )
         self.last_context = built

@@ -19,7 +19,7 @@ from hello_tui.agent.turn import Turn
 from hello_tui.config import Settings
 from hello_tui.core.events import ContextUsage, Event, Notice
 from hello_tui.core.modes import READ_ONLY_PROMPT
-from hello_tui.llm import Budget, LLMError, budget_for, model_window
+from hello_tui.llm import Budget, LLMClient, LLMError, budget_for, model_window
 from hello_tui.llm.model_window import budget_warning, learnt_window, window_from_error
 from hello_tui.mcp.names import PREFIX as MCP_PREFIX
 from hello_tui.store.sessions import Session
@@ -38,14 +38,14 @@ class Requests:
 
     def __init__(
         self,
-        settings: Settings,
+        llm: LLMClient,
         prompts: PromptBuilder,
         session: Session,
         emit: Callable[[Event], None],
         say_next_turn: Callable[[str], None],
         todos: Callable[[], list[dict[str, Any]]],
     ) -> None:
-        self.settings = settings
+        self._llm = llm
         self.prompts = prompts
         self.session = session
         self._emit = emit
@@ -55,7 +55,24 @@ class Requests:
         # endpoint changes), or the override.
         self.budget: Budget | None = None
         self._budget_key: tuple[str, str] | None = None
+        # Until then: the override or the default, or what an earlier session learnt.
+        self._tokens_before = self.settings.context_budget
         self._left_out: list[str] = []  # MCP tools the last request went without
+        self._said_past_budget: int | None = None  # the budget a too-big request was told of
+
+    @property
+    def settings(self) -> Settings:
+        """The client's: the budget is the window of the endpoint and model it talks to."""
+        return self._llm.settings
+
+    @property
+    def tokens(self) -> int:
+        """The tokens a request may fill: the budget once learnt."""
+        return self.budget.tokens if self.budget is not None else self._tokens_before
+
+    def carry_tokens(self, tokens: int) -> None:
+        """The budget an earlier session of the engine learnt: it stands until this one's is."""
+        self._tokens_before = tokens
 
     async def learn_budget(self) -> Budget:
         """The context budget for the endpoint and model in use: their window (probed once,
@@ -65,7 +82,6 @@ class Requests:
             return self.budget
         budget = budget_for(self.settings, await model_window(self.settings))
         self.budget, self._budget_key = budget, key
-        self.settings.context_budget = budget.tokens
         warning = budget_warning(budget)
         if warning is not None:
             self._say_next_turn(warning)
@@ -75,14 +91,12 @@ class Requests:
         """A server that does not say its window says it when a request is past it: learn it
         (unless the budget is an override) and tell the user. True when the budget shrank."""
         tokens = window_from_error(exc.message)
-        if tokens is None or self.budget is None or tokens >= self.settings.context_budget:
+        if tokens is None or self.budget is None or tokens >= self.budget.tokens:
             return False
         if self.settings.sources.get("context_budget", "default") != "default":
             return False  # the user chose the budget; the error says why it fails
-        before = self.settings.context_budget
-        window = learnt_window(self.settings, tokens)
-        self.budget = budget_for(self.settings, window)
-        self.settings.context_budget = self.budget.tokens
+        before = self.budget.tokens
+        self.budget = budget_for(self.settings, learnt_window(self.settings, tokens))
         self._emit(
             Notice(
                 text=f"The endpoint said the model's window is {tokens} tokens: the context "
@@ -118,6 +132,7 @@ class Requests:
                 history=self.session.history,
                 turn=turn.messages,
                 schemas=offered,
+                budget=self.tokens,
             )
 
         messages = build(schemas)
@@ -142,7 +157,32 @@ class Requests:
         if built is not None:
             source = self.budget.source if self.budget is not None else ""
             self._emit(ContextUsage(used=built.used, budget=built.budget, source=source))
+            if built.used > built.budget:
+                self._say_past_budget(built.used, built.budget, source, protocol)
         return messages, schemas
+
+    def _say_past_budget(self, used: int, budget: int, source: str, protocol: str) -> None:
+        """Once per budget: a request that nothing more can shorten is past the window."""
+        if self._said_past_budget == budget:
+            return
+        self._said_past_budget = budget
+        where = f" ({source})" if source else ""
+        react = (
+            " In the ReAct protocol the tool list travels in the instructions; with "
+            "--protocol tools it goes as schemas, which some servers keep shorter."
+            if protocol == "react"
+            else ""
+        )
+        self._emit(
+            Notice(
+                text=f"This request takes about {used:,} tokens, more than the context budget "
+                f"of {budget:,}{where}, even with the older messages dropped and the results "
+                "cut: the instructions and the task alone do not fit. The server may refuse or "
+                "cut off the answer. Give the model a larger window (llama.cpp's -c / --n_ctx, "
+                f"Ollama's num_ctx) or use a model with one.{react}",
+                level="warning",
+            )
+        )
 
     def _say_left_out(self, names: list[str]) -> None:
         """Once per set of names: which MCP tools this request goes without, and why."""
@@ -154,7 +194,7 @@ class Requests:
             Notice(
                 text=f"{len(names)} MCP tools were left out of this request so that the newest "
                 f"tool results reach the model whole within the context budget "
-                f"({self.settings.context_budget:,} tokens): {shown}",
+                f"({self.tokens:,} tokens): {shown}",
                 level="warning",
             )
         )

@@ -248,6 +248,41 @@ def _history_state(entry: HistoryEntry) -> str:
     return "applied"
 
 
+def _patch_json(entry: HistoryEntry) -> dict[str, Any] | None:
+    if entry.patch is None:
+        return None
+    files = [
+        {"path": f.path, "status": f.status, "added": f.added, "removed": f.removed}
+        | ({"binary": True} if f.binary else {})
+        for f in entry.patch.files
+    ]
+    return {
+        "added": entry.patch.added,
+        "removed": entry.patch.removed,
+        "complete": entry.patch.complete,
+        "files": files,
+    }
+
+
+def _file_lines(entry: HistoryEntry) -> list[str]:
+    """The manifest's "M a.txt" lines, each with its +/- lines when the note's diff has them."""
+    if entry.patch is None:
+        return entry.files
+    counts = {f.path: f for f in entry.patch.files}
+    lines = []
+    for line in entry.files:
+        found = counts.get(line[2:].rsplit(" -> ", 1)[-1])  # "R old -> new": the new name
+        if found is None:
+            lines.append(line)
+        else:
+            lines.append(
+                line + ("  binary" if found.binary else f"  +{found.added} −{found.removed}")
+            )
+    if not entry.patch.complete:
+        lines.append("(the note's diff was clipped: counts for the files above only)")
+    return lines
+
+
 def _history_json(entry: HistoryEntry) -> dict[str, Any]:
     return {
         "name": entry.name,
@@ -258,6 +293,7 @@ def _history_json(entry: HistoryEntry) -> dict[str, Any]:
         "undone": entry.undone,
         "redoable": entry.redoable,
         "damaged": entry.damaged,
+        "patch": _patch_json(entry),
     }
 
 
@@ -284,7 +320,7 @@ def run_history(args) -> int:
         print(f"{when}  {e.name}  {_history_state(e)}{kind}")
         if e.task:
             print(f"    task: {e.task}")
-        for line in e.files:
+        for line in _file_lines(e):
             print(f"    {line}")
     return EXIT_OK
 

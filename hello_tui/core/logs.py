@@ -11,11 +11,9 @@ prints over the screen the TUI draws.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 
@@ -28,13 +26,45 @@ _handler: logging.Handler | None = None
 _file: Path | None = None
 
 
-class _QuietRotatingHandler(logging.handlers.RotatingFileHandler):
-    """Creates its folder only when something is logged, and never writes its own
-    errors to the terminal (a full disk must not print over the app)."""
+class _QuietRotatingHandler(logging.Handler):
+    """A rotating file handler made at the first record, never writing its own errors
+    to the terminal (a full disk must not print over the app).
 
-    def _open(self) -> Any:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
-        return super()._open()
+    Most runs of `apply`, `undo` or `history` log nothing at the default level:
+    they need neither the file nor `logging.handlers` (sockets, pickle), which
+    this defers to the first record.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self._file: logging.Handler | None = None
+
+    def _target(self) -> logging.Handler:
+        if self._file is None:
+            import logging.handlers
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = logging.handlers.RotatingFileHandler(
+                self.path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+            )
+            self._file.setFormatter(self.formatter)
+        return self._file
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._target().emit(record)
+        except Exception:  # noqa: BLE001 - see handleError: logging must never break the app
+            self.handleError(record)
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        super().close()
 
     def handleError(self, record: logging.LogRecord) -> None:
         pass
@@ -60,9 +90,7 @@ def configure_file(path: Path, level: str) -> Path:
     logger.setLevel(level_for(level))
     if _file == path and _handler is not None:
         return path
-    handler = _QuietRotatingHandler(
-        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
-    )
+    handler = _QuietRotatingHandler(path)
     handler.setFormatter(logging.Formatter(FORMAT))
     if _handler is not None:
         logger.removeHandler(_handler)

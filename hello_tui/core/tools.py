@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hello_tui.config import Settings
 from hello_tui.core.approval import Approver, PolicyApprover
+from hello_tui.core.editor_files import EditorFiles
 from hello_tui.core.events import Event
 
 Status = Literal["success", "partial", "error"]
@@ -78,6 +79,8 @@ class ToolContext:
     step: int = 0
     user_task: str = ""  # the current user request, for notes
     session_id: str = ""  # whose todo list the `todo` tool keeps ("" outside a session)
+    # The user's editor, when the front-end offers its buffers (tools/editor_texts.py).
+    editor: EditorFiles | None = None
 
     @property
     def repo(self) -> Path:

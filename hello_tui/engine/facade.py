@@ -32,6 +32,7 @@ from hello_tui.agent.tokens import TokenCounter
 from hello_tui.config import Settings
 from hello_tui.core.approval import Approver
 from hello_tui.core.display import ChatMessage, DisplayEntry
+from hello_tui.core.editor_files import EditorFiles
 from hello_tui.core.events import Event, Notice, ToolOutputDelta
 from hello_tui.core.markdown_fence import fence
 from hello_tui.core.modes import ModeApprover
@@ -41,6 +42,7 @@ from hello_tui.engine.types import (
     BackupComparison,
     BackupInfo,
     CommitResult,
+    DiffSummary,
     FilePlan,
     HistoryEntry,
     LocalServer,
@@ -54,6 +56,7 @@ from hello_tui.engine.types import (
     SessionInfo,
     UsageTotals,
     UserCommand,
+    note_patch_summary,
     parse_mode,
     with_attachments,
 )
@@ -64,6 +67,7 @@ from hello_tui.store.sessions import Session, SessionStore, open_session
 from hello_tui.store.todos import TodoStore
 from hello_tui.store.transcript import TranscriptLog
 from hello_tui.store.write_lock import WAITING_TEXT, lock_is_free, write_when_free
+from hello_tui.tools.editor_texts import tell_editor
 from hello_tui.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -89,9 +93,11 @@ class Engine:
         registry: ToolRegistry,
         *,
         counter: TokenCounter | None = None,
+        editor: EditorFiles | None = None,
     ) -> None:
         """Use `Engine.open`; this only wires the parts together."""
-        self.settings = settings
+        llm.settings = settings  # the engine's settings are its client's (see `settings`)
+        self._editor = editor
         self._mode: Mode = parse_mode(settings.mode)
         # Every decision passes the mode first: auto-edit and read-only are enforced here.
         self.approver = ModeApprover(approver, lambda: self._mode, self._auto_accepted)
@@ -122,10 +128,13 @@ class Engine:
         llm: LLMClient | None = None,
         registry: ToolRegistry | None = None,
         counter: TokenCounter | None = None,
+        editor: EditorFiles | None = None,
     ) -> Engine:
-        """Raises SessionNotFound when `resume` names no saved session."""
-        # The engine's own copy: switching the model must not change the caller's settings.
-        settings = dataclasses.replace(settings)
+        """Raises SessionNotFound when `resume` names no saved session.
+
+        `editor`: the user's editor, when the front-end offers its buffers: files are read
+        from it and accepted patches (and undo) reach it too (tools/editor_texts.py).
+        """
         await asyncio.to_thread(settings.state.ensure)
         session, notices = await asyncio.to_thread(
             open_session, settings.state, resume=resume, continue_latest=continue_latest
@@ -134,11 +143,9 @@ class Engine:
         notices += await asyncio.to_thread(_startup_notices, settings)
         if llm is None:
             llm = await asyncio.to_thread(LLMClient, settings)  # imports openai: slow
-        else:
-            llm.settings = settings  # so that set_model reaches the client
         if registry is None:
             registry = await asyncio.to_thread(_default_registry, settings)
-        engine = cls(settings, approver, llm, registry, counter=counter)
+        engine = cls(settings, approver, llm, registry, counter=counter, editor=editor)
         if settings.sources.get("mode", "default") == "default" and session.mode in MODES:
             # No mode was asked for: a resumed session keeps the one it was left in.
             engine._mode = parse_mode(session.mode)
@@ -147,6 +154,12 @@ class Engine:
         return engine
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use. One copy, the model client's: `set_model` hands it a new
+        one, so the next request, the window probe and the price all follow the switch."""
+        return self.llm.settings
 
     @property
     def agent(self) -> Agent:
@@ -222,7 +235,7 @@ class Engine:
         name = name.strip()
         if not name:
             raise ValueError("a model name cannot be empty")
-        self.settings.model = name
+        self.llm.settings = self.settings.with_changes(model=name)
         self.agent.session.model = name
 
     async def model_choices(self, recent_limit: int = 50) -> ModelChoices:
@@ -269,10 +282,10 @@ class Engine:
 
     def _auto_accepted(self, plan: PatchPlan) -> None:
         """auto-edit applied a patch unasked: the chat shows its diff (and /undo reverts it)."""
-        from hello_tui.patch.render import render_plan_diff
+        from hello_tui.patch.written_diff import written_diff
 
         if self._agent is not None:
-            text = auto_applied_text(render_plan_diff(plan))
+            text = auto_applied_text(written_diff(plan, binary_literals=False))
             self._agent.ctx.emit(Notice(text=text, foldable=True))
 
     # ------------------------------------------------------------------ turns
@@ -422,17 +435,20 @@ class Engine:
         return CONTEXT_CLEARED
 
     async def _switch(self, session: Session) -> None:
-        if self._agent is not None:
-            await self._agent.aclose()
+        previous = self._agent
+        if previous is not None:
+            await previous.aclose()
         # The model in use stays the engine's (flags, set_model); the session records it per turn.
         session.model = session.model or self.settings.model
         session.mode = self._mode
         todos = await asyncio.to_thread(_load_todos, self.settings, session.id)
         self._agent = self._make_agent(session, todos)
+        if previous is not None:
+            # The budget learnt for this endpoint and model holds in the next session too.
+            self._agent.requests.carry_tokens(previous.context_tokens)
 
     def _make_agent(self, session: Session, todos: list[dict[str, Any]]) -> Agent:
-        return Agent(
-            self.settings,
+        agent = Agent(
             self.llm,
             self.registry,
             self.approver,
@@ -441,6 +457,8 @@ class Engine:
             counter=self._counter,
             todos=todos,
         )
+        agent.ctx.editor = self._editor
+        return agent
 
     def _idle(self, what: str) -> None:
         if self.running:
@@ -457,6 +475,10 @@ class Engine:
 
         store = NoteStore(self.settings.state.notes)
         return await asyncio.to_thread(store.list, note_type, limit)
+
+    async def patch_summaries(self, notes: Sequence[Note]) -> dict[str, DiffSummary]:
+        """For each "Patch applied" note among `notes` (by id), what its diff changed."""
+        return await asyncio.to_thread(_patch_summaries, notes)
 
     async def read_note(self, note_id: str) -> Note:
         """Raises NoteError when there is no such note."""
@@ -486,11 +508,12 @@ class Engine:
         Raises PatchError ("Nothing to undo", …); UndoRefused (its `paths`) when files
         changed since the patch wrote them, unless `force` (their edits are backed up first).
         """
-        from hello_tui.patch import undo_last
+        from hello_tui.patch import UndoResult, undo_last
 
         result = await self._write(lambda: undo_last(self.settings, force=force), on_wait)
         files = ", ".join(result.summary_lines()) or "nothing changed"
-        return await self._reverted(result, f"Undone: {files}")
+        undone = result.patch if isinstance(result, UndoResult) else ""
+        return await self._reverted(result, f"Undone: {files}", undone=undone or None)
 
     async def redo(self, on_wait: OnWait | None = None, *, force: bool = False) -> Reverted:
         """Step forward again: bring back the most recently undone patch."""
@@ -534,8 +557,16 @@ class Engine:
 
         return await write_when_free(self.settings.state.lock_file, work, waiting)
 
-    async def _reverted(self, result: CommitResult, text: str) -> Reverted:
-        """Undo and restore belong to the session's record too: a resume shows them."""
+    async def _reverted(
+        self, result: CommitResult, text: str, *, undone: str | None = None
+    ) -> Reverted:
+        """Undo and restore belong to the session's record too: a resume shows them.
+
+        The user's editor, when there is one, is told the text put back first.
+        """
+        refused = await tell_editor(self._editor, self.settings, result, undone)
+        if refused:
+            text += "\nThe editor did not take the text put back of: " + "; ".join(refused)
         session = self.agent.session
         session.display.append(ChatMessage("result", text, session.turns))
         await session.save_async()
@@ -549,15 +580,30 @@ AUTO_APPLIED_DIFF_LINES = 60
 
 
 def auto_applied_text(diff: str) -> str:
+    """The chat's entry for an auto-applied diff: its first line (all a folded entry shows)
+    says what changed, file by file, as unidiff reads the diff."""
+    from hello_tui.patch.diff_summary import diff_summary
+
+    summary = diff_summary(diff)
+    files = "; ".join(f.label() for f in summary.files)
     lines = diff.rstrip("\n").splitlines()
     shown = lines[:AUTO_APPLIED_DIFF_LINES]
     more = len(lines) - len(shown)
     tail = f"\n… {more} more line{'s' if more != 1 else ''} (the patch's note has them all)"
     return (
-        "Applied without review (auto-edit mode; /undo reverts it):\n"
+        f"Applied without review (auto-edit mode; /undo reverts it): {files}\n"
         + fence("\n".join(shown), "diff")
         + (tail if more > 0 else "")
     )
+
+
+def _patch_summaries(notes: Sequence[Note]) -> dict[str, DiffSummary]:
+    out: dict[str, DiffSummary] = {}
+    for note in notes:
+        summary = note_patch_summary(note.content)
+        if summary is not None:
+            out[note.id] = summary
+    return out
 
 
 def probe_local_servers() -> list[LocalServer]:

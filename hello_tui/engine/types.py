@@ -13,6 +13,7 @@ from hello_tui.llm import PreflightResult
 from hello_tui.llm.local_servers import LocalServer
 from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
 from hello_tui.mcp.report import render as render_mcp_servers
+from hello_tui.patch.diff_summary import DiffSummary, FileSummary, diff_summary, note_patch_summary
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
 from hello_tui.patch.types import CommitResult, FilePlan, Hunk, PatchError, PatchPlan, Selection
 from hello_tui.store.notes import Note, NoteError
@@ -88,8 +89,10 @@ __all__ = [
     "ChatMessage",
     "CommitResult",
     "CompactResult",
+    "DiffSummary",
     "DisplayEntry",
     "FilePlan",
+    "FileSummary",
     "HistoryEntry",
     "Hunk",
     "LocalServer",
@@ -113,7 +116,9 @@ __all__ = [
     "UndoRefused",
     "UsageTotals",
     "UserCommand",
+    "diff_summary",
     "next_mode",
+    "note_patch_summary",
     "parse_mode",
     "render_mcp_servers",
     "with_attachments",

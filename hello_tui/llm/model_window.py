@@ -15,7 +15,12 @@ CODE_AGENT_CONTEXT_BUDGET overrides it). Where it comes from, in order:
    - Ollama (`llm.ollama`): asked when the URL says so (provider, port
      11434, "ollama" in it) or its listing looks like Ollama's (`owned_by`
      "library", or every id carries a `:tag`): no other server is sent
-     Ollama's requests.
+     Ollama's requests;
+   - `me` (llama-cpp-python's `llama_cpp.server`), which states its window
+     nowhere but in the error for a prompt that does not fit, and gives that
+     error before it evaluates anything: it is sent one prompt longer than
+     any window it could hold, counted first with its own tokenizer
+     (`POST /extras/tokenize/count`), and its `400` names the window.
 2. the table below, for cloud models whose endpoints do not say;
 3. `DEFAULT_CONTEXT_BUDGET`.
 
@@ -31,6 +36,7 @@ import http.client
 import json
 import re
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -40,6 +46,12 @@ from hello_tui.config import DEFAULT_CONTEXT_BUDGET, Settings
 from hello_tui.llm.ollama import describe_context, looks_like_ollama_url, native_root, probe_ollama
 
 PROBE_TIMEOUT = 2.0  # seconds per request: the first turn must not wait long on a dead port
+# llama-cpp-python: a prompt of this many tokens is past any window its server can hold in
+# memory (the key-value cache of a million tokens), so it is refused before evaluation;
+# tokenizing it takes the server a moment, hence its own timeout.
+OVERSIZED_PROMPT_TOKENS = 1 << 20
+OVERSIZED_PROMPT_LIMIT = 32 << 20  # characters: a tokenizer that packs text tighter gives up
+OVERSIZED_PROBE_TIMEOUT = 20.0
 LISTING_LIMIT = 8 << 20  # an aggregator's model list is large; a page past this is not one
 OVERRIDE = "CODE_AGENT_CONTEXT_BUDGET"
 
@@ -182,6 +194,52 @@ def _lm_studio(settings: Settings, model_id: str, timeout: float) -> ModelWindow
     return None
 
 
+def _post(url: str, settings: Settings, payload: dict[str, Any], timeout: float) -> Any:
+    """POST JSON; an HTTP error's JSON body is returned as the answer (what 400s say)."""
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    if settings.api_key:
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read(1 << 20))
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return json.loads(exc.read(1 << 20))
+
+
+def _oversized_prompt(settings: Settings, model_id: str, timeout: float) -> str | None:
+    """A prompt of at least OVERSIZED_PROMPT_TOKENS tokens by the server's own count."""
+    url = native_root(settings.base_url) + "/extras/tokenize/count"
+    repeats = OVERSIZED_PROMPT_TOKENS
+    while 2 * repeats <= OVERSIZED_PROMPT_LIMIT:
+        text = " a" * repeats
+        answer = _post(url, settings, {"model": model_id, "input": text}, timeout)
+        count = _positive(answer.get("count")) if isinstance(answer, dict) else None
+        if count is None:
+            return None  # not llama-cpp-python's server after all
+        if count >= OVERSIZED_PROMPT_TOKENS:
+            return text
+        repeats = repeats * (OVERSIZED_PROMPT_TOKENS // count + 1)
+    return None
+
+
+def _llama_cpp_python(settings: Settings, model_id: str, timeout: float) -> ModelWindow | None:
+    timeout = max(timeout, OVERSIZED_PROBE_TIMEOUT)
+    prompt = _oversized_prompt(settings, model_id, timeout)
+    if prompt is None:
+        return None
+    url = settings.base_url.rstrip("/") + "/completions"
+    answer = _post(url, settings, {"model": model_id, "prompt": prompt, "max_tokens": 1}, timeout)
+    error = answer.get("error") if isinstance(answer, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    tokens = window_from_error(message) if isinstance(message, str) else None
+    if tokens is None:
+        return None
+    return ModelWindow(tokens, "llama-cpp-python: its error for an oversized prompt", True)
+
+
 def listing_looks_like_ollama(entries: list[dict[str, Any]]) -> bool:
     """Ollama's /v1/models: owned by "library", or ids that all carry a tag (`name:tag`)."""
     if not entries:
@@ -221,6 +279,8 @@ def endpoint_window(settings: Settings, *, timeout: float = PROBE_TIMEOUT) -> Mo
         return _guarded(_llama_cpp, settings, timeout)
     if "organization_owner" in owners and entry is not None:
         return _guarded(_lm_studio, settings, str(entry.get("id", settings.model)), timeout)
+    if "me" in owners and entry is not None:
+        return _guarded(_llama_cpp_python, settings, str(entry.get("id", settings.model)), timeout)
     if listing_looks_like_ollama(entries):
         return _guarded(_ollama, settings, timeout)
     return None

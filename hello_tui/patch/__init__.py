@@ -37,9 +37,7 @@ _HOMES = {
     "plan_patch_text": "planner",
     "RecoveryBlocked": "recovery",
     "RecoveryReport": "recovery",
-    "codex_patch_text": "render",
-    "render_plan_diff": "render",
-    "unified_diff_text": "render",
+    "codex_patch_text": "codex_writer",
     "replan_with_edits": "selection",
     "select": "selection",
     "recover": "transaction",
@@ -77,12 +75,10 @@ __all__ = [
     "read_backup",
     "recover",
     "redo_last",
-    "render_plan_diff",
     "replan_with_edits",
     "restore_from_backup",
     "select",
     "undo_last",
-    "unified_diff_text",
 ]
 
 
@@ -96,6 +92,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from hello_tui.patch.codex_writer import codex_patch_text
     from hello_tui.patch.commit import commit_plan
     from hello_tui.patch.extract import contains_patch, extract_patches
     from hello_tui.patch.history import (
@@ -111,7 +108,6 @@ if TYPE_CHECKING:
     )
     from hello_tui.patch.planner import plan_file_change, plan_patch_text
     from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport
-    from hello_tui.patch.render import codex_patch_text, render_plan_diff, unified_diff_text
     from hello_tui.patch.selection import replan_with_edits, select
     from hello_tui.patch.transaction import recover
     from hello_tui.patch.types import (

@@ -11,6 +11,8 @@ proposal: declined hunks and files are not in it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hello_tui.config import Settings
 from hello_tui.patch.notes import clip_patch, fence, write_note
 from hello_tui.patch.records import backup_dir_label
@@ -69,23 +71,39 @@ def _written_section(chosen: PatchPlan) -> str:
     return fence(clip_patch(printable(diff)))
 
 
+# Called with the accepted plan once its files are written, before the commit point;
+# raising PatchError undoes the writes (the user's editor is told the new text there).
+BeforeCommit = Callable[[PatchPlan], None]
+
+
 def commit_plan(
-    plan: PatchPlan, settings: Settings, *, selection: Selection = None, user_task: str = ""
+    plan: PatchPlan,
+    settings: Settings,
+    *,
+    selection: Selection = None,
+    user_task: str = "",
+    attachments: dict[str, bytes] | None = None,
+    before_commit: BeforeCommit | None = None,
 ) -> CommitResult:
-    """Write the accepted part of `plan` all or nothing; PatchError (tree unchanged) on failure."""
+    """Write the accepted part of `plan` all or nothing; PatchError (tree unchanged) on failure.
+
+    `attachments` are kept in the backup folder beside the patch text.
+    """
     try:
         chosen = select(plan, selection)
         if not chosen.files:
             raise PatchError("Nothing to apply: every file and hunk of the patch was declined.")
+        kept = dict(attachments or {})
+        if chosen.source_text:
+            kept["patch.txt"] = chosen.source_text.encode("utf-8")
         manifest = run_transaction(
             settings,
             writes_for(chosen),
             kind="patch",
             extra={"user_task": user_task, "files": plan_file_lines(chosen)},
-            attachments={"patch.txt": chosen.source_text.encode("utf-8")}
-            if chosen.source_text
-            else None,
+            attachments=kept or None,
             stack=lambda name: patch_fields(current_state(settings), name),
+            before_commit=None if before_commit is None else lambda: before_commit(chosen),
         )
     except PatchError as exc:
         note_failure(settings, str(exc), plan.source_text, user_task)

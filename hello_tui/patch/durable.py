@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +34,13 @@ _TMP_RE = re.compile(
     r"^\.(?P<name>.+)\.[0-9a-f]{" + str(2 * TMP_TOKEN_BYTES) + "}" + re.escape(TMP_SUFFIX) + "$"
 )
 _TMP_ATTEMPTS = 32
+
+
+def temp_token() -> str:
+    """The unpredictable part of a temp file's name (os.urandom: `secrets` would cost
+    every command its import of hmac and hashlib)."""
+    return os.urandom(TMP_TOKEN_BYTES).hex()
+
 
 # Called with a label before each durable step; tests use it to kill or fail the process there.
 WRITE_POINT_HOOK: Callable[[str], None] | None = None
@@ -114,7 +120,7 @@ def temp_names_for(target: Path) -> list[Path]:
 def _open_temp(target: Path) -> tuple[int, Path]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     for _ in range(_TMP_ATTEMPTS):
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(TMP_TOKEN_BYTES)}{TMP_SUFFIX}"
+        tmp = target.parent / f".{target.name}.{temp_token()}{TMP_SUFFIX}"
         try:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:
@@ -222,7 +228,7 @@ def link_into_place(backup: Path, target: Path, *, what: str) -> bool:
     with writing(what):
         write_point(f"link {what}")  # a new name for an existing inode: no data blocks
         for _ in range(_TMP_ATTEMPTS):
-            tmp = target.parent / f".{target.name}.{secrets.token_hex(TMP_TOKEN_BYTES)}{TMP_SUFFIX}"
+            tmp = target.parent / f".{target.name}.{temp_token()}{TMP_SUFFIX}"
             try:
                 os.link(backup, tmp, follow_symlinks=False)
                 break

@@ -14,12 +14,14 @@ undo, with the same check. Neither ever skips a damaged record.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import records, undo_stack
+from hello_tui.patch.diff_summary import DiffSummary, note_patch_summary
 from hello_tui.patch.records import Damaged, Entry, backup_dir_label
 from hello_tui.patch.recovery import Interrupted
 from hello_tui.patch.rollback import classify, file_state
@@ -58,6 +60,8 @@ class HistoryEntry:
     undone: bool | None  # None: unknown, a damaged record hides it
     redoable: bool = False
     damaged: str | None = None  # why the record itself cannot be read
+    # What the patch's "Patch applied" note says its diff changed (None: no such note).
+    patch: DiffSummary | None = None
 
 
 class UndoRefused(PatchError):
@@ -357,12 +361,35 @@ def _file_lines(manifest: dict[str, Any]) -> list[str]:
     return result.summary_lines()
 
 
+# The line of a "Patch applied" note (commit.py) naming the transaction's backup folder.
+_BACKUP_LINE = re.compile(r"^Backup folder: (.+) \(undo with ", re.MULTILINE)
+
+
+def _written_patches(settings: Settings) -> dict[str, DiffSummary]:
+    """Each "Patch applied" note's diff, read back, by the backup folder the note names."""
+    from hello_tui.store.notes import NoteStore
+
+    try:
+        notes = NoteStore(settings.state.notes).list()
+    except OSError:
+        return {}  # the history shows without the counts
+    out: dict[str, DiffSummary] = {}
+    for note in notes:
+        folder = _BACKUP_LINE.search(note.content)
+        summary = note_patch_summary(note.content) if "patch_applied" in note.tags else None
+        if folder is not None and summary is not None:
+            out.setdefault(folder.group(1), summary)
+    return out
+
+
 def history(settings: Settings) -> list[HistoryEntry]:
-    """Applied patches and restores, newest first, each undone or not."""
+    """Applied patches and restores, newest first, each undone or not, a patch with what
+    its note's diff changed."""
     state = undo_stack.current_state(settings)
     applied = undo_stack.walk(settings, state.applied_top)
     undone = undo_stack.walk(settings, state.undone_top)
     in_effect, can_redo = set(applied.patches), set(undone.patches)
+    patches = _written_patches(settings)
     out: list[HistoryEntry] = []
     for folder, manifest in _committed_manifests(settings):
         if isinstance(manifest, Damaged):
@@ -386,6 +413,7 @@ def history(settings: Settings) -> list[HistoryEntry]:
                 task=str(manifest.get("user_task", "")),
                 undone=status,
                 redoable=name in can_redo,
+                patch=patches.get(backup_dir_label(settings, name)),
             )
         )
     return out

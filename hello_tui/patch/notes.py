@@ -12,9 +12,11 @@ from __future__ import annotations
 from hello_tui.config import Settings
 from hello_tui.core.markdown_fence import fence
 
-__all__ = ["MAX_PATCH_IN_NOTE", "clip_patch", "fence", "write_note"]
+__all__ = ["CLIPPED_MARK", "MAX_PATCH_IN_NOTE", "clip_patch", "fence", "write_note"]
 
 MAX_PATCH_IN_NOTE = 20_000
+# The line that ends a clipped patch (a reader of the diff stops before it).
+CLIPPED_MARK = "… (truncated after "
 
 
 def write_note(
@@ -35,4 +37,4 @@ def clip_patch(text: str, *, rest: str = "the backup folder keeps the files as t
     if len(text) <= MAX_PATCH_IN_NOTE:
         return text
     cut = text.rfind("\n", 0, MAX_PATCH_IN_NOTE) + 1 or MAX_PATCH_IN_NOTE
-    return text[:cut] + f"… (truncated after {cut} characters; {rest})\n"
+    return text[:cut] + f"{CLIPPED_MARK}{cut} characters; {rest})\n"

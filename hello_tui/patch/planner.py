@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +78,12 @@ class _State:
     mode: int | None = None
 
 
-def _read_disk(rel: str, target: Path) -> _State:
+# What an existing file holds now, given its repo path, its path and its bytes on disk;
+# None: the disk's bytes. The user's editor may hold newer text (tools/editor_texts.py).
+CurrentBytes = Callable[[str, Path, bytes], bytes | None]
+
+
+def _read_disk(rel: str, target: Path, current: CurrentBytes | None = None) -> _State:
     if not os.path.lexists(target):
         return _State(None)
     st = os.stat(target)
@@ -85,11 +91,16 @@ def _read_disk(rel: str, target: Path) -> _State:
         raise PatchError(f"Cannot patch {rel}: it is a directory, not a file.")
     if not stat.S_ISREG(st.st_mode):
         raise PatchError(f"Cannot patch {rel}: it is not a regular file.")
-    return _State(target.read_bytes(), stat.S_IMODE(st.st_mode))
+    data = target.read_bytes()
+    if current is not None and (newer := current(rel, target, data)) is not None:
+        data = newer
+    return _State(data, stat.S_IMODE(st.st_mode))
 
 
-def _read_existing(rel: str, target: Path, action: str) -> tuple[bytes, int]:
-    state = _read_disk(rel, target)
+def _read_existing(
+    rel: str, target: Path, action: str, current: CurrentBytes | None = None
+) -> tuple[bytes, int]:
+    state = _read_disk(rel, target, current)
     if state.data is None:
         raise PatchError(f"Cannot {action} {rel}: the file does not exist.")
     return state.data, state.mode or 0
@@ -189,16 +200,19 @@ def finish_update(fp: FilePlan, old: TextFile, hunks: list[Hunk]) -> FilePlan:
 class _Planner:
     """Applies operations in order to the tree as the patch sees it, one FilePlan each."""
 
-    def __init__(self, settings: Settings, warnings: list[str]) -> None:
+    def __init__(
+        self, settings: Settings, warnings: list[str], current: CurrentBytes | None = None
+    ) -> None:
         self.settings = settings
         self.warnings = warnings
+        self.current = current
         self.disk: dict[str, _State] = {}
         self.tree: dict[str, _State] = {}
         self.order: list[str] = []
 
     def state(self, rel: str, target: Path) -> _State:
         if rel not in self.tree:
-            self.disk[rel] = _read_disk(rel, target)
+            self.disk[rel] = _read_disk(rel, target, self.current)
             self.tree[rel] = self.disk[rel]
             self.order.append(rel)
         return self.tree[rel]
@@ -493,6 +507,7 @@ def plan_operations(
     warnings: list[str] | None = None,
     *,
     limits: bool = True,
+    current: CurrentBytes | None = None,
 ) -> PatchPlan:
     if not ops:
         raise PatchError("No files were modified: the patch contains no file operations.")
@@ -504,7 +519,7 @@ def plan_operations(
         dest = _resolve(settings, op.move_to)[0] if op.move_to is not None else None
         resolved.append((rel, target, dest))
     repeated = _check_duplicates(ops, [(rel, dest) for rel, _, dest in resolved])
-    planner = _Planner(settings, notes)
+    planner = _Planner(settings, notes, current)
     files: list[FilePlan] = []
     for op, (rel, target, _dest) in zip(ops, resolved):
         files.extend(planner.plan(op, rel, target))
@@ -549,7 +564,9 @@ def finalize_plan(
     )
 
 
-def plan_patch_text(text: str, settings: Settings, *, limits: bool = True) -> PatchPlan:
+def plan_patch_text(
+    text: str, settings: Settings, *, limits: bool = True, current: CurrentBytes | None = None
+) -> PatchPlan:
     """Extract, parse and plan every patch in `text`; PatchError says what to fix.
 
     `limits` (files and changed lines per patch) bound what the agent may propose; a patch
@@ -557,21 +574,28 @@ def plan_patch_text(text: str, settings: Settings, *, limits: bool = True) -> Pa
     """
     warnings: list[str] = []
     ops = parse_patch_text(text, warnings)
-    return plan_operations(ops, settings, source_text=text, warnings=warnings, limits=limits)
+    return plan_operations(
+        ops, settings, source_text=text, warnings=warnings, limits=limits, current=current
+    )
 
 
 def plan_file_change(
-    settings: Settings, path: str, new_text: str | None, *, whole_file: bool = False
+    settings: Settings,
+    path: str,
+    new_text: str | None,
+    *,
+    whole_file: bool = False,
+    current: CurrentBytes | None = None,
 ) -> PatchPlan:
     """A plan for one file's new content (None deletes it), with difflib hunks for review."""
     rel, target = _resolve(settings, path)
     if new_text is None:
-        data, mode = _read_existing(rel, target, "delete")
+        data, mode = _read_existing(rel, target, "delete", current)
         files = [_delete_plan(rel, data, mode)]
     elif not os.path.lexists(target):
         files = [make_add_plan(rel, new_text.removeprefix("\ufeff"))]
     else:
-        data, mode = _read_existing(rel, target, "update")
+        data, mode = _read_existing(rel, target, "update", current)
         old = decode_text(data, rel)
         fp = FilePlan(
             path=rel,
@@ -585,8 +609,8 @@ def plan_file_change(
         )
         files = [finish_update(fp, old, diff_hunks(old, new_text))]
     _check_control_files(settings, files)
-    from hello_tui.patch.render import render_plan_diff
+    from hello_tui.patch.written_diff import written_diff
 
     plan = finalize_plan(files, settings, "")
-    plan.source_text = render_plan_diff(plan)
+    plan.source_text = written_diff(plan, binary_literals=False)
     return plan

@@ -193,15 +193,18 @@ def close_journal(settings: Settings) -> None:
 # ---- backup folders -------------------------------------------------------------------
 
 
-_NAME_RE = re.compile(r"^\d{8}_\d{6}_\d{6}$")
+# NAME_FORMAT's fields, read without strptime (whose import every command would pay).
+_NAME_RE = re.compile(r"^(\d{4})(\d\d)(\d\d)_(\d\d)(\d\d)(\d\d)_(\d{6})$")
 
 
 def parse_name(name: str) -> datetime | None:
     """The time a record folder's name stands for; None for a name that is not ours."""
-    if not _NAME_RE.match(name):
+    match = _NAME_RE.match(name)
+    if match is None:
         return None
     try:
-        return datetime.strptime(name, NAME_FORMAT)
+        year, month, day, hour, minute, second, micro = (int(f) for f in match.groups())
+        return datetime(year, month, day, hour, minute, second, micro)
     except ValueError:
         return None
 

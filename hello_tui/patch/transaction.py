@@ -157,16 +157,26 @@ def run_transaction(
     extra: dict[str, Any] | None = None,
     attachments: dict[str, bytes] | None = None,
     stack: StackFields | None = None,
+    before_commit: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Apply `writes` all or nothing; return the manifest (its `name` is the backup folder).
 
     `attachments` are extra files kept in the backup folder (the patch text, for instance).
+    `before_commit` runs once every file is written, before the commit point: when it
+    raises, the files are put back as after any failed write (the user's editor is told
+    the new text there, see `tools/editor_texts.py`).
     """
     if not writes:
         raise PatchError("No files were modified: nothing to write.")
     with recovered_lock(settings):
         return run_locked(
-            settings, writes, kind=kind, extra=extra, attachments=attachments, stack=stack
+            settings,
+            writes,
+            kind=kind,
+            extra=extra,
+            attachments=attachments,
+            stack=stack,
+            before_commit=before_commit,
         )
 
 
@@ -262,6 +272,7 @@ def run_locked(
     stack: StackFields | None = None,
     removed_dirs: list[str] | None = None,
     allow_empty: bool = False,
+    before_commit: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The transaction itself; the caller holds the write lock and has recovered.
 
@@ -306,6 +317,8 @@ def run_locked(
         durable.sync_dirs([t.path.parent for t in targets], what=_plural(targets))
         for rel in reversed(manifest["removed_dirs"]):
             durable.remove_empty_dir(repo / rel, what=rel)
+        if before_commit is not None:
+            before_commit()
         records.mark_committed(settings, folder, manifest)
     except BaseException as exc:
         problem = _roll_back_now(settings, repo, folder, manifest)
@@ -344,8 +357,10 @@ def _write_records(
         before: dict[str, Any] | None = None
         if t.data is not None and t.st is not None:
             bak = t.rel + ".bak"
+            # _read_targets has checked the data against an expected hash: it is that one.
+            checked = t.write.expect_hash not in (ANY, None)
             before = {
-                "sha256": sha256(t.data),
+                "sha256": t.write.expect_hash if checked else sha256(t.data),
                 "size": len(t.data),
                 "mode": stat.S_IMODE(t.st.st_mode),
                 "uid": t.st.st_uid,

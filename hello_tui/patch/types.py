@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 FileOp = Literal["add", "update", "delete", "move"]
 
+# Bytes of a non-UTF-8 file travel as the lone surrogates of "surrogateescape".
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
 
 def printable(text: str) -> str:
     """Text safe to print and store: bytes kept as lone surrogates are shown as \\xNN."""
-    if not any("\udc80" <= ch <= "\udcff" for ch in text):
+    if text.isascii() or _ESCAPED_BYTE.search(text) is None:
         return text
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 

@@ -1,16 +1,26 @@
-"""The git diff of what a commit wrote: the patch a "Patch applied" note records.
+"""The one diff writer: every diff hello-tui prints is written here, as git writes it.
 
-`written_diff(plan)` takes the plan `commit_plan` actually wrote (after the
-user's selection and edits) and renders it as `git diff --binary` would for
-the same change, old bytes to new bytes: `diff --git` headers with git's mode,
-rename and `index` lines, git's hunk numbering (`-5` for a one-line range,
-`-4,0` for an insertion after line 4), git's three lines of context with
-hunks merged when at most six lines apart, the default function-name context
-after `@@`, and `GIT binary patch` literals (forward and reverse) for binary
-files. The hunks are the accepted hunks themselves whenever they rebuild the
-written bytes; otherwise (a line ending the commit had to repair) the two
-texts are diffed. `git apply -R` of the result against the new tree restores
-the old one.
+`diff_file(change)` turns one file's old and new bytes (and modes and names)
+into a `FileDiff`: the model of that file's section of `git diff`, whose
+`lines()` are git's text. `written_diff(plan)` is a whole plan, files in git's
+order: the "Patch applied" note (what a commit wrote), the review's diff of a
+proposed plan and the chat's auto-applied diff all come from it; `text_diff`
+diffs two texts (the user's edit of a proposal, told to the model).
+
+git's format throughout: `diff --git` headers with `new file mode`, `deleted
+file mode`, `old mode`/`new mode`, `similarity index` (git's own estimate)
+with `rename from`/`rename to`, `index` lines, C-quoted unusual names,
+`/dev/null` (a `---`/`+++` name with a space ends in a tab), hunk numbering (`-5` for a one-line range, `-4,0` for an
+insertion after line 4), three lines of context with hunks merged when at most
+six lines apart, the default function-name context after `@@`, lines split at
+LF only (a CRLF line keeps its CR), `\\ No newline at end of file`, and binary
+files as `GIT binary patch` literals or `Binary files ... differ`.
+
+Time is linear in the file plus the patch: the plan's hunks are the changes
+whenever they rebuild the new bytes (each is trimmed of the unchanged lines at
+its ends), the function context is found by one backward pass over the file,
+and only two texts with no hunks between them (or hunks the commit had to
+repair) are diffed with difflib.
 """
 
 from __future__ import annotations
@@ -18,24 +28,121 @@ from __future__ import annotations
 import difflib
 import zlib
 from base64 import b85encode
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
 
 from hello_tui.core.hunk_header import git_range
 from hello_tui.patch.binary import blob_id
 from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
+from hello_tui.patch.similarity import similarity_percent
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
 
 CONTEXT = 3
 NO_EOL = "\\ No newline at end of file"
 FUNCNAME_BYTES = 80  # git's xdiff keeps at most 80 bytes of the function line
 ABBREV = 7
+DEV_NULL = "/dev/null"
 
 # (tag, old start, old end, new start, new end), as difflib's opcodes.
 Op = tuple[str, int, int, int, int]
 
+__all__ = [
+    "CONTEXT",
+    "NO_EOL",
+    "FileChange",
+    "FileDiff",
+    "HunkDiff",
+    "Lines",
+    "Op",
+    "diff_file",
+    "git_mode",
+    "op_lines",
+    "plan_changes",
+    "quote_path",
+    "render",
+    "text_diff",
+    "written_diff",
+]
 
-def _prefixed(prefix: str, path: str) -> str:
-    return quote_path(prefix + path)
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file's change as the writer takes it: None bytes mean the file is absent."""
+
+    old_path: str
+    new_path: str
+    old: bytes | None
+    new: bytes | None
+    old_mode: int | None = None
+    new_mode: int | None = None
+    # The planned hunks (git's line numbering of `old`); used when they rebuild `new`.
+    hunks: Sequence[Hunk] = ()
+
+    @property
+    def unchanged(self) -> bool:
+        """Same name, bytes and executable bit: git prints nothing for it."""
+        same_mode = git_mode(self.old_mode) == git_mode(self.new_mode)
+        return self.old == self.new and self.old_path == self.new_path and same_mode
+
+
+@dataclass
+class HunkDiff:
+    """One `@@` hunk: 0-based starts and counts as git_range reads them, and its lines."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    func: str
+    lines: list[str]  # " x", "-x", "+x" and NO_EOL markers, without their LF
+    added: int
+    removed: int
+
+    @property
+    def header(self) -> str:
+        ranges = f"@@ -{git_range(self.old_start, self.old_count)} "
+        ranges += f"+{git_range(self.new_start, self.new_count)} @@"
+        return ranges + (f" {self.func}" if self.func else "")
+
+
+@dataclass
+class FileDiff:
+    """One file's section of a git diff, kept as a model so counts need no re-reading."""
+
+    old_path: str
+    new_path: str
+    created: bool
+    deleted: bool
+    header: list[str]  # `diff --git` to `index`, as git orders them
+    binary: bool = False
+    binary_body: list[str] = field(default_factory=list)
+    hunks: list[HunkDiff] = field(default_factory=list)
+
+    @property
+    def added(self) -> int:
+        return sum(h.added for h in self.hunks)
+
+    @property
+    def removed(self) -> int:
+        return sum(h.removed for h in self.hunks)
+
+    def lines(self) -> list[str]:
+        out = list(self.header) + self.binary_body
+        if self.hunks:
+            src = DEV_NULL if self.created else quote_path("a/" + self.old_path)
+            dst = DEV_NULL if self.deleted else quote_path("b/" + self.new_path)
+            out += [f"--- {_label(src)}", f"+++ {_label(dst)}"]
+        for hunk in self.hunks:
+            out.append(hunk.header)
+            out += hunk.lines
+        return out
+
+
+def _label(name: str) -> str:
+    """A `---`/`+++` name: git ends one that holds a space with a tab, as GNU patch wants."""
+    return name + "\t" if " " in name else name
 
 
 def git_mode(mode: int | None) -> str:
@@ -49,11 +156,42 @@ def _oid(data: bytes | None, full: bool) -> str:
     return blob_id(data) if full else blob_id(data)[:ABBREV]
 
 
-# ---------------------------------------------------------------- text hunks
+# ---------------------------------------------------------------- changes as opcodes
 
 
-def _ops_from_hunks(hunks: list[Hunk], a: list[str], b: list[str]) -> list[Op] | None:
-    """The accepted hunks as opcodes, or None if they do not rebuild `b` from `a` exactly."""
+def _trimmed(a: list[str], b: list[str], op: Op) -> list[Op]:
+    """A change without the equal lines at its two ends (a hunk may restate its context)."""
+    _tag, i1, i2, j1, j2 = op
+    head = 0
+    while i1 + head < i2 and j1 + head < j2 and a[i1 + head] == b[j1 + head]:
+        head += 1
+    tail = 0
+    while i2 - tail > i1 + head and j2 - tail > j1 + head and a[i2 - tail - 1] == b[j2 - tail - 1]:
+        tail += 1
+    out: list[Op] = []
+    if head:
+        out.append(("equal", i1, i1 + head, j1, j1 + head))
+    if i2 - tail > i1 + head or j2 - tail > j1 + head:
+        out.append(("replace", i1 + head, i2 - tail, j1 + head, j2 - tail))
+    if tail:
+        out.append(("equal", i2 - tail, i2, j2 - tail, j2))
+    return out
+
+
+def _merged(ops: list[Op]) -> list[Op]:
+    """Adjacent ops of one kind as one: git shows touching changes as one run of - then +."""
+    out: list[Op] = []
+    for op in ops:
+        if out and (out[-1][0] == "equal") == (op[0] == "equal"):
+            tag, i1, _i2, j1, _j2 = out[-1]
+            out[-1] = (tag, i1, op[2], j1, op[4])
+        else:
+            out.append(op)
+    return out
+
+
+def _ops_from_hunks(hunks: Sequence[Hunk], a: list[str], b: list[str]) -> list[Op] | None:
+    """The hunks as opcodes, or None if they do not rebuild `b` from `a` exactly."""
     ops: list[Op] = []
     pos = shift = 0
     for h in sorted(hunks, key=lambda h: (h.old_start, h.index)):
@@ -64,39 +202,43 @@ def _ops_from_hunks(hunks: list[Hunk], a: list[str], b: list[str]) -> list[Op] |
             ops.append(("equal", pos, start, pos + shift, start + shift))
         new_start = start + shift
         new_end = new_start + len(h.new_lines)
+        if new_end > len(b):
+            return None
         if end > start or new_end > new_start:
-            ops.append(("replace", start, end, new_start, new_end))
+            ops += _trimmed(a, b, ("replace", start, end, new_start, new_end))
         shift += len(h.new_lines) - len(h.old_lines)
         pos = end
+    if len(b) != len(a) + shift:
+        return None
     if pos < len(a):
         ops.append(("equal", pos, len(a), pos + shift, len(a) + shift))
-    rebuilt: list[str] = []
     for tag, i1, i2, j1, j2 in ops:
-        rebuilt += a[i1:i2] if tag == "equal" else b[j1:j2]
         if tag == "equal" and a[i1:i2] != b[j1:j2]:
             return None
-    if rebuilt != b or len(b) != len(a) + shift:
-        return None
-    return ops
+    return _merged(ops)
 
 
 def _ops_by_diff(a: list[str], b: list[str]) -> list[Op]:
+    if not a or not b:
+        return [("replace", 0, len(a), 0, len(b))] if a or b else []
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
 
 
-def _groups(ops: list[Op]) -> list[list[Op]]:
-    """Changes with CONTEXT lines around them; changes at most 2*CONTEXT apart share a hunk."""
-    changes = [op for op in ops if op[0] != "equal"]
+def _groups(ops: list[Op], context: int) -> list[list[Op]]:
+    """Changes with `context` lines around them; changes at most 2*context apart share a hunk."""
     groups: list[list[Op]] = []
-    for op in changes:
-        if groups:
-            last = groups[-1][-1]
-            if op[1] - last[2] <= 2 * CONTEXT:
-                groups[-1].append(op)
-                continue
-        groups.append([op])
+    for op in ops:
+        if op[0] == "equal":
+            continue
+        if groups and op[1] - groups[-1][-1][2] <= 2 * context:
+            groups[-1].append(op)
+        else:
+            groups.append([op])
     return groups
+
+
+# ---------------------------------------------------------------- function context
 
 
 def _is_funcname_line(line: str) -> bool:
@@ -128,57 +270,79 @@ class _FuncContext:
         return self._text
 
 
-def _hunk_lines(
-    group: list[Op],
-    a: list[str],
-    a_eols: list[str],
-    b: list[str],
-    b_eols: list[str],
-    funcs: _FuncContext,
-) -> list[str]:
-    first, last = group[0], group[-1]
-    s1 = max(first[1] - CONTEXT, 0)
-    e1 = min(last[2] + CONTEXT, len(a))
-    s2 = first[3] - (first[1] - s1)
-    e2 = last[4] + (e1 - last[2])
-    func = funcs.above(s1)
-    header = f"@@ -{git_range(s1, e1 - s1)} +{git_range(s2, e2 - s2)} @@"
-    out = [header + (f" {func}" if func else "")]
+# ---------------------------------------------------------------- text hunks
 
-    def line(mark: str, text: str, eol: str) -> None:
-        out.append(mark + text + ("\r" if eol == "\r\n" else ""))
+
+@dataclass
+class Lines:
+    """A text's lines and each line's ending ("\\n", "\\r\\n", or "" for a last line without one)."""
+
+    lines: list[str]
+    eols: list[str]
+
+    @classmethod
+    def of(cls, data: bytes) -> Lines:
+        """Split as git splits: at LF only, a CR before it is part of the ending."""
+        return cls(*split_git_lines(decode_bytes(data)))
+
+    def keys(self) -> list[str]:
+        return list(map(str.__add__, self.lines, self.eols))
+
+
+def op_lines(ops: Sequence[Op], a: Lines, b: Lines, *, carriage_returns: bool = True) -> list[str]:
+    """Each op's lines marked " ", "-" or "+", with NO_EOL after a line that has no ending.
+
+    `carriage_returns`: a CRLF line keeps its CR before the LF the text will end it with,
+    as git writes it; a Codex patch, whose lines carry no ending, leaves it off.
+    """
+    out: list[str] = []
+
+    def line(mark: str, side: Lines, k: int) -> None:
+        eol = side.eols[k]
+        out.append(mark + side.lines[k] + ("\r" if carriage_returns and eol == "\r\n" else ""))
         if eol == "":
             out.append(NO_EOL)
 
-    i = s1
-    for tag, i1, i2, j1, j2 in group:
-        for k in range(i, i1):
-            line(" ", a[k], a_eols[k])
+    for tag, i1, i2, j1, j2 in ops:
         for k in range(i1, i2):
-            line("-", a[k], a_eols[k])
-        for k in range(j1, j2):
-            line("+", b[k], b_eols[k])
-        i = i2
-    for k in range(i, e1):
-        line(" ", a[k], a_eols[k])
+            line(" " if tag == "equal" else "-", a, k)
+        if tag != "equal":
+            for k in range(j1, j2):
+                line("+", b, k)
     return out
 
 
-def _text_hunks(fp: FilePlan, old: bytes, new: bytes) -> list[str]:
-    a, a_eols = split_git_lines(decode_bytes(old))
-    b, b_eols = split_git_lines(decode_bytes(new))
-    ka = list(map(str.__add__, a, a_eols))
-    kb = list(map(str.__add__, b, b_eols))
-    ops = None
-    if fp.op in ("update", "move") and fp.hunks:
-        ops = _ops_from_hunks(fp.hunks, ka, kb)
+def _with_context(group: list[Op], a_len: int, context: int) -> list[Op]:
+    """The group's changes with the equal lines between them and `context` around them."""
+    first, last = group[0], group[-1]
+    s1 = max(first[1] - context, 0)
+    e1 = min(last[2] + context, a_len)
+    shift = first[3] - first[1]
+    ops: list[Op] = [("equal", s1, first[1], s1 + shift, first[3])]
+    for prev, op in pairwise(group):
+        ops += [prev, ("equal", prev[2], op[1], prev[4], op[3])]
+    shift = last[4] - last[2]
+    ops += [last, ("equal", last[2], e1, last[2] + shift, e1 + shift)]
+    return [op for op in ops if op[0] != "equal" or op[2] > op[1]]
+
+
+def _hunk(group: list[Op], a: Lines, b: Lines, funcs: _FuncContext, context: int) -> HunkDiff:
+    ops = _with_context(group, len(a.lines), context)
+    s1, e1, s2, e2 = ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
+    added = sum(op[4] - op[3] for op in group)
+    removed = sum(op[2] - op[1] for op in group)
+    lines = op_lines(ops, a, b)
+    return HunkDiff(s1, e1 - s1, s2, e2 - s2, funcs.above(s1), lines, added, removed)
+
+
+def _text_hunks(change: FileChange, context: int) -> list[HunkDiff]:
+    a, b = Lines.of(change.old or b""), Lines.of(change.new or b"")
+    ka, kb = a.keys(), b.keys()
+    ops = _ops_from_hunks(change.hunks, ka, kb) if change.hunks else None
     if ops is None:
         ops = _ops_by_diff(ka, kb)
-    out: list[str] = []
-    funcs = _FuncContext(a)
-    for group in _groups(ops):
-        out += _hunk_lines(group, a, a_eols, b, b_eols, funcs)
-    return out
+    funcs = _FuncContext(a.lines)
+    return [_hunk(group, a, b, funcs, context) for group in _groups(ops, context)]
 
 
 # ---------------------------------------------------------------- binary data
@@ -197,24 +361,26 @@ def _base85_lines(data: bytes) -> list[str]:
     return out
 
 
-def _binary_hunks(old: bytes, new: bytes) -> list[str]:
+def _binary_literals(old: bytes, new: bytes) -> list[str]:
     out = ["GIT binary patch", f"literal {len(new)}", *_base85_lines(new), ""]
     out += [f"literal {len(old)}", *_base85_lines(old), ""]
     return out
 
 
+def _binary_differ(change: FileChange) -> list[str]:
+    src = DEV_NULL if change.old is None else quote_path("a/" + change.old_path)
+    dst = DEV_NULL if change.new is None else quote_path("b/" + change.new_path)
+    return [f"Binary files {src} and {dst} differ"]
+
+
 # ---------------------------------------------------------------- per file
 
 
-def file_diff(fp: FilePlan) -> list[str]:
-    """One file's section of the diff, as `git diff --binary` prints it."""
-    old = None if fp.op == "add" else (fp.old_bytes or b"")
-    new = None if fp.op == "delete" else (fp.new_bytes or b"")
-    old_path = fp.path
-    new_path = fp.move_to if fp.op == "move" and fp.move_to else fp.path
-    out = [f"diff --git {_prefixed('a/', old_path)} {_prefixed('b/', new_path)}"]
-    old_mode = git_mode(fp.old_mode if fp.old_mode is not None else fp.mode)
-    new_mode = git_mode(fp.mode)
+def _header(change: FileChange) -> list[str]:
+    """`diff --git` and git's extended header lines, up to (not including) `index`."""
+    old, new = change.old, change.new
+    out = [f"diff --git {quote_path('a/' + change.old_path)} {quote_path('b/' + change.new_path)}"]
+    old_mode, new_mode = git_mode(change.old_mode), git_mode(change.new_mode)
     if old is None:
         out.append(f"new file mode {new_mode}")
     elif new is None:
@@ -222,35 +388,85 @@ def file_diff(fp: FilePlan) -> list[str]:
     else:
         if old_mode != new_mode:
             out += [f"old mode {old_mode}", f"new mode {new_mode}"]
-        if old_path != new_path:
-            out += [f"rename from {quote_path(old_path)}", f"rename to {quote_path(new_path)}"]
-        if old == new:
-            return out  # a rename or mode change only: git prints no index line
+        if change.old_path != change.new_path:
+            out += [
+                f"similarity index {similarity_percent(old, new)}%",
+                f"rename from {quote_path(change.old_path)}",
+                f"rename to {quote_path(change.new_path)}",
+            ]
+    return out
+
+
+def diff_file(
+    change: FileChange, *, context: int = CONTEXT, binary_literals: bool = True
+) -> FileDiff:
+    """One file's section of `git diff` (`git diff --binary` with `binary_literals`)."""
+    old, new = change.old, change.new
+    diff = FileDiff(change.old_path, change.new_path, old is None, new is None, _header(change))
+    if old == new:
+        return diff  # a rename or mode change only: git prints no index line
     old_data, new_data = old or b"", new or b""
-    binary = is_binary(old_data) or is_binary(new_data)
+    diff.binary = is_binary(old_data) or is_binary(new_data)
     # git applies a binary patch only with full object ids (`--full-index`).
-    index = f"index {_oid(old, binary)}..{_oid(new, binary)}"
-    same_mode = old is not None and new is not None and old_mode == new_mode
-    out.append(index + (f" {new_mode}" if same_mode else ""))
-    if binary:
-        return out + _binary_hunks(old_data, new_data)
-    if not old_data and not new_data:
-        return out  # an empty file added or deleted: no hunk
-    src = "/dev/null" if old is None else _prefixed("a/", old_path)
-    dst = "/dev/null" if new is None else _prefixed("b/", new_path)
-    return out + [f"--- {src}", f"+++ {dst}"] + _text_hunks(fp, old_data, new_data)
+    full = diff.binary and binary_literals
+    index = f"index {_oid(old, full)}..{_oid(new, full)}"
+    same_mode = old is not None and new is not None
+    same_mode = same_mode and git_mode(change.old_mode) == git_mode(change.new_mode)
+    diff.header.append(index + (f" {git_mode(change.new_mode)}" if same_mode else ""))
+    if diff.binary:
+        literals = _binary_literals(old_data, new_data)
+        diff.binary_body = literals if binary_literals else _binary_differ(change)
+    elif old_data or new_data:  # an empty file added or deleted has no hunk
+        diff.hunks = _text_hunks(change, context)
+    return diff
 
 
-def _git_order(fp: FilePlan) -> bytes:
-    # git sorts by path as bytes; a rename sits where its new name does.
-    return (fp.move_to if fp.op == "move" and fp.move_to else fp.path).encode(
-        "utf-8", "surrogateescape"
+def render(diffs: Sequence[FileDiff]) -> str:
+    """The diffs as one text: each line ends with LF, as git prints them."""
+    lines = [line for diff in diffs for line in diff.lines()]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+# ---------------------------------------------------------------- plans and texts
+
+
+def _change_of(fp: FilePlan) -> FileChange:
+    new_path = fp.move_to if fp.op == "move" and fp.move_to else fp.path
+    return FileChange(
+        old_path=fp.path,
+        new_path=new_path,
+        old=None if fp.op == "add" else (fp.old_bytes or b""),
+        new=None if fp.op == "delete" else (fp.new_bytes or b""),
+        old_mode=fp.old_mode if fp.old_mode is not None else fp.mode,
+        new_mode=fp.mode,
+        hunks=fp.hunks if fp.op in ("update", "move") else (),
     )
 
 
-def written_diff(plan: PatchPlan) -> str:
-    """The whole plan as one git diff, its files in git's order."""
-    lines: list[str] = []
-    for fp in sorted(plan.files, key=_git_order):
-        lines += file_diff(fp)
-    return "\n".join(lines) + "\n" if lines else ""
+def plan_changes(plan: PatchPlan) -> list[FileChange]:
+    """The plan's files as changes, in git's order: by path as bytes, a rename at its new name."""
+    changes = [_change_of(fp) for fp in plan.files]
+    return sorted(changes, key=lambda c: c.new_path.encode("utf-8", "surrogateescape"))
+
+
+def written_diff(plan: PatchPlan, *, binary_literals: bool = True) -> str:
+    """The whole plan as one git diff (`git diff --binary` with `binary_literals`)."""
+    changes = [c for c in plan_changes(plan) if not c.unchanged]
+    return render([diff_file(c, binary_literals=binary_literals) for c in changes])
+
+
+def text_diff(
+    path: str,
+    old: str | None,
+    new: str | None,
+    *,
+    new_path: str | None = None,
+    context: int = CONTEXT,
+) -> str:
+    """Two texts (None: the file is absent) as git diffs them, with `context` lines."""
+
+    def data(text: str | None) -> bytes | None:
+        return None if text is None else text.encode("utf-8", "surrogateescape")
+
+    change = FileChange(path, new_path or path, data(old), data(new))
+    return "" if change.unchanged else render([diff_file(change, context=context)])

@@ -26,6 +26,7 @@ from textual.widgets import Footer, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from hello_tui.core.markdown_fence import fence, opens_fence
+from hello_tui.engine.types import DiffSummary
 
 # "Patch:", "Patch (as proposed):", "Patch (what was written):" on a line of their own.
 _PATCH_HEADING = re.compile(r"^Patch(?: \([^)\n]*\))?:[ \t]*$")
@@ -116,6 +117,11 @@ def note_meta(note_type: str, updated_at: str, tags: Sequence[str] = ()) -> str:
     """The viewer's line under the title: type · when · tags (what is empty is left out)."""
     parts = [note_type, shown_time(updated_at) if updated_at else "", ", ".join(tags)]
     return " · ".join(part for part in parts if part)
+
+
+def patch_meta(summary: DiffSummary) -> str:
+    """A patch note's second line: `2 files, +5 −3: M stats.py +3 −1; A new.py +2 −2`."""
+    return summary.line() + ": " + "; ".join(f.label() for f in summary.files)
 
 
 class NoteViewerScreen(ModalScreen[None]):

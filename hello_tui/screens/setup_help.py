@@ -15,7 +15,6 @@ or None.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,8 +152,7 @@ def save_choice(settings: Settings, choice: SetupChoice, path: Path) -> tuple[Se
         model = settings.model if keep_model or not choice.model else choice.model
         if choice.model and not keep_model:
             sources["model"] = "user config"
-        updated = dataclasses.replace(
-            settings,
+        updated = settings.with_changes(
             api_key=choice.key or None,
             provider="local" if is_local_url(choice.base_url) else "custom",
             base_url=choice.base_url,
@@ -164,8 +162,7 @@ def save_choice(settings: Settings, choice: SetupChoice, path: Path) -> tuple[Se
         return updated, f"Local server `{choice.base_url}` saved in `{path}`; restarting…"
     save_key(path, choice.provider, choice.key)
     provider = PROVIDER_BY_NAME[choice.provider]
-    updated = dataclasses.replace(
-        settings,
+    updated = settings.with_changes(
         api_key=choice.key,
         provider=provider.name,
         base_url=provider.base_url,

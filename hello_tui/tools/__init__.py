@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hello_tui.config import Settings
-
 if TYPE_CHECKING:
+    from hello_tui.config import Settings
     from hello_tui.tools.registry import ToolRegistry
 
 

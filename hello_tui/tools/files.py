@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import Field
 
 from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
+from hello_tui.tools.editor_texts import EditorView
 from hello_tui.tools.env_files import approve_env_read, is_env_file
 from hello_tui.tools.paths import (
     PathError,
@@ -325,9 +326,12 @@ class ReadTool(Tool):
             declined = await approve_env_read(ctx, "read", target.rel)
             if declined is not None:
                 return declined
-        return await asyncio.to_thread(self._read, args, ctx, target)
+        view = EditorView.here(ctx.editor)
+        return await asyncio.to_thread(self._read, args, ctx, target, view)
 
-    def _read(self, args: ReadArgs, ctx: ToolContext, target: RepoPath) -> ToolResult:
+    def _read(
+        self, args: ReadArgs, ctx: ToolContext, target: RepoPath, view: EditorView | None
+    ) -> ToolResult:
         path = target.path
         try:
             if not path.exists():
@@ -355,7 +359,12 @@ class ReadTool(Tool):
             if size > READ_MAX_BYTES_WITHOUT_RANGE:
                 total, window, notes = self._stream_range(path, args)
             else:
-                text, notes = _decode(path.read_bytes())
+                raw = path.read_bytes()
+                if view is not None and (shown := view.current(target.rel, path, raw)) is not None:
+                    # The editor's buffer: the stale guard compares against the same bytes.
+                    raw = shown
+                    record = ReadRecord(hashlib.sha256(raw).hexdigest(), len(raw), record.mtime)
+                text, notes = _decode(raw)
                 lines = _split_lines(text)
                 total = len(lines)
                 start = (args.offset or 1) - 1

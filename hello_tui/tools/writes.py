@@ -16,7 +16,6 @@ cancels the wait, never a commit that has begun).
 from __future__ import annotations
 
 import asyncio
-import difflib
 import hashlib
 import re
 from typing import Any
@@ -28,6 +27,7 @@ from hello_tui.core.events import NoteWritten, PatchProposed, PatchResolved, Wri
 from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
 from hello_tui.store.write_lock import WAITING_TEXT, write_when_free
+from hello_tui.tools.editor_texts import EditorView
 from hello_tui.tools.files import file_digest
 from hello_tui.tools.paths import PathError, RepoPath, is_protected, resolve_repo_path
 
@@ -36,18 +36,23 @@ _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _READ_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
 
 
-def _current_sha256(ctx: ToolContext, rel: str) -> str | None:
+def _current_sha256(ctx: ToolContext, rel: str, view: EditorView | None) -> str | None:
+    """The hash of what `read` would see now: the editor's buffer when it has the file."""
+    path = ctx.repo / rel
     try:
-        return hashlib.sha256((ctx.repo / rel).read_bytes()).hexdigest()
+        data = path.read_bytes()
     except OSError:
         return None
+    if view is not None and (shown := view.current(rel, path, data)) is not None:
+        data = shown
+    return hashlib.sha256(data).hexdigest()
 
 
-def _stale_files(plan: PatchPlan, ctx: ToolContext) -> list[str]:
+def _stale_files(plan: PatchPlan, ctx: ToolContext, view: EditorView | None) -> list[str]:
     stale = []
     for fp in plan.files:
         record = ctx.reads.get(fp.path)
-        if record is not None and _current_sha256(ctx, fp.path) != record.sha256:
+        if record is not None and _current_sha256(ctx, fp.path, view) != record.sha256:
             stale.append(fp.path)
     return stale
 
@@ -71,17 +76,15 @@ def _declined_hunks(plan: PatchPlan, selection: Selection) -> list[str]:
 
 
 def _user_edit_diff(plan: PatchPlan, edits: dict[str, str]) -> str:
-    proposed = {fp.path: fp.new_text or "" for fp in plan.files}
+    """The user's edits as a git diff from the proposed text (a/) to the user's (b/)."""
+    from hello_tui.patch.written_diff import text_diff
+
+    proposed = {fp.move_to or fp.path: fp.new_text or "" for fp in plan.files}
+    proposed.update({fp.path: fp.new_text or "" for fp in plan.files if fp.path in edits})
     lines: list[str] = []
     for path, text in edits.items():
-        lines += difflib.unified_diff(
-            proposed.get(path, "").splitlines(),
-            text.splitlines(),
-            fromfile=f"proposed/{path}",
-            tofile=f"user/{path}",
-            n=1,
-            lineterm="",
-        )
+        # Split at LF only: a CRLF line keeps its CR, as the writer wrote it.
+        lines += text_diff(path, proposed.get(path, ""), text, context=1).split("\n")[:-1]
     if len(lines) > USER_EDIT_DIFF_MAX_LINES:
         cut = len(lines) - USER_EDIT_DIFF_MAX_LINES
         lines = lines[:USER_EDIT_DIFF_MAX_LINES] + [f"… {cut} more diff lines"]
@@ -110,14 +113,28 @@ def _refresh_reads(digests: dict[str, ReadRecord | None], ctx: ToolContext) -> N
 
 
 async def _commit(
-    plan: PatchPlan, selection: Selection, ctx: ToolContext
+    plan: PatchPlan, selection: Selection, ctx: ToolContext, view: EditorView | None
 ) -> tuple[CommitResult, dict[str, ReadRecord | None]]:
-    """The commit on a worker thread, once no other process holds the write lock."""
+    """The commit on a worker thread, once no other process holds the write lock.
+
+    With the user's editor, the disk is written as always and the editor is told the new
+    text before the commit point (see `editor_texts`).
+    """
 
     def work() -> tuple[CommitResult, dict[str, ReadRecord | None]]:
-        result = patch_engine.commit_plan(
-            plan, ctx.settings, selection=selection, user_task=ctx.user_task
-        )
+        if view is None:
+            result = patch_engine.commit_plan(
+                plan, ctx.settings, selection=selection, user_task=ctx.user_task
+            )
+        else:
+            result = patch_engine.commit_plan(
+                view.for_disk(plan),
+                ctx.settings,
+                selection=selection,
+                user_task=ctx.user_task,
+                attachments=view.attachments(plan),
+                before_commit=lambda chosen: view.send(ctx.repo, chosen),
+            )
         return result, _written_digests(result, ctx)
 
     return await write_when_free(
@@ -142,9 +159,14 @@ def _file_summaries(plan: PatchPlan) -> list[dict[str, Any]]:
     ]
 
 
-async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
-    """Stale guard, review, commit, report: the one way any change reaches the disk."""
-    stale = await asyncio.to_thread(_stale_files, plan, ctx)
+async def review_and_commit(
+    plan: PatchPlan, ctx: ToolContext, view: EditorView | None = None
+) -> ToolResult:
+    """Stale guard, review, commit, report: the one way any change reaches the disk.
+
+    `view`: the user's editor the plan was made against (`EditorView.here(ctx.editor)`).
+    """
+    stale = await asyncio.to_thread(_stale_files, plan, ctx, view)
     if stale:
         return ToolResult.error(
             "\n".join(f"{path} changed since you read it; read it again." for path in stale),
@@ -186,10 +208,13 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
             message = f"The user's edit of the patch could not be planned: {exc}"
             ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
             return ToolResult.error(message + " Nothing was written.", data={"applied": False})
-        notes.append("The user edited your proposal before applying it:\n" + diff)
+        notes.append(
+            "The user edited your proposal before applying it (a/ is your text, b/ the "
+            "user's):\n" + diff
+        )
 
     try:
-        result, digests = await _commit(plan, decision.selection, ctx)
+        result, digests = await _commit(plan, decision.selection, ctx, view)
     except (PatchError, OSError) as exc:
         message = f"The patch could not be applied: {exc}"
         ctx.emit(PatchResolved(call_id=ctx.call_id, applied=False, summary=message))
@@ -243,11 +268,15 @@ async def review_and_commit(plan: PatchPlan, ctx: ToolContext) -> ToolResult:
 
 async def propose_patch_text(text: str, ctx: ToolContext) -> ToolResult:
     """A patch written by the model (tool call or final answer) -> plan -> review -> commit."""
+    view = EditorView.here(ctx.editor)
+    current = view.current if view is not None else None
     try:
-        plan = await asyncio.to_thread(patch_engine.plan_patch_text, text, ctx.settings)
+        plan = await asyncio.to_thread(
+            patch_engine.plan_patch_text, text, ctx.settings, current=current
+        )
     except PatchError as exc:
         return ToolResult.error(f"The patch could not be applied: {exc}")
-    return await review_and_commit(plan, ctx)
+    return await review_and_commit(plan, ctx, view)
 
 
 # ---------------------------------------------------------------- shared checks
@@ -268,6 +297,17 @@ def _writable_target(ctx: ToolContext, raw: str) -> RepoPath | ToolResult:
     if target.path.is_dir():
         return ToolResult.error(f"'{target.rel}' is a folder, not a file.")
     return target
+
+
+def _current_bytes(target: RepoPath, view: EditorView | None) -> bytes | ToolResult:
+    """The file as the user sees it: the editor's buffer when it has it (blocking)."""
+    try:
+        raw = target.path.read_bytes()
+    except OSError as exc:
+        return ToolResult.error(f"Cannot read '{target.rel}': {exc.strerror or exc}.")
+    if view is not None and (shown := view.current(target.rel, target.path, raw)) is not None:
+        return shown
+    return raw
 
 
 def _existing_text(ctx: ToolContext, rel: str, raw: bytes) -> str | ToolResult:
@@ -415,16 +455,19 @@ class EditTool(Tool):
     read_only = False
 
     async def run(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
-        prepared = await asyncio.to_thread(self._plan, args, ctx)
+        view = EditorView.here(ctx.editor)
+        prepared = await asyncio.to_thread(self._plan, args, ctx, view)
         if isinstance(prepared, ToolResult):
             return prepared
         plan, note = prepared
-        result = await review_and_commit(plan, ctx)
+        result = await review_and_commit(plan, ctx, view)
         if note and result.status != "error":
             result = result.model_copy(update={"text": result.text + "\n" + note})
         return result
 
-    def _plan(self, args: EditArgs, ctx: ToolContext) -> tuple[PatchPlan, str] | ToolResult:
+    def _plan(
+        self, args: EditArgs, ctx: ToolContext, view: EditorView | None
+    ) -> tuple[PatchPlan, str] | ToolResult:
         """Checks, the edit and its plan (blocking: reads the file)."""
         target = _writable_target(ctx, args.path)
         if isinstance(target, ToolResult):
@@ -438,10 +481,9 @@ class EditTool(Tool):
             return ToolResult.error("old_text is empty; use write to create or replace a file.")
         if args.old_text == args.new_text:
             return ToolResult.error("old_text and new_text are the same; nothing to change.")
-        try:
-            raw = target.path.read_bytes()
-        except OSError as exc:
-            return ToolResult.error(f"Cannot read '{rel}': {exc.strerror or exc}.")
+        raw = _current_bytes(target, view)
+        if isinstance(raw, ToolResult):
+            return raw
         text = _existing_text(ctx, rel, raw)
         if isinstance(text, ToolResult):
             return text
@@ -449,8 +491,10 @@ class EditTool(Tool):
             new_text, note = apply_edit(text, args.old_text, args.new_text, args.replace_all, rel)
         except ValueError as exc:
             return ToolResult.error(str(exc))
+        current = view.current if view is not None else None
         try:
-            return patch_engine.plan_file_change(ctx.settings, rel, new_text), note
+            plan = patch_engine.plan_file_change(ctx.settings, rel, new_text, current=current)
+            return plan, note
         except PatchError as exc:
             return ToolResult.error(f"The edit could not be planned: {exc}")
 
@@ -472,12 +516,15 @@ class WriteTool(Tool):
     read_only = False
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
-        prepared = await asyncio.to_thread(self._plan, args, ctx)
+        view = EditorView.here(ctx.editor)
+        prepared = await asyncio.to_thread(self._plan, args, ctx, view)
         if isinstance(prepared, ToolResult):
             return prepared
-        return await review_and_commit(prepared, ctx)
+        return await review_and_commit(prepared, ctx, view)
 
-    def _plan(self, args: WriteArgs, ctx: ToolContext) -> PatchPlan | ToolResult:
+    def _plan(
+        self, args: WriteArgs, ctx: ToolContext, view: EditorView | None
+    ) -> PatchPlan | ToolResult:
         """Checks and the plan (blocking: reads the file it replaces)."""
         target = _writable_target(ctx, args.path)
         if isinstance(target, ToolResult):
@@ -486,17 +533,19 @@ class WriteTool(Tool):
         whole_file = target.path.exists()
         content = args.content
         if whole_file:
-            try:
-                raw = target.path.read_bytes()
-            except OSError as exc:
-                return ToolResult.error(f"Cannot read '{rel}': {exc.strerror or exc}.")
-            current = _existing_text(ctx, rel, raw)
-            if isinstance(current, ToolResult):
-                return current
-            content = _with_eol(content, _file_eol(current))
-            if content == current:
+            raw = _current_bytes(target, view)
+            if isinstance(raw, ToolResult):
+                return raw
+            existing = _existing_text(ctx, rel, raw)
+            if isinstance(existing, ToolResult):
+                return existing
+            content = _with_eol(content, _file_eol(existing))
+            if content == existing:
                 return ToolResult.ok(f"'{rel}' already has exactly this content; nothing written.")
+        current = view.current if view is not None else None
         try:
-            return patch_engine.plan_file_change(ctx.settings, rel, content, whole_file=whole_file)
+            return patch_engine.plan_file_change(
+                ctx.settings, rel, content, whole_file=whole_file, current=current
+            )
         except PatchError as exc:
             return ToolResult.error(f"The write could not be planned: {exc}")

@@ -1,12 +1,14 @@
 """The sidebar: notes (newest first, type labels, a filter) and backups (folders with their files).
 
+A "Patch applied" note's label ends with the lines its diff added and removed.
+
 It only shows what the app gives it and reports what the user picks; opening a
 note, diffing a backup and restoring are the app's job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, OptionList, Tree
 from textual.widgets.option_list import Option
+
+from hello_tui.engine.types import DiffSummary
 
 TYPE_COLOURS = {
     "action": "#e0af68",
@@ -36,6 +40,13 @@ class BackupPick:
 
 def _note_sort_key(note: Any) -> str:
     return str(getattr(note, "updated_at", "") or getattr(note, "created_at", "") or "")
+
+
+def _patch_counts(summary: DiffSummary | None) -> list[tuple[str, str]]:
+    """` +3 −1` after a patch note's title: the lines its diff added and removed."""
+    if summary is None:
+        return []
+    return [(f" +{summary.added}", "#9ece6a"), (f" −{summary.removed}", "#f7768e")]
 
 
 class NotesList(OptionList):
@@ -82,6 +93,7 @@ class Sidebar(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.notes: list[Any] = []
+        self.patches: dict[str, DiffSummary] = {}
         self.backups: list[Any] = []
 
     def compose(self):
@@ -94,8 +106,12 @@ class Sidebar(Vertical):
         yield tree
 
     # notes -------------------------------------------------------------
-    def set_notes(self, notes: Sequence[Any]) -> None:
+    def set_notes(
+        self, notes: Sequence[Any], patches: Mapping[str, DiffSummary] | None = None
+    ) -> None:
+        """`patches`: what each "Patch applied" note's diff changed, by note id."""
         self.notes = sorted(notes, key=_note_sort_key, reverse=True)
+        self.patches = dict(patches or {})
         self._show_notes()
 
     def _show_notes(self) -> None:
@@ -110,6 +126,7 @@ class Sidebar(Vertical):
             label = Text.assemble(
                 (f"{note_type[:10]:<10} ", TYPE_COLOURS.get(note_type, "#7f849c")),
                 (title, ""),
+                *_patch_counts(self.patches.get(str(note.id))),
                 no_wrap=True,
                 overflow="ellipsis",
             )

@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import spawn_agent_process, text_block
+from acp import RequestError, spawn_agent_process, text_block
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
     RequestPermissionResponse,
+    WriteTextFileResponse,
 )
 
 GUARD = 60  # seconds: only a hang would reach it
@@ -69,6 +72,42 @@ class RecordingClient:
         return "".join(u.content.text for u in self.of("agent_message_chunk"))
 
 
+@dataclass
+class EditorClient(RecordingClient):
+    """A client with open buffers (absolute path -> text), answering `fs/*` from them.
+
+    A file with no buffer is refused, as a client that cannot give it would; so is
+    writing a path in `refuse_writes`.
+    """
+
+    buffers: dict[str, str] = field(default_factory=dict)
+    reads: list[str] = field(default_factory=list)
+    writes: list[tuple[str, str]] = field(default_factory=list)
+    refuse_writes: set[str] = field(default_factory=set)
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if path not in self.buffers:
+            raise RequestError.resource_not_found(path)
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        if path in self.refuse_writes:
+            raise RequestError(-32603, f"{path} is read-only in this editor")
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
+
 def agent_command(repo: Path, server: Any) -> list[str]:
     return [
         "-m",
@@ -85,7 +124,12 @@ def agent_command(repo: Path, server: Any) -> list[str]:
 
 @asynccontextmanager
 async def acp_agent(
-    repo: Path, server: Any, client: RecordingClient, *, meta: dict[str, Any] | None = None
+    repo: Path,
+    server: Any,
+    client: RecordingClient,
+    *,
+    meta: dict[str, Any] | None = None,
+    fs: FileSystemCapabilities | None = None,
 ) -> AsyncIterator[Any]:
     """An initialized connection to a `hello-tui acp` process working in `repo`."""
     # The agent's stderr is kept beside the repository, for reading when a test fails.
@@ -101,7 +145,9 @@ async def acp_agent(
             init = await within(
                 conn.initialize(
                     protocol_version=1,
-                    client_capabilities=ClientCapabilities(field_meta=meta),
+                    client_capabilities=ClientCapabilities(
+                        field_meta=meta, fs=fs or FileSystemCapabilities()
+                    ),
                 )
             )
             assert init.protocol_version == 1

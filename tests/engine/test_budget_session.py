@@ -85,3 +85,21 @@ async def test_a_200_step_session_stays_within_budget_and_keeps_the_thread(
     users = [m["content"] for m in last["messages"] if m["role"] == "user"]
     assert users[0] == TASK and users[-1] == "go on"
     await again.aclose()
+
+
+async def test_a_window_too_small_for_the_instructions_is_said_once(
+    tmp_path, scripted_server, model_settings
+):
+    from hello_tui.core.events import Notice
+
+    server = scripted_server([text("hi"), text("hi again")])
+    settings = model_settings(
+        tmp_path, server, protocol="react", environ={"CODE_AGENT_CONTEXT_BUDGET": "1000"}
+    )
+    engine = await open_engine(settings, build_registry(settings))
+    first = await collect(engine, "Say hello.")
+    second = await collect(engine, "And again.")
+    said = [e.text for e in first + second if isinstance(e, Notice) and "more than" in e.text]
+    assert len(said) == 1, said
+    assert "more than the context budget of 1,000" in said[0] and "--protocol tools" in said[0]
+    await engine.aclose()

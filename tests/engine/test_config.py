@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -10,6 +11,7 @@ from hello_tui.config import (
     DEFAULT_CONTEXT_BUDGET,
     PROVIDERS,
     ConfigError,
+    Settings,
     is_local_url,
     load_settings,
     provider_for_url,
@@ -36,6 +38,31 @@ def test_defaults_with_an_empty_environment(tmp_path):
     assert s.state.sessions == s.state.root / "sessions"
     assert s.state.logs == s.state.root / "logs"
     assert s.sources["api_key"] == "default" and s.sources["model"] == "default for openai"
+
+
+def test_what_no_source_sets_is_the_models_default(tmp_path):
+    s = load_settings(tmp_path, environ={})
+    for field in dataclasses.fields(Settings):
+        if field.default is not dataclasses.MISSING:
+            assert getattr(s, field.name) == field.default, field.name
+
+
+def test_settings_are_frozen_and_a_copy_changes_nothing_else(tmp_path):
+    s = load_settings(tmp_path, environ={"CODE_AGENT_CONTEXT_BUDGET": "4000"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.context_budget = 9000  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        s.sources["model"] = "flag"  # type: ignore[index]
+    assert isinstance(s.notices, tuple)
+    copy = s.with_changes(model="other-model", notices=["said once"])
+    assert (copy.model, copy.notices, copy.context_budget) == ("other-model", ("said once",), 4000)
+    assert s.model == "gpt-4o-mini" and s.notices == ()
+    with pytest.raises(TypeError):
+        copy.sources["model"] = "flag"  # type: ignore[index]
+    with pytest.raises(ValueError, match="mode"):
+        s.with_changes(mode="yolo")
+    with pytest.raises(TypeError):
+        s.with_changes(no_such_setting=1)
 
 
 def test_flags_beat_environment_beat_dotenv_beat_defaults(tmp_path):

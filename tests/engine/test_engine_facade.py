@@ -237,12 +237,10 @@ async def test_opening_tells_the_trust_and_sandbox_notices(
 ):
     """What config held back (a key kept from the repo's URL) and the sandbox's state are told
     at the first turn, like every other notice from opening."""
-    import dataclasses
-
     server = scripted_server([text("hi there")])
     settings = model_settings(tmp_path, server, environ={"CODE_AGENT_SANDBOX": "off"})
     held_back = "LLM_API_KEY is not sent to a server the repository chose"
-    settings = dataclasses.replace(settings, notices=[held_back])
+    settings = settings.with_changes(notices=(held_back,))
     engine = await open_engine(settings)
     notices = [n.text for n in of(await collect(engine, "explain this repo"), Notice)]
     assert held_back in notices

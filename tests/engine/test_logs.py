@@ -32,8 +32,11 @@ def test_level_from_log_level_or_debug(tmp_path):
     assert not path.exists()  # nothing is created until something is logged
     logging.getLogger("hello_tui.test").debug("a debug line")
     assert "a debug line" in path.read_text()
-    handler = logging.getLogger("hello_tui").handlers[-1]
-    assert isinstance(handler, logging.handlers.RotatingFileHandler) and handler.maxBytes > 0
+    # It rotates: a log past its size limit moves to hello-tui.log.1 and starts again.
+    for _ in range(logs.MAX_BYTES // 1000 + 10):
+        logging.getLogger("hello_tui.test").warning("x" * 1000)
+    assert path.with_name("hello-tui.log.1").stat().st_size > logs.MAX_BYTES // 2
+    assert path.stat().st_size < logs.MAX_BYTES
     logs.configure(load_settings(tmp_path, environ={}))
     assert logging.getLogger("hello_tui").level == logging.WARNING
 

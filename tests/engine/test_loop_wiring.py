@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hello_tui.config import DEFAULT_CONTEXT_BUDGET
 from hello_tui.core.display import ChatMessage
 from hello_tui.core.events import (
     AnswerRestarted,
@@ -153,4 +154,35 @@ async def test_a_window_named_in_an_overflow_error_becomes_the_budget(
     assert len(retried["messages"][-1]["content"]) < len(
         server.chat_requests[0]["messages"][-1]["content"]
     )
+    await engine.aclose()
+
+
+async def test_the_learnt_budget_and_a_switched_model_live_in_the_engine_not_the_settings(
+    tmp_path, scripted_server, model_settings
+):
+    """The settings stay as loaded: the window learnt at the first turn is the requests',
+    a model picked with /model the client's copy, and both take effect."""
+    other = "llama3.2:3b"
+    server = scripted_server(
+        [text("one"), text("two"), text("three")],
+        ollama=ScriptedOllama(
+            models={MODEL: ollama_model(32768), other: ollama_model(32768)},
+            running={MODEL: 4096, other: 2048},
+        ),
+    )
+    settings = model_settings(tmp_path, server, model=MODEL)
+    engine = await open_engine(settings)
+    first = await collect(engine, "first question")
+    assert of(first, ContextUsage)[0].budget == 4096
+    assert engine.settings.context_budget == DEFAULT_CONTEXT_BUDGET
+    await engine.new_session()
+    assert engine.agent.context_tokens == 4096  # the next session starts from what was learnt
+    second = await collect(engine, "second question")
+    assert of(second, ContextUsage)[0].budget == 4096
+    engine.set_model(other)
+    third = await collect(engine, "third question")
+    assert of(third, ContextUsage)[0].budget == 2048  # the window of the model switched to
+    assert [r["model"] for r in server.chat_requests] == [MODEL, MODEL, other]
+    assert engine.settings.model == engine.llm.settings.model == other
+    assert settings.model == MODEL and settings.context_budget == DEFAULT_CONTEXT_BUDGET
     await engine.aclose()

@@ -51,6 +51,57 @@ def test_llama_cpp_says_its_window_in_props(tmp_path, scripted_server):
     assert server.native_requests == ["/props"]  # no Ollama request on the way
 
 
+class LlamaCppPython:
+    """llama-cpp-python's server as its source behaves: models owned by "me", a token
+    count endpoint, and a 400 naming the window for a prompt that does not fit, said
+    before anything is evaluated (a prompt that fits is evaluated: `evaluated` counts it)."""
+
+    def __init__(self, n_ctx: int, chars_per_token: int = 2) -> None:
+        self.n_ctx, self.chars_per_token = n_ctx, chars_per_token
+        self.evaluated: list[int] = []
+
+    def tokens(self, text: str) -> int:
+        return -(-len(text) // self.chars_per_token)
+
+    def count(self, body):
+        return 200, {"count": self.tokens(str(body.get("input", "")))}
+
+    def complete(self, body):
+        n = self.tokens(str(body.get("prompt", "")))
+        if n >= self.n_ctx:
+            message = (
+                f"This model's maximum context length is {self.n_ctx} tokens, however you "
+                f"requested {n + 1} tokens ({n} in your prompt; 1 for the completion). "
+                "Please reduce your prompt; or completion length."
+            )
+            return 400, {"error": {"message": message, "type": "invalid_request_error"}}
+        self.evaluated.append(n)
+        return 200, {"choices": [{"text": "x", "index": 0, "finish_reason": "length"}]}
+
+    def native(self):
+        return {"POST /extras/tokenize/count": self.count, "POST /v1/completions": self.complete}
+
+
+@pytest.mark.parametrize("chars_per_token", [2, 8])
+def test_llama_cpp_python_names_its_window_for_a_prompt_past_any_window(
+    tmp_path, scripted_server, chars_per_token
+):
+    peer = LlamaCppPython(n_ctx=2048, chars_per_token=chars_per_token)
+    server = scripted_server(model_fields={"owned_by": "me"}, native=peer.native())
+    window = probe_window(settings_for(tmp_path, server, model="smollm2"))
+    assert (window.tokens, window.from_endpoint) == (2048, True)
+    assert window.source == "llama-cpp-python: its error for an oversized prompt"
+    assert peer.evaluated == []  # counted first: nothing that fits was ever sent to the model
+    assert server.native_requests[-1] == "/v1/completions"
+
+
+def test_a_server_owned_by_me_without_a_token_count_is_sent_no_prompt(tmp_path, scripted_server):
+    server = scripted_server(model_fields={"owned_by": "me"})
+    window = probe_window(settings_for(tmp_path, server, model="mystery-model"))
+    assert window.tokens == DEFAULT_CONTEXT_BUDGET and not window.from_endpoint
+    assert server.native_requests == ["/extras/tokenize/count"]
+
+
 def test_vllm_says_max_model_len_in_the_listing(tmp_path, scripted_server):
     server = scripted_server(models=["Qwen/Qwen2.5-7B"], model_fields={"max_model_len": 32768})
     window = probe_window(settings_for(tmp_path, server, model="Qwen/Qwen2.5-7B"))

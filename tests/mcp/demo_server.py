@@ -1,8 +1,9 @@
 """A real MCP server for the tests, written with the SDK's server side.
 
 Run as a script it serves stdio (`python demo_server.py [--many N] [--slow-start SECONDS]
-[--junk N]`; `--junk` prints N lines that are not MCP messages, with escape codes, on
-stdout first, as a chatty launcher does); imported,
+[--junk N] [--linger SECONDS]`; `--junk` prints N lines that are not MCP messages, with
+escape codes, on stdout first, as a chatty launcher does; `--linger` stays that long after
+its input ends, as a server slow to stop does, until a signal ends it); imported,
 `build(...)` gives the server whose streamable HTTP app the tests mount on
 127.0.0.1. When DEMO_MARKER names a file, starting appends a line to it, so a
 test can tell whether the server ever ran.
@@ -116,3 +117,7 @@ if __name__ == "__main__":
             print(f"\x1b[32mstarting\x1b[0m launcher line {line}", flush=True)
     many = int(sys.argv[sys.argv.index("--many") + 1]) if "--many" in sys.argv else 0
     build(many).run()
+    if "--linger" in sys.argv:
+        import time
+
+        time.sleep(float(sys.argv[sys.argv.index("--linger") + 1]))

@@ -98,8 +98,14 @@ def test_undo_redo_history_commands(repo):
     hist = json.loads(cli(repo, "history", "--json").stdout)["history"]
     assert [h["undone"] for h in hist] == [False]
     assert hist[0]["files"] == ["M a.txt", "A n.txt"] and hist[0]["task"] == "hello-tui apply -"
+    # The counts are the patch note's diff, read back with unidiff.
+    assert hist[0]["patch"]["files"] == [
+        {"path": "a.txt", "status": "M", "added": 1, "removed": 1},
+        {"path": "n.txt", "status": "A", "added": 1, "removed": 0},
+    ]
     text = cli(repo, "history").stdout
-    assert "applied" in text and "task: hello-tui apply -" in text and "    M a.txt" in text
+    assert "applied" in text and "task: hello-tui apply -" in text
+    assert "    M a.txt  +1 −1\n    A n.txt  +1 −0\n" in text
 
 
 def test_undo_with_nothing_to_undo_exits_1(repo):
@@ -142,14 +148,14 @@ def test_each_patch_command_imports_only_what_it_uses(repo):
     write(repo, "a.txt", "a\n")
     applied = _modules_after(repo, ["apply", "--repo", str(repo), "-"])
     assert "hello_tui.patch.planner" in applied
-    assert "hello_tui.patch.render" not in applied  # the review's renderer
+    assert "hello_tui.patch.codex_writer" not in applied  # the Codex patch writer
     for command in ("history", "undo"):
         loaded = _modules_after(repo, [command, "--repo", str(repo)])
         assert "hello_tui.patch.history" in loaded
         assert not loaded & {
             "hello_tui.patch.planner",
             "hello_tui.patch.unified_parser",
-            "hello_tui.patch.render",
+            "hello_tui.patch.codex_writer",
         }, command
 
 

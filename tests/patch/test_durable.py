@@ -35,7 +35,7 @@ def test_even_a_guessed_temp_name_is_never_followed(repo, settings, tmp_path, mo
     outside.write_text("precious\n")
     write(repo, "x.txt", "x\n")
     tokens = itertools.chain(["aaaaaaaaaaaa", "bbbbbbbbbbbb"], itertools.repeat("cccccccccccc"))
-    monkeypatch.setattr(durable.secrets, "token_hex", lambda n: next(tokens))
+    monkeypatch.setattr(durable, "temp_token", lambda: next(tokens))
     for token in ("aaaaaaaaaaaa", "bbbbbbbbbbbb"):
         os.symlink(outside, repo / f".x.txt.{token}.hello-tmp")
     commit_plan(plan_patch_text(UPDATE_X, settings), settings)

@@ -8,12 +8,15 @@ deletion. Each diff is made by a real git (`git diff --cached`, also -U0 and
 bit with b (git apply itself gets some -U0 diffs of files without a final
 newline wrong, so b, not git apply's output, is the reference here). A second
 property garbles the diffs the way models do: the engine must then give b, or
-what `git apply` gives, or refuse with the tree unchanged.
+what `git apply` gives, or refuse with the tree unchanged. The last property
+puts the same trees through hello-tui's own diff writer, with git and unidiff
+as the judges.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +29,9 @@ from hypothesis import strategies as st
 
 from hello_tui.config import load_settings
 from hello_tui.patch import PatchError, commit_plan, plan_patch_text
+from hello_tui.patch.written_diff import FileChange, diff_file, render
+
+from .diff_oracle import assert_unidiff_agrees
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -326,3 +332,53 @@ def test_pasted_forms_of_git_diffs_apply_as_b(pair, paste, data):
             assert got == git_apply(root, a, patch, []), patch
             return
         assert got == want, patch
+
+
+# ---- the same trees through hello-tui's own diff writer: git's headers, unidiff's reading
+
+
+def _changes(a, b) -> list[FileChange]:
+    """Each file of a or b as one change, in git's order (no renames: git is told --no-renames)."""
+    out = []
+    for name in sorted(set(a) | set(b), key=lambda n: n.encode("utf-8")):
+        old, old_mode = a.get(name, (None, None))
+        new, new_mode = b.get(name, (None, None))
+        change = FileChange(name, name, old, new, old_mode or new_mode, new_mode or old_mode)
+        if not change.unchanged:
+            out.append(change)
+    return out
+
+
+def _sections(diff: str) -> list[str]:
+    """One file's section each: a `diff --git` line starts one (a hunk's lines never do)."""
+    return [part for part in re.split(r"^(?=diff --git )", diff, flags=re.MULTILINE) if part]
+
+
+def _head(section: str) -> str:
+    """A file's section up to its first hunk: the headers, which no diff algorithm chooses."""
+    return section.split("\n@@ ", 1)[0]
+
+
+@GIT_RUNS
+@given(tree_pair(), st.sampled_from([False, True]))
+def test_the_diff_writer_agrees_with_git_and_unidiff(pair, literals):
+    """The writer's diff of a -> b has git's files in git's order, git's header lines
+    (names, quoting, modes, index, ---/+++, `Binary files`), unidiff reads it with the
+    writer's own hunks and counts, and both the engine and `git apply` turn a into b with it.
+    The hunks' lines are compared by what they do: difflib and git's Myers diff may pick
+    different lines of equal worth where lines repeat."""
+    a, b = pair
+    changes = _changes(a, b)
+    diffs = [diff_file(c, binary_literals=literals) for c in changes]
+    text = render(diffs)
+    assert_unidiff_agrees(changes, diffs)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        options = ["--no-renames"] + (["--binary"] if literals else [])
+        theirs = git_diff(root, a, b, options).decode("utf-8", "surrogateescape")
+        assert [_head(s) for s in _sections(text)] == [_head(s) for s in _sections(theirs)]
+        patch = text.encode("utf-8", "surrogateescape")
+        got, error = engine_apply(root, a, patch)
+        assert error is None, f"{error}\n{text!r}"
+        assert got == _expected(b), text
+        assert git_apply(root, a, patch, []) == _expected(b), text

@@ -16,9 +16,9 @@ from hello_tui.patch import (
     commit_plan,
     plan_patch_text,
     undo_last,
-    unified_diff_text,
 )
 from hello_tui.patch.lines import split_lines
+from hello_tui.patch.written_diff import text_diff
 
 from .conftest import snapshot
 
@@ -127,7 +127,7 @@ def test_unified_diff_turns_a_into_b(pair):
     a, b = pair
     if a == b:
         return
-    patch = unified_diff_text("f.txt", a, b)
+    patch = text_diff("f.txt", a, b)
     _, after, outcome = _apply_to_fresh_repo({"f.txt": a}, patch)
     assert not isinstance(outcome, Exception), f"{outcome}\n{patch!r}"
     assert after["f.txt"] == b.encode("utf-8")

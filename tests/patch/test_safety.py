@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 import pytest
 
@@ -98,13 +97,13 @@ def test_file_limit(repo, settings):
     body = [line for i in range(11) for line in (f"*** Add File: f{i}.txt", "+x")]
     with pytest.raises(PatchError, match="touches 11 files, the limit is 10"):
         plan_patch_text(patch(*body), settings)
-    plan = plan_patch_text(patch(*body), replace(settings, patch_max_files=11))
+    plan = plan_patch_text(patch(*body), settings.with_changes(patch_max_files=11))
     assert len(plan.files) == 11
 
 
 def test_line_limit_counts_added_and_removed(repo, settings):
     write(repo, "big.txt", "".join(f"{i}\n" for i in range(500)))
-    small = replace(settings, patch_max_lines=999)
+    small = settings.with_changes(patch_max_lines=999)
     plan = plan_patch_text(patch("*** Delete File: big.txt"), small)
     assert plan.files[0].removed_lines == 500
     with pytest.raises(PatchError, match="changes 1000 lines, the limit is 999"):
@@ -123,7 +122,7 @@ def test_whole_file_rewrite_counts_every_line_it_writes(repo, settings):
     with pytest.raises(PatchError, match="limit is 5"):
         plan_patch_text(
             patch("*** Update File: w.txt", *[f"line{i}" for i in range(6)]),
-            replace(settings, patch_max_lines=5),
+            settings.with_changes(patch_max_lines=5),
         )
 
 
@@ -158,7 +157,7 @@ def test_risk_rules(repo, settings):
 
 
 def test_strict_write_suffixes_when_switched_on(repo, settings):
-    strict = replace(settings, strict_write_suffixes=True)
+    strict = settings.with_changes(strict_write_suffixes=True)
     with pytest.raises(PatchError, match="strict write mode"):
         plan_patch_text(patch("*** Add File: run.sh", "+echo"), strict)
     assert plan_patch_text(patch("*** Add File: ok.py", "+x = 1"), strict).files[0].path == "ok.py"

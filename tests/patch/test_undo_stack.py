@@ -273,6 +273,7 @@ def test_history_newest_first_with_undone_and_redo_state(repo, settings, three):
         "undone",
         "redoable",
         "damaged",
+        "patch",  # what the patch's note's diff changed (unidiff's counts)
     }
     text = next_command("history", "--repo", str(repo)).out
     assert text.count("undone") == 1 and text.count("applied") == 3

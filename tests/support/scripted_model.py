@@ -9,7 +9,8 @@ JSON, with status 200), answers that ignore `stream`, and (with `site_page`)
 a web app answering every path outside `/v1`. With `ollama` the server also
 plays Ollama's native API (`/api/version`, `/api/show`, `/api/ps`);
 `model_fields` adds fields to each `/v1/models` entry (vLLM's `max_model_len`,
-llama.cpp's `owned_by`) and `native` answers other paths with JSON (llama.cpp's
+llama.cpp's `owned_by`) and `native` answers other paths with JSON, or with what a
+function of the request's JSON returns (llama.cpp's
 `GET /props`, LM Studio's `GET /api/v0/models/<id>`): the metadata servers
 give of the model's context window.
 
@@ -410,12 +411,31 @@ class FaultHandler(ModelHandler):
         else:
             self.write_chunk(b"")
 
+    def do_POST(self) -> None:
+        # A `native` answer may also stand for a /v1 path the demo's model does not serve
+        # (llama-cpp-python's /v1/completions).
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path.startswith("/v1/") and f"POST {path}" in self.owner.native:
+            length = int(self.headers.get("Content-Length") or 0)
+            self.serve_other("POST", self.rfile.read(length) if length else b"")
+            return
+        super().do_POST()
+
     def serve_other(self, method: str, raw: bytes) -> bool:
         """Paths outside /v1: Ollama's API and the site page."""
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
         self.owner.native_requests.append(path)
-        if f"{method} {path}" in self.owner.native:
-            self.send_json(200, self.owner.native[f"{method} {path}"])
+        answer = self.owner.native.get(f"{method} {path}")
+        if callable(answer):  # (status, JSON) from the request's JSON body
+            try:
+                asked = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                asked = {}
+            status, payload = answer(asked)
+            self.send_json(status, payload)
+            return True
+        if answer is not None:
+            self.send_json(200, answer)
             return True
         ollama = self.owner.ollama
         if ollama is not None and self._serve_ollama(ollama, method, path, raw):

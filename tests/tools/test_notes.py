@@ -360,3 +360,45 @@ async def test_tool_through_registry_rejects_unknown_action(ctx):
     assert result.status == "error" and "action" in result.text
     ok = await registry.run("note", {"action": "summary"}, ctx)
     assert ok.status == "success" and ok.text == "No notes yet."
+
+
+# Every code point, lone surrogates (a non-UTF-8 file's name), C1 controls, NEL, LS, PS
+# and BOM among them: the front matter is written without a YAML emitter.
+ANY_CHARACTER = st.characters(codec=None, exclude_categories=())
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(title=st.text(ANY_CHARACTER, min_size=1), tags=st.lists(st.text(ANY_CHARACTER), max_size=3))
+def test_front_matter_reads_back_as_written_for_any_text(title: str, tags: list[str]):
+    from hello_tui.store.notes import Note, parse_note, render_note
+
+    note_id = "note_20260101_000000_abcdef"
+    note = Note(note_id, title, "general", tags, "body", "2026-01-01T00:00:00", "u", Path("x"))
+    again = parse_note(render_note(note), Path(f"{note_id}.md"))
+    assert (again.title, again.tags, again.created_at) == (title, tags, "2026-01-01T00:00:00")
+
+
+def test_a_new_note_changes_one_index_entry_without_reading_the_others(store, monkeypatch):
+    from hello_tui.store import notes as notes_module
+
+    read: list[str] = []
+    real = notes_module.parse_note
+    monkeypatch.setattr(
+        notes_module, "parse_note", lambda text, path: read.append(path.name) or real(text, path)
+    )
+    first = store.create("first", "a")  # the index is made, from what was just written
+    second = store.create("second", "b")
+    third = store.create("third", "c")
+    store.update(first.id, title="first, renamed")
+    store.delete(second.id)
+    assert read == [f"{first.id}.md"]  # update reads the note it changes, nothing else
+    index = json.loads(store.index_path.read_text(encoding="utf-8"))["notes"]
+    assert {k: v["title"] for k, v in index.items()} == {
+        first.id: "first, renamed",
+        third.id: "third",
+    }
+    # An index that cannot be read is rebuilt from the files.
+    store.index_path.write_text("{not json", encoding="utf-8")
+    fourth = store.create("fourth", "d")
+    index = json.loads(store.index_path.read_text(encoding="utf-8"))["notes"]
+    assert set(index) == {first.id, third.id, fourth.id}

@@ -428,7 +428,7 @@ def test_startup_notices_gather_trust_and_sandbox(tmp_path, monkeypatch):
     assert any("not sent to a server the repository chose" in n for n in notices)
     assert any("dangerous" in n for n in notices)
     monkeypatch.setattr(sandbox, "support", lambda: Support(7, True, True))
-    settings.sandbox = "auto"
+    settings = settings.with_changes(sandbox="auto")
     assert len(sandbox.startup_notices(settings)) == 1  # a working sandbox needs no notice
 
 

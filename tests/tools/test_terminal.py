@@ -381,7 +381,7 @@ async def test_cancellation_kills_the_whole_process_group(repo):
 
 async def test_default_timeout_comes_from_settings(repo):
     ctx = make_ctx(repo, RecordingApprover("once"))
-    ctx.settings.terminal_timeout = 1
+    ctx.settings = ctx.settings.with_changes(terminal_timeout=1)
     result = await run(ctx, "sleep 30")
     assert result.data["timed_out"] and "timed out after 1 s" in result.text
 
@@ -424,7 +424,7 @@ async def test_require_refuses_to_run_without_a_sandbox(repo, monkeypatch):
 
     monkeypatch.setattr(sandbox, "support", lambda: sandbox.Support(0, False, False))
     ctx = make_ctx(repo)
-    ctx.settings.sandbox = "require"
+    ctx.settings = ctx.settings.with_changes(sandbox="require")
     result = await run(ctx, "cat a.txt")
     assert result.status == "error" and "CODE_AGENT_SANDBOX=require" in result.text
     assert result.declined  # an answer, not a broken tool

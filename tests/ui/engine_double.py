@@ -76,7 +76,6 @@ class ScriptedEngine(Engine):
 
     def _make_agent(self, session: Session, todos: list[dict[str, Any]]) -> Agent:
         return ScriptedAgent(
-            self.settings,
             self.llm,
             self.registry,
             self.approver,

@@ -101,9 +101,7 @@ async def test_undo_with_nothing_to_undo_says_so(tmp_path):
 
 
 async def test_the_user_configs_theme_is_applied_at_start(tmp_path):
-    import dataclasses
-
-    settings = dataclasses.replace(fake_settings(tmp_path), theme="nord")
+    settings = fake_settings(tmp_path).with_changes(theme="nord")
     app = make_app(settings)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -111,9 +109,7 @@ async def test_the_user_configs_theme_is_applied_at_start(tmp_path):
 
 
 async def test_an_unknown_theme_in_the_user_config_is_named_in_a_notice(tmp_path):
-    import dataclasses
-
-    settings = dataclasses.replace(fake_settings(tmp_path), theme="no-such-theme")
+    settings = fake_settings(tmp_path).with_changes(theme="no-such-theme")
     app = make_app(settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.chat.idle and app.chat.history.entries)

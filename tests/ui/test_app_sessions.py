@@ -198,12 +198,14 @@ async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_serv
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: bool(app.sidebar.backups))
         titles = app.sidebar.visible_note_titles()
-        assert any("Patch applied" in t for t in titles)
+        # A patch note's label ends with the lines its diff added and removed.
+        assert any(t.endswith("Patch applied +1 −1") for t in titles), titles
         # Open the note.
         await pilot.press("enter")
         await wait_until(pilot, lambda: _screen_is(app, NoteViewerScreen))
         assert app.screen.note_title == "Patch applied"
         assert "stats.py" in app.screen.markdown
+        assert app.screen.meta.endswith("\n1 file, +1 −1: M stats.py +1 −1")
         await pilot.press("escape")
         # The backup's diff against the current file.
         tree = app.query_one("#backups-tree")

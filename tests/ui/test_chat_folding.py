@@ -54,6 +54,8 @@ async def test_a_long_auto_applied_diff_starts_folded_and_ctrl_o_unfolds_it(
         chat = _chat(app)
         assert "Applied without review" in chat
         assert "+LINE 20" not in chat and "more lines folded" in chat
+        # Folded, the first line still says what changed (unidiff's count of the diff).
+        assert "/undo reverts it): M a.txt +30 −30" in " ".join(chat.split())
 
         await pilot.press("ctrl+o")
         await pilot.pause()

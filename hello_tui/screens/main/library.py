@@ -32,20 +32,25 @@ class LibraryController:
             self.host.notify(f"Could not read notes: {exc}", severity="error")
             notes = []
         try:
+            patches = await engine.patch_summaries(notes)
+        except Exception:  # counts are a help; the list shows without them
+            log.exception("the notes' patches could not be read")
+            patches = {}
+        try:
             backups = await engine.backups()
         except Exception as exc:  # the same
             log.exception("backups could not be read")
             self.host.notify(f"Could not read backups: {exc}", severity="error")
             backups = []
-        self.sidebar.set_notes(notes)
+        self.sidebar.set_notes(notes, patches)
         self.sidebar.set_backups(backups)
 
     def open_note(self, note_id: str) -> None:
         self.host.run_worker(self._open_note(note_id), group="viewer", exit_on_error=False)
 
     async def _open_note(self, note_id: str) -> None:
-        from hello_tui.engine.types import NoteError
-        from hello_tui.screens.note_viewer import NoteViewerScreen, note_meta
+        from hello_tui.engine.types import NoteError, note_patch_summary
+        from hello_tui.screens.note_viewer import NoteViewerScreen, note_meta, patch_meta
 
         engine = self.host.engine
         assert engine is not None
@@ -55,6 +60,9 @@ class LibraryController:
             self.host.notify(str(exc), severity="error")
             return
         meta = note_meta(note.note_type, note.updated_at, note.tags)
+        patch = note_patch_summary(note.content)
+        if patch is not None:
+            meta += "\n" + patch_meta(patch)
         self.host.push_screen(NoteViewerScreen(note.title, note.content, meta))
 
     def open_backup(self, pick: BackupPick) -> None:

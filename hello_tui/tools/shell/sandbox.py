@@ -17,9 +17,10 @@ Commands never run in a thread or process that holds the app's memory:
 they start from a separate spawner process (`spawner.py`), confined exactly
 as widely as its commands (read-only commands share one, approved ones of
 the same grants another), each in a nested Landlock domain of its own under
-a keeper that ends every process it leaves. All get the seccomp filter (no
-tracing syscalls) and the rlimits of `limits.py`. Only without a sandbox
-(off, or no Landlock) does the app fork commands itself.
+a keeper that ends every process it leaves; the app itself is non-dumpable
+(`core/undumpable.py`). All get the seccomp filter (no tracing syscalls)
+and the rlimits of `limits.py`. Only without a sandbox (off, or no
+Landlock) does the app fork commands itself.
 
 `CODE_AGENT_SANDBOX`: auto (default: use it when the kernel has it), require
 (refuse to run commands without it), off (no sandbox: dangerous).
@@ -30,7 +31,6 @@ one for `doctor` and the start-up notice.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import platform
 import sys
@@ -38,9 +38,8 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from hello_tui.config import Settings
 from hello_tui.tools.shell import seccomp
 from hello_tui.tools.shell.landlock import (
     FS_EXECUTE,
@@ -54,7 +53,6 @@ from hello_tui.tools.shell.landlock import (
     LandlockError,
     Ruleset,
     abi_version,
-    libc,
 )
 from hello_tui.tools.shell.limits import DEFAULT_LIMITS, CommandLimits
 from hello_tui.tools.shell.spawner import (
@@ -64,6 +62,9 @@ from hello_tui.tools.shell.spawner import (
     probe_pid_namespace,
     spawner_for,
 )
+
+if TYPE_CHECKING:  # the settings model imports pydantic, which `--version` must not
+    from hello_tui.config import Settings
 
 Mode = Literal["read-only", "approved"]
 SandboxSetting = Literal["auto", "require", "off"]
@@ -111,7 +112,6 @@ NETWORK_READ_FILES = (
 )
 READABLE_DEVICES = ("/dev/zero", "/dev/random", "/dev/urandom")
 DEVICE_RW = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV
-PR_SET_DUMPABLE = 4
 
 
 class SandboxUnavailable(Exception):
@@ -154,16 +154,6 @@ def _probed() -> bool:
     """Does `support()` answer at once (the machine was probed, or a test stands in)?"""
     info = getattr(support, "cache_info", None)
     return info is None or info().currsize > 0
-
-
-def make_app_undumpable() -> None:
-    """No process of the same user may ptrace the app or read its /proc memory and environ."""
-    if platform.system() != "Linux":
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        prctl = libc()["prctl"]
-        zero = ctypes.c_ulong(0)
-        prctl(PR_SET_DUMPABLE, zero, zero, zero, zero)
 
 
 def _probe_mount_namespace(pid_namespace: bool) -> bool:

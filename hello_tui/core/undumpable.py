@@ -1,0 +1,22 @@
+"""The app makes itself non-dumpable before it does anything else.
+
+No process of the same user may then ptrace the app or read its `/proc` memory
+and environ (where the model key lives). This module imports only ctypes: every
+command, `apply` and `--version` included, pays for it at start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import sys
+
+PR_SET_DUMPABLE = 4
+
+
+def make_app_undumpable() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        zero = ctypes.c_ulong(0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, zero, zero, zero, zero)
