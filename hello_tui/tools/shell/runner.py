@@ -389,9 +389,14 @@ def _describe(
     return f"landlock v{found.landlock_abi}, {mode}, {net}"
 
 
-async def _reader(pipe: IO[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
+async def _reader(
+    pipe: IO[bytes], loop: asyncio.AbstractEventLoop, transports: list[asyncio.BaseTransport]
+) -> asyncio.StreamReader:
     reader = asyncio.StreamReader(limit=2 * _READ_CHUNK, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+    )
+    transports.append(transport)
     return reader
 
 
@@ -447,10 +452,14 @@ async def run_process(
         return _not_started(cmd, exc, out, err)
     timed_out = cancelled = False
     readers: list[asyncio.Task[None]] = []
+    transports: list[asyncio.BaseTransport] = []
     waiter = stopper = None
     returncode: int | None = None
     try:
-        streams = [await _reader(started.stdout, loop), await _reader(started.stderr, loop)]
+        streams = [
+            await _reader(started.stdout, loop, transports),
+            await _reader(started.stderr, loop, transports),
+        ]
         readers = [
             asyncio.create_task(_pump(streams[0], out, "stdout", sink, stream_all)),
             asyncio.create_task(_pump(streams[1], err, "stderr", sink, stream_all)),
@@ -478,6 +487,10 @@ async def run_process(
         for task in (*readers, *(t for t in (waiter, stopper) if t is not None)):
             task.cancel()
         returncode = await started.finish()
+        # A pipe closed under a transport still watching it would leave the loop reading its
+        # number, which the next command's pipe may get: close the transports first.
+        for transport in transports:
+            transport.close()
         for pipe in (started.stdout, started.stderr):
             with contextlib.suppress(OSError):
                 pipe.close()

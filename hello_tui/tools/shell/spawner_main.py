@@ -24,8 +24,7 @@ Each command (a message with argv, cwd, environment and rlimits, and its
 stdout, stderr and a control socket as file descriptors) gets a keeper: a
 fork that enters a nested Landlock domain and becomes a subreaper, then
 forks the command, which enters another domain below it. Both are forked
-ahead, before the request comes; the request goes to the command's child
-and the control socket to the keeper. Landlock's scoping
+ahead, before the request comes. Landlock's scoping
 (ABI 6) lets neither signal, trace or read anything outside its own domain:
 not the keeper, not the spawner, not other commands, not the app. The
 keeper reports the exit status on the control socket; when the app says
@@ -303,13 +302,13 @@ def _exec_command(channel: socket.socket, ruleset_fd: int, report: int) -> None:
     os._exit(127)
 
 
-def keeper(channel: socket.socket, child_channel: socket.socket, ruleset_fd: int, abi: int) -> None:
+def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
     """Forked ahead from the spawner, with its command's child forked ahead too.
 
     Forks are the slow part of starting a command, so both happen before the
-    request comes; the spawner then hands the child its request and this
-    keeper the command's control socket, each down its own socket, so that
-    neither waits for the other. Never returns.
+    request comes; the request then only travels down two sockets (the
+    keeper takes the control socket, the child the rest), so that the
+    command never runs without its keeper. Never returns.
     """
     try:
         restrict(ruleset_fd)
@@ -320,21 +319,32 @@ def keeper(channel: socket.socket, child_channel: socket.socket, ruleset_fd: int
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     report_read, report_write = os.pipe2(os.O_CLOEXEC)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     command = os.fork()
     if command == 0:
         channel.close()
+        ours.close()
         os.close(report_read)
-        _exec_command(child_channel, ruleset_fd, report_write)
-    child_channel.close()
+        _exec_command(theirs, ruleset_fd, report_write)
+    theirs.close()
     os.close(report_write)
     try:
-        _, fds, _, _ = socket.recv_fds(channel, 64, 1)
+        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 3)
     except OSError:
-        fds = []
+        data, fds = b"", []
     channel.close()
-    if len(fds) != 1:
+    if not data or len(fds) != 3:
         os._exit(0)  # the spawner is gone (the command's child ends on its own EOF)
-    _watch(socket.socket(fileno=fds[0]), command, report_read, wake_read, abi)
+    control = socket.socket(fileno=fds[2])
+    try:
+        socket.send_fds(ours, [data], fds[:2])
+    except OSError:  # the child died before its turn: say so, never run it without us
+        _send(control, {"error": errno.EPIPE, "gone": True})
+        os._exit(0)
+    ours.close()
+    os.close(fds[0])
+    os.close(fds[1])
+    _watch(control, command, report_read, wake_read, abi)
 
 
 def _watch(control: socket.socket, command: int, report: int, wake: int, abi: int) -> None:
@@ -424,38 +434,27 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
         if not data:
             return  # the app is gone: PID 1 ends, and the namespace with it
         for _attempt in range(2):
-            try:  # the keeper first: the command must not run without it
-                socket.send_fds(warm[0], [b"control"], fds[2:])
-                socket.send_fds(warm[1], [data], fds[:2])
+            try:
+                socket.send_fds(warm, [data], fds)
                 break
             except OSError:  # that keeper died before its turn: fork a fresh one
-                for end in warm:
-                    end.close()
+                warm.close()
                 warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
-        for end in warm:
-            end.close()
+        warm.close()
         for fd in fds:
             os.close(fd)
         warm = _warm_keeper(sock, ruleset_fd, setup["abi"])  # the next one, while this runs
 
 
-def _warm_keeper(
-    sock: socket.socket, ruleset_fd: int, abi: int
-) -> tuple[socket.socket, socket.socket]:
-    """Fork the keeper (and its command's child) for the next command now.
-
-    Returns the sockets that hand the keeper its control socket and the child its request.
-    """
-    keeper_ours, keeper_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    child_ours, child_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def _warm_keeper(sock: socket.socket, ruleset_fd: int, abi: int) -> socket.socket:
+    """Fork the keeper for the next command now; the socket hands it its request."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     if os.fork() == 0:
         sock.close()
-        keeper_ours.close()
-        child_ours.close()
-        keeper(keeper_theirs, child_theirs, ruleset_fd, abi)
-    keeper_theirs.close()
-    child_theirs.close()
-    return keeper_ours, child_ours
+        ours.close()
+        keeper(theirs, ruleset_fd, abi)
+    theirs.close()
+    return ours
 
 
 def _reap() -> None:
