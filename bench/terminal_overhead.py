@@ -3,10 +3,11 @@
 Builds a git repository of a few thousand files in a temporary folder and
 times `git status`, `rg <pattern>` and `ls -R` two ways, alternating: through
 `TerminalTool` (the policy's verdict, an allow-listed environment, a private
-HOME/TMPDIR, Landlock and seccomp set up in the child, output captured and
-reported) and with `subprocess.run` on the same argv. Prints the median of the
+HOME/TMPDIR, started from the confined spawner process under a keeper,
+output captured and reported) and with `subprocess.run` on the same argv. Prints the median of the
 per-round ratios (target: at most 1.3x, sandbox set-up included). Ratios
-only; absolute seconds depend on the machine.
+only; absolute seconds depend on the machine, and the load averages printed
+before and after say how busy it was.
 
     python bench/terminal_overhead.py [--files 10000] [--runs 21]
 """
@@ -42,7 +43,8 @@ def build_repo(root: Path, count: int, seed: int = 11) -> None:
         if i % 101 == 0:
             lines.insert(12, "raise NeedleError('rare')")
         (folder / f"file{i}.py").write_text("\n".join(lines) + "\n")
-    git = ["git", "-c", "user.email=b@example.org", "-c", "user.name=bench"]
+    # No `gc --auto` left running in the background after the commit.
+    git = ["git", "-c", "user.email=b@example.org", "-c", "user.name=bench", "-c", "gc.auto=0"]
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "bench"], cwd=root, check=True)
@@ -85,7 +87,7 @@ def main() -> int:
         build_repo(root, opts.files)
         ctx = ToolContext(settings=load_settings(root, environ={}))
         tool = TerminalTool()
-        print(f"repo: {opts.files} files, runs: {opts.runs}, {sandbox_status()}")
+        print(f"repo: {opts.files} files, runs: {opts.runs}, {sandbox_status()}, {_load()}")
         print("median of per-round ratios, tool / direct (target <= 1.3x)")
         for command in ("git status", "rg NeedleError", "ls -R"):
             argv = command.split()
@@ -105,8 +107,14 @@ def main() -> int:
                 f"  {command:<16} {ratio:.2f}x   (tool {mine * 1000:.1f} ms, "
                 f"direct {theirs * 1000:.1f} ms)"
             )
+        print(f"after: {_load()}")
     loop.close()
     return 0
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f} (1 min) {five:.1f} (5 min) on {os.cpu_count()} CPUs"
 
 
 if __name__ == "__main__":

@@ -10,15 +10,16 @@ output (head and tail); `data` keeps the full output for the UI.
 A refusal, a user's "no" and a command that ran and failed are answers, not
 failures of the tool: they do not count towards the circuit breaker.
 
-Judging a command walks folders and reads git's config, and setting up its
-sandbox probes the kernel and makes folders: both run in a worker thread,
-as the other tools' file work does, so the event loop stays free.
+Judging a command walks folders and reads git's config, and opening its
+scope probes the kernel and makes folders: both run in one trip to a worker
+thread, as the other tools' file work does, so the event loop stays free.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
@@ -64,19 +65,18 @@ class TerminalTool(Tool):
         cwd = session_cwd(ctx)
         setting = ctx.settings.sandbox
         config = RunConfig.from_settings(ctx.settings)
+        state = ctx.settings.state.root
+
+        def judge() -> _Judged:
+            return _judge(setting, config, lambda c: self.classify(command, repo, cwd, c), state)
+
         try:
-            confined, scope = await _owned_off_loop(lambda: _open_scope(setting, config))
+            # One trip to a worker thread for both: each trip costs the loop a wake-up.
+            judged = await _owned_off_loop(judge)
         except sandbox.SandboxUnavailable as exc:
             return _answer(ToolResult.error(str(exc), data={"command": command}))
+        scope, verdict, read_only_env = judged.scope, judged.verdict, judged.read_only_env
         with scope:
-            # What a read-only run gets; approved runs keep git's transports and helpers.
-            read_only_env = read_only_git_environment(scope.env)
-            context = PolicyContext(
-                environment=read_only_env if confined else None,
-                private_dir=scope.private_dir,
-                state_dir=ctx.settings.state.root.resolve(),
-            )
-            verdict = await asyncio.to_thread(self.classify, command, repo, cwd, context)
             if verdict.action == "refuse":
                 return _answer(
                     ToolResult.error(
@@ -150,16 +150,40 @@ class TerminalTool(Tool):
         return report(command, outcome, timeout, data, "\n".join(notes))
 
 
-def _open_scope(setting: sandbox.SandboxSetting, config: RunConfig) -> tuple[bool, CommandScope]:
-    """(whether the OS sandbox holds, the command's scope); raises SandboxUnavailable."""
+@dataclass
+class _Judged:
+    """A command's scope and the policy's verdict on it, with the read-only environment."""
+
+    scope: CommandScope
+    read_only_env: dict[str, str]
+    verdict: PolicyVerdict
+
+
+def _judge(
+    setting: sandbox.SandboxSetting,
+    config: RunConfig,
+    classify_in: Callable[[PolicyContext], PolicyVerdict],
+    state: Path,
+) -> _Judged:
+    """Open the command's scope and judge it (blocking); raises SandboxUnavailable."""
     sandbox.check_available(setting)
     confined = setting != "off" and sandbox.support().available
-    return confined, CommandScope(config)
+    scope = CommandScope(config)
+    try:
+        # What a read-only run gets; approved runs keep git's transports and helpers.
+        read_only_env = read_only_git_environment(scope.env)
+        context = PolicyContext(
+            environment=read_only_env if confined else None,
+            private_dir=scope.private_dir,
+            state_dir=state.resolve(),
+        )
+        return _Judged(scope, read_only_env, classify_in(context))
+    except BaseException:
+        scope.close()
+        raise
 
 
-async def _owned_off_loop(
-    make: Callable[[], tuple[bool, CommandScope]],
-) -> tuple[bool, CommandScope]:
+async def _owned_off_loop(make: Callable[[], _Judged]) -> _Judged:
     """`make()` in a worker thread; a scope made after the caller was cancelled is closed."""
     future = asyncio.ensure_future(asyncio.to_thread(make))
     try:
@@ -169,9 +193,9 @@ async def _owned_off_loop(
         raise
 
 
-def _close_orphan(future: asyncio.Future[tuple[bool, CommandScope]]) -> None:
+def _close_orphan(future: asyncio.Future[_Judged]) -> None:
     if not future.cancelled() and future.exception() is None:
-        future.result()[1].close()
+        future.result().scope.close()
 
 
 _DENIALS = ("Permission denied", "Read-only file system", "Operation not permitted")

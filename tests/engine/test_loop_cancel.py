@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
+from pathlib import Path
 
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import (
@@ -214,23 +216,25 @@ async def test_aclose_stops_a_tool_that_is_still_running(tmp_path, scripted_serv
     assert transcript(engine)[-1]["type"] == "TurnCancelled"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead too: it only waits for its parent to read its status.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split()[2] != "Z"
-    except OSError:
-        return True
+def _running(marker: str) -> bool:
+    """Is a live process running with `marker` on its command line? (A sandboxed command's
+    pids belong to its spawner's PID namespace, so its children are found by what they run.)"""
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if entry.isdigit() and marker.encode() in cmdline and state not in ("Z", "X"):
+            return True
+    return False
 
 
 async def test_aclose_kills_a_running_terminal_command(tmp_path, scripted_server, model_settings):
     from hello_tui.tools.terminal import TerminalTool
 
-    (tmp_path / "spawn.sh").write_text("sleep 300 &\necho $! > child.pid\nwait\n")
+    marker = f"300.{secrets.randbelow(10**9):09d}"  # seconds, and no one else's
+    (tmp_path / "spawn.sh").write_text(f"sleep {marker} &\necho started > child.pid\nwait\n")
     server = scripted_server([tool_calls([call("terminal", {"command": "bash spawn.sh"})])])
     engine = await open_engine(
         model_settings(tmp_path, server), ToolRegistry([TerminalTool()]), yes=True
@@ -241,13 +245,12 @@ async def test_aclose_kills_a_running_terminal_command(tmp_path, scripted_server
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.05)
-    child = int(pid_file.read_text())
-    assert _alive(child)
+    assert _running(marker)
     await asyncio.wait_for(engine.aclose(), GUARD)
     for _ in range(200):
-        if not _alive(child):
+        if not _running(marker):
             break
         await asyncio.sleep(0.05)
-    assert not _alive(child)
+    assert not _running(marker)
     events = await asyncio.wait_for(consumer, GUARD)
     assert events[-1].kind == "TurnCancelled"

@@ -68,6 +68,29 @@ APP = textwrap.dedent(
         changes["limits"] = CommandLimits(**request["limits"])
     config = RunConfig(repo=repo, state_dir=repo / ".helloagents", **changes)
 
+    def marked(marker):  # live processes (host pids) whose command line holds `marker`
+        found = []
+        for entry in os.listdir("/proc") if marker else ():
+            try:
+                cmdline = Path("/proc", entry, "cmdline").read_bytes()
+                state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if entry.isdigit() and marker.encode() in cmdline and state != "Z":
+                found.append(int(entry))
+        return found
+
+    def chain(pid):  # `pid`'s ancestors up to the first process, by PPid in the host's /proc
+        found = []
+        while pid > 1:
+            try:
+                status = Path("/proc", str(pid), "status").read_text()
+            except OSError:
+                break
+            pid = int(status.split("PPid:")[1].split()[0])
+            found.append(pid)
+        return found
+
     async def main():
         await run_command("true", cwd=repo, config=config, timeout=60)
         tids = sorted(int(t) for t in os.listdir("/proc/self/task"))
@@ -82,22 +105,24 @@ APP = textwrap.dedent(
             for key, value in values.items():
                 arg = arg.replace(key, value)
             argv.append(arg)
-        outcome = await run_command(
+        running = asyncio.ensure_future(run_command(
             argv, cwd=repo, config=config, mode=request["mode"], timeout=120
-        )
-        if request["marker"]:
-            survivors = []
-            for entry in os.listdir("/proc"):
-                if not entry.isdigit() or int(entry) == os.getpid():
-                    continue  # the app's own command line holds the marker too
-                try:
-                    cmdline = Path("/proc", entry, "cmdline").read_bytes()
-                except OSError:
-                    continue
-                if request["marker"].encode() in cmdline:
-                    survivors.append(entry)
-        else:
-            survivors = []
+        ))
+        ancestors = []
+        if request["watch"]:  # the host's view of the command's child: its PPid chain
+            for _ in range(2400):
+                found = [e for e in marked(request["watch"]) if e != os.getpid()]
+                if found:
+                    ancestors = chain(int(found[0]))
+                    break
+                await asyncio.sleep(0.05)
+            (repo / "go").write_text("")  # lets the command end
+        outcome = await running
+        if request["release"]:  # what a survivor waits for before it touches the canary
+            (repo / request["release"]).write_text("")
+            await asyncio.sleep(1)
+        # The app's own command line holds the marker too.
+        survivors = [e for e in marked(request["marker"]) if e != os.getpid()]
         ctx = ToolContext(settings=load_settings(repo, environ={}))
         controls = {}
         for command in request["controls"]:
@@ -111,6 +136,8 @@ APP = textwrap.dedent(
             "exit_code": outcome.exit_code,
             "signals": signals,
             "survivors": survivors,
+            "ancestors": ancestors,
+            "app": os.getpid(),
             "controls": controls,
         }))
 
@@ -232,9 +259,16 @@ def run_app(
     limits: dict[str, int] | None = None,
     marker: str = "",
     mode: str = "read-only",
+    watch: str = "",
+    release: str = "",
 ) -> dict:
+    """Run `argv` from the app; `watch`: the marker of a process whose ancestors to record
+    while the command runs (the command waits for a file `go`); `release`: a file made in
+    the repo after the command, which a survivor would wait for."""
     request = {
         "mode": mode,
+        "watch": watch,
+        "release": release,
         "repo": str(world["repo"]),
         "argv": argv,
         "no_pid_namespace": no_pid_namespace,
@@ -294,6 +328,7 @@ def assert_contained(world: dict[str, Path], seen: dict) -> None:
         pytest.param(False, "read-only", id="as-probed"),
         pytest.param(True, "read-only", id="without-pid-namespace"),
         pytest.param(False, "approved", id="approved"),
+        pytest.param(True, "approved", id="approved-without-pid-namespace"),
     ],
 )
 def test_a_command_cannot_trace_read_or_signal_the_app(world, no_pid_namespace, mode):
@@ -326,20 +361,118 @@ DAEMON = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize(
-    "no_pid_namespace",
-    [pytest.param(False, id="as-probed"), pytest.param(True, id="without-pid-namespace")],
-)
-def test_a_setsid_grandchild_and_a_daemon_end_with_the_command(world, no_pid_namespace):
-    marker = f"86399.{os.getpid()}{time.monotonic_ns() % 100_000}"  # a day; no one else's
+ROUTES = [
+    pytest.param(False, "read-only", id="as-probed"),
+    pytest.param(True, "read-only", id="without-pid-namespace"),
+    pytest.param(False, "approved", id="approved"),
+    pytest.param(True, "approved", id="approved-without-pid-namespace"),
+]
+APPROVED_ROUTES = ROUTES[2:]
+
+
+def unique_marker() -> str:
+    return f"86399.{os.getpid()}{time.monotonic_ns() % 100_000}"  # a day; no one else's
+
+
+@pytest.mark.parametrize(("no_pid_namespace", "mode"), ROUTES)
+def test_a_setsid_grandchild_and_a_daemon_end_with_the_command(world, no_pid_namespace, mode):
+    marker = unique_marker()
     seen = run_app(
         world,
         [sys.executable, "-c", DAEMON, marker],
         no_pid_namespace=no_pid_namespace,
         marker=marker,
+        mode=mode,
     )
     assert seen["stdout"] == "left behind\n" and seen["exit_code"] == 0, seen
     assert seen["survivors"] == []
+    assert_contained(world, seen)
+
+
+# A session of its own that waits for the app's word, then writes in the repo; the
+# command ends only once it runs.
+LATE_WRITER = (
+    "setsid sh -c 'touch up; until [ -e released ]; do sleep 0.05; done; touch canary # {marker}'"
+    " </dev/null >/dev/null 2>&1 & until [ -e up ]; do sleep 0.05; done; echo started"
+)
+
+
+@pytest.mark.parametrize(("no_pid_namespace", "mode"), APPROVED_ROUTES)
+def test_an_approved_commands_setsid_child_never_writes_after_it(world, no_pid_namespace, mode):
+    marker = unique_marker()
+    seen = run_app(
+        world,
+        ["bash", "-c", LATE_WRITER.format(marker=marker)],
+        no_pid_namespace=no_pid_namespace,
+        marker=marker,
+        mode=mode,
+        release="released",
+    )
+    assert seen["stdout"] == "started\n" and seen["exit_code"] == 0, seen
+    assert seen["survivors"] == []
+    assert not (world["repo"] / "canary").exists()
+    assert_contained(world, seen)
+
+
+# A child that runs until the app has looked at it.
+WAITER = textwrap.dedent(
+    """
+    import os, subprocess, sys, time
+    child = subprocess.Popen(["sleep", sys.argv[1]])
+    while not os.path.exists("go"):
+        time.sleep(0.05)
+    child.kill()
+    child.wait()
+    print("looked at")
+    """
+)
+
+
+@pytest.mark.parametrize(("no_pid_namespace", "mode"), ROUTES)
+def test_no_command_is_a_descendant_of_the_app(world, no_pid_namespace, mode):
+    marker = unique_marker()
+    seen = run_app(
+        world,
+        [sys.executable, "-c", WAITER, marker],
+        no_pid_namespace=no_pid_namespace,
+        mode=mode,
+        watch=marker,
+    )
+    assert seen["stdout"] == "looked at\n", seen
+    assert seen["ancestors"], "the command's child was never seen"
+    assert seen["app"] not in seen["ancestors"]
+    assert_contained(world, seen)
+
+
+# What approved work does: files from a script, a build script run from the repo, git reads.
+APPROVED_WORK = textwrap.dedent(
+    """
+    set -e
+    python3 -c "open('generated.txt', 'w').write('made by python')"
+    mkdir -p build
+    printf '#!/bin/sh\\nset -e\\ncat a.txt b.txt > build/all.txt\\necho built\\n' > make.sh
+    chmod +x make.sh
+    ./make.sh
+    git status --short > build/status.txt
+    git -c user.email=t@example.org -c user.name=t commit -qam second 2>&1 || echo "no commit"
+    """
+)
+
+
+@pytest.mark.parametrize(("no_pid_namespace", "mode"), APPROVED_ROUTES)
+def test_approved_commands_keep_their_grants(world, no_pid_namespace, mode):
+    repo = world["repo"]
+    head = (repo / ".git" / "HEAD").read_text()
+    seen = run_app(
+        world, ["bash", "-c", APPROVED_WORK], no_pid_namespace=no_pid_namespace, mode=mode
+    )
+    assert seen["exit_code"] == 0, seen
+    assert (repo / "generated.txt").read_text() == "made by python"
+    assert (repo / "build" / "all.txt").read_text() == "inside\nmore inside\n"
+    assert "?? generated.txt" in (repo / "build" / "status.txt").read_text()
+    # `.git/` stays read-only for approved commands, as it always was: commits go through the app.
+    assert "Read-only file system" in seen["stdout"] and "no commit" in seen["stdout"]
+    assert (repo / ".git" / "HEAD").read_text() == head
     assert_contained(world, seen)
 
 
@@ -358,7 +491,8 @@ FORK_STORM = textwrap.dedent(
 
 
 @pytest.mark.skipif(not FOUND.pid_namespace, reason="the process limit needs a user namespace")
-def test_a_fork_storm_meets_the_process_limit_with_one_line(user_world):
+@pytest.mark.parametrize("mode", ["read-only", "approved"])
+def test_a_fork_storm_meets_the_process_limit_with_one_line(user_world, mode):
     world = user_world
     python = SYSTEM_PYTHON if "user" in world else sys.executable
     marker = f"storm-{os.getpid()}-{time.monotonic_ns()}"
@@ -367,6 +501,7 @@ def test_a_fork_storm_meets_the_process_limit_with_one_line(user_world):
         [python, "-c", FORK_STORM, marker],
         limits={"processes": 40},
         marker=marker,
+        mode=mode,
     )
     assert seen["exit_code"] == 1
     assert "started 1000" not in seen["stdout"]

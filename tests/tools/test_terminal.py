@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 from pathlib import Path
 
 import pytest
@@ -321,50 +322,61 @@ async def test_cd_to_a_missing_directory_is_an_error(repo):
 # ------------------------------------------------------------------- processes
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            state = handle.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in ("Z", "X")
+def _marked(marker: str) -> list[int]:
+    """Live processes whose command line holds `marker` (pids in a command's PID namespace
+    mean nothing out here, so the command's children are found by what they run)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
 
 
-async def _wait_until_dead(pid: int) -> bool:
+async def _wait_until_gone(marker: str) -> bool:
     for _ in range(200):
-        if not _alive(pid):
+        if not _marked(marker):
             return True
         await asyncio.sleep(0.05)
     return False
 
 
-SPAWN = "sleep 300 &\necho $! > child.pid\nwait\n"
+def spawn_script(repo: Path) -> str:
+    """A script that leaves a `sleep` running in the background; returns the sleep's marker."""
+    marker = f"300.{secrets.randbelow(10**9):09d}"  # seconds, and no one else's
+    (repo / "spawn.sh").write_text(f"sleep {marker} &\necho started > child.started\nwait\n")
+    return marker
 
 
 async def test_timeout_kills_the_whole_process_group(repo):
-    (repo / "spawn.sh").write_text(SPAWN)
+    marker = spawn_script(repo)
     ctx = make_ctx(repo, RecordingApprover("once"))
     result = await run(ctx, "bash spawn.sh", timeout=1)
     assert result.status == "error"
     assert "timed out" in result.text and result.data["timed_out"]
-    child = int((repo / "child.pid").read_text())
-    assert await _wait_until_dead(child)
+    assert (repo / "child.started").exists()
+    assert await _wait_until_gone(marker)
 
 
 async def test_cancellation_kills_the_whole_process_group(repo):
-    (repo / "spawn.sh").write_text(SPAWN)
+    marker = spawn_script(repo)
     ctx = make_ctx(repo, RecordingApprover("once"))
     task = asyncio.create_task(run(ctx, "bash spawn.sh", timeout=600))
     for _ in range(400):
-        if (repo / "child.pid").exists() and (repo / "child.pid").read_text().strip():
+        if (repo / "child.started").exists() and _marked(marker):
             break
         await asyncio.sleep(0.05)
-    child = int((repo / "child.pid").read_text())
-    assert _alive(child)
+    assert _marked(marker)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _wait_until_dead(child)
+    assert await _wait_until_gone(marker)
 
 
 async def test_default_timeout_comes_from_settings(repo):
@@ -420,7 +432,7 @@ async def test_require_refuses_to_run_without_a_sandbox(repo, monkeypatch):
 
 async def test_a_command_cancelled_while_it_starts_is_stopped_once_it_has(repo):
     """Cancel at once: the process may already be starting; it must not be left behind."""
-    (repo / "spawn.sh").write_text(SPAWN)
+    marker = spawn_script(repo)
     ctx = make_ctx(repo, RecordingApprover("once"))
     for _ in range(5):
         task = asyncio.create_task(run(ctx, "bash spawn.sh", timeout=600))
@@ -429,9 +441,7 @@ async def test_a_command_cancelled_while_it_starts_is_stopped_once_it_has(repo):
         with pytest.raises(asyncio.CancelledError):
             await task
     await asyncio.sleep(0.5)
-    pid_file = repo / "child.pid"
-    if pid_file.exists() and pid_file.read_text().strip():
-        assert await _wait_until_dead(int(pid_file.read_text()))
+    assert await _wait_until_gone(marker)
 
 
 async def test_headless_approvals_run_offline_unless_network_was_allowed():

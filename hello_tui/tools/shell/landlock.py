@@ -8,8 +8,9 @@ folders (REFER), 3 truncation, 4 TCP bind/connect, 5 ioctl on devices, 6
 scoping of abstract unix sockets and signals, 7 audit-log control. A ruleset
 only handles the rights its kernel knows, so one program works from ABI 1 up.
 
-The ruleset is created and filled here, before fork; the child only calls
-`landlock_restrict_self` on its file descriptor (see `sandbox.py`).
+The ruleset is created and filled here, in the app; the spawner process
+(`spawner_main.py`) gets its file descriptor and restricts itself, each
+keeper and each command with it.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def handled_fs(abi: int) -> int:
 
 
 class Ruleset:
-    """A Landlock ruleset under construction; `fd` is what the child restricts itself with."""
+    """A Landlock ruleset under construction; `fd` is what the spawner restricts itself with."""
 
     def __init__(self, abi: int, *, restrict_network: bool) -> None:
         self.abi = abi

@@ -1,6 +1,6 @@
 """Resource limits for every command, and the one line that says a command met one.
 
-Each command gets rlimits (set in its own process before exec, inherited by
+Each command gets rlimits (set by its own process before exec, inherited by
 everything it starts):
 
 - processes (RLIMIT_NPROC): counted per user *and user namespace*, so it is
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 from dataclasses import dataclass
 
@@ -93,6 +94,31 @@ class CommandLimits:
 
 
 DEFAULT_LIMITS = CommandLimits()
+
+# The limit names of `CommandLimits.rlimits` and their RLIMIT_* numbers.
+RLIMIT_NUMBERS = {
+    "nproc": resource.RLIMIT_NPROC,
+    "data": resource.RLIMIT_DATA,
+    "fsize": resource.RLIMIT_FSIZE,
+    "cpu": resource.RLIMIT_CPU,
+}
+CPU_GRACE = 5  # seconds between SIGXCPU at the soft limit and SIGKILL at the hard one
+
+
+def rlimit_pair(name: str, value: int) -> tuple[int, int]:
+    """(soft, hard) for one limit, never above the hard limit the process already has."""
+    _, hard = resource.getrlimit(RLIMIT_NUMBERS[name])
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    if name == "cpu":
+        top = value + CPU_GRACE
+        return value, top if hard == resource.RLIM_INFINITY else min(hard, top)
+    return value, value
+
+
+def rlimit_triples(limits: dict[str, int]) -> list[tuple[int, int, int]]:
+    """(RLIMIT_* number, soft, hard) for each limit, as the spawner sets them."""
+    return [(RLIMIT_NUMBERS[name], *rlimit_pair(name, value)) for name, value in limits.items()]
 
 
 def limit_line(what: str) -> str:

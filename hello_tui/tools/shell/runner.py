@@ -7,14 +7,16 @@ argv list run without a shell), the working folder, the mode (read-only or
 approved), whether the network is allowed, a timeout, a cancel event and an
 output callback.
 
-Read-only commands start from the spawner process (`spawner.py`), whose
-keeper ends every process the command started, `setsid` or not; approved
-ones run in their own process group (a session of its own when there is no
-sandbox) with stdin closed, in the OS sandbox (`sandbox.py`) with the environment of `environment.py` and a
-private folder for HOME and TMPDIR that is removed afterwards. A timeout, a
-cancellation or the end of the command stops the whole group, so nothing it
-started lives on. stdout and stderr are captured apart; a pipeline reports
-every stage's exit status, so `pytest | tail` cannot hide a failing pytest.
+Under the OS sandbox (`sandbox.py`) every command, read-only or approved,
+starts from a spawner process (`spawner.py`) confined as its mode says,
+whose keeper ends every process the command started, `setsid` or not.
+Without a sandbox the app forks it, in a session of its own whose process
+group is stopped. Commands get stdin closed, the environment of
+`environment.py` and a private folder for HOME and TMPDIR that is emptied
+afterwards. A timeout, a cancellation or the end of the command stops it
+all, so nothing it started lives on. stdout and stderr are captured apart;
+a pipeline reports every stage's exit status, so `pytest | tail` cannot
+hide a failing pytest.
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ from typing import IO, Any, Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from hello_tui.tools.shell import sandbox
-from hello_tui.tools.shell.child_setup import SandboxSetupError, rlimit_triples
 from hello_tui.tools.shell.environment import command_environment, private_dirs
-from hello_tui.tools.shell.limits import CommandLimits, limit_line
+from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
 from hello_tui.tools.shell.parse import instrument
 from hello_tui.tools.shell.sandbox import (
     Mode,
     SandboxSetting,
+    SandboxSetupError,
     SandboxSpec,
     SandboxUnavailable,
     Support,
@@ -270,7 +272,7 @@ class _Started:
 
 
 def _local(proc: subprocess.Popen[bytes]) -> _Started:
-    """A child forked from the app (approved commands, no sandbox): its process group."""
+    """A child forked from the app (no sandbox): its process group."""
     assert proc.stdout is not None and proc.stderr is not None
 
     async def finish() -> int | None:
@@ -296,6 +298,42 @@ def _remote(command: RemoteCommand) -> _Started:
             command.close()
 
     return _Started(command.stdout, command.stderr, command.exited, command.stop, finish)
+
+
+def _start_remote(
+    spawner: SpawnerProcess,
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    limits: list[tuple[int, int, int]],
+) -> _Started:
+    """Hand the command to the spawner: a send, on the loop. Whether exec worked comes
+    with its exit (`exited` raises OSError when it never ran)."""
+    return _remote(spawner.start(cmd, cwd, env, limits))
+
+
+async def _start_local(cmd: list[str], cwd: Path, env: dict[str, str]) -> _Started:
+    """Without a sandbox the app forks it (in a thread: fork and exec block)."""
+
+    def start() -> _Started:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # no sandbox: leave the terminal behind too
+        )
+        return _local(proc)
+
+    starting = _STARTER.submit(start)
+    try:
+        return await asyncio.shield(asyncio.wrap_future(starting))
+    except asyncio.CancelledError:
+        # Cancelled while it was starting: it may start anyway, so stop it once it has.
+        starting.add_done_callback(_stop_when_started)
+        raise
 
 
 def _stop_when_started(starting: Future[_Started]) -> None:
@@ -351,9 +389,14 @@ def _describe(
     return f"landlock v{found.landlock_abi}, {mode}, {net}"
 
 
-async def _reader(pipe: IO[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
+async def _reader(
+    pipe: IO[bytes], loop: asyncio.AbstractEventLoop, transports: list[asyncio.BaseTransport]
+) -> asyncio.StreamReader:
     reader = asyncio.StreamReader(limit=2 * _READ_CHUNK, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+    )
+    transports.append(transport)
     return reader
 
 
@@ -387,7 +430,6 @@ async def run_process(
     timeout: float,
     sink: OutputSink | None,
     *,
-    preexec: Callable[[], None] | None = None,
     spawner: SpawnerProcess | None = None,
     rlimits: dict[str, int] | None = None,
     cancel: asyncio.Event | None = None,
@@ -396,59 +438,28 @@ async def run_process(
 ) -> ProcessOutcome:
     """Start `cmd` and see it (and all it started) end.
 
-    The `spawner` process starts it (read-only commands: a keeper ends every
-    process it left), or a forked child runs `preexec` before exec (approved
-    commands: its process group is stopped), or neither (no sandbox).
+    The `spawner` process starts it (a keeper ends every process it left),
+    or, without a sandbox, the app forks it (its process group is stopped).
     """
     out, err = OutputCapture(output_limit), OutputCapture(output_limit)
     loop = asyncio.get_running_loop()
-    start: Callable[[], _Started]
-    if spawner is not None:
-        limits = rlimit_triples(rlimits or {})
-
-        def start() -> _Started:
-            return _remote(spawner.start(cmd, cwd, env, limits))
-
-    else:
-        options: dict[str, Any] = {
-            "cwd": cwd,
-            "env": env,
-            "stdin": subprocess.DEVNULL,
-            "stdout": subprocess.PIPE,
-            "stderr": subprocess.PIPE,
-        }
-        if preexec is not None:
-            # A process group of its own is enough to stop it all: the sandbox denies
-            # /dev/tty, and a background group gets no signals from the terminal. A new
-            # session would also move it to a scheduler autogroup of its own, where it
-            # competes with every other session for the CPU.
-            options["process_group"] = 0
-            options["preexec_fn"] = preexec  # raw syscalls only (child_setup.py)
-        else:
-            options["start_new_session"] = True  # no sandbox: leave the terminal behind too
-        popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
-
-        def start() -> _Started:
-            return _local(popen(cmd, **options))
-
-    starting = _STARTER.submit(start)
     try:
-        started = await asyncio.shield(asyncio.wrap_future(starting))
-    except asyncio.CancelledError:
-        # Cancelled while it was starting: it may start anyway, so stop it once it has.
-        starting.add_done_callback(_stop_when_started)
-        raise
-    except subprocess.SubprocessError:
-        reason = "the sandbox could not be set up in the child process; nothing ran"
-        return ProcessOutcome(out, err, None, start_error=reason)
+        if spawner is not None:
+            started = _start_remote(spawner, cmd, cwd, env, rlimit_triples(rlimits or {}))
+        else:
+            started = await _start_local(cmd, cwd, env)
     except OSError as exc:
-        return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
+        return _not_started(cmd, exc, out, err)
     timed_out = cancelled = False
     readers: list[asyncio.Task[None]] = []
+    transports: list[asyncio.BaseTransport] = []
     waiter = stopper = None
     returncode: int | None = None
     try:
-        streams = [await _reader(started.stdout, loop), await _reader(started.stderr, loop)]
+        streams = [
+            await _reader(started.stdout, loop, transports),
+            await _reader(started.stderr, loop, transports),
+        ]
         readers = [
             asyncio.create_task(_pump(streams[0], out, "stdout", sink, stream_all)),
             asyncio.create_task(_pump(streams[1], err, "stderr", sink, stream_all)),
@@ -461,7 +472,10 @@ async def run_process(
             timed_out = stopper is None or stopper not in done
             cancelled = not timed_out
             started.stop()
-            await waiter
+            await asyncio.wait([waiter])
+        failed = waiter.exception()
+        if isinstance(failed, OSError) and not (timed_out or cancelled):  # exec failed
+            return _not_started(cmd, failed, out, err)
         # Background jobs may still hold the pipes open; give them a moment, then stop them.
         _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
         started.stop()
@@ -473,10 +487,20 @@ async def run_process(
         for task in (*readers, *(t for t in (waiter, stopper) if t is not None)):
             task.cancel()
         returncode = await started.finish()
+        # A pipe closed under a transport still watching it would leave the loop reading its
+        # number, which the next command's pipe may get: close the transports first.
+        for transport in transports:
+            transport.close()
         for pipe in (started.stdout, started.stderr):
             with contextlib.suppress(OSError):
                 pipe.close()
     return ProcessOutcome(out, err, returncode, timed_out=timed_out, cancelled=cancelled)
+
+
+def _not_started(
+    cmd: list[str], exc: OSError, out: OutputCapture, err: OutputCapture
+) -> ProcessOutcome:
+    return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
 
 
 def _state_folder_problem(config: RunConfig) -> str | None:
@@ -545,34 +569,32 @@ async def run_command(
             state_dir=config.state_dir,
             extra_read=scope.extra_read,
         )
-        prepare = functools.partial(
-            sandbox.prepare,
-            spec,
-            config.sandbox,
-            scope.env["PATH"],
-            found=config.confinement,
-            limits=config.limits,
-        )
+        path = scope.env["PATH"]
+        found, limits = config.confinement, config.limits
         try:
-            # Building rulesets and starting a spawner block: never on the event loop.
-            prepared = await asyncio.get_running_loop().run_in_executor(_STARTER, prepare)
+            # Probing, building rulesets and starting a spawner block: never on the event
+            # loop. A running spawner needs none of that, and no trip to a thread either.
+            prepared = sandbox.prepare_at_once(
+                spec, config.sandbox, path, found=found, limits=limits
+            )
+            if prepared is None:
+                prepare = functools.partial(
+                    sandbox.prepare, spec, config.sandbox, path, found=found, limits=limits
+                )
+                prepared = await asyncio.get_running_loop().run_in_executor(_STARTER, prepare)
         except (SandboxUnavailable, SandboxSetupError) as exc:
             empty = OutputCapture()
             return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
-        try:
-            options = {
-                "preexec": prepared.preexec,
-                "spawner": prepared.spawner,
-                "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
-                if prepared.active
-                else None,
-                "cancel": cancel,
-                "output_limit": output_limit,
-                "stream_all": stream_all,
-            }
-            outcome = await _run_prepared(command, cwd, scope, timeout, on_output, options)
-        finally:
-            prepared.close()
+        run_options = {
+            "spawner": prepared.spawner,
+            "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
+            if prepared.active
+            else None,
+            "cancel": cancel,
+            "output_limit": output_limit,
+            "stream_all": stream_all,
+        }
+        outcome = await _run_prepared(command, cwd, scope, timeout, on_output, run_options)
         outcome.sandbox = _describe(
             prepared, config.confinement or sandbox.support(), mode, network
         )

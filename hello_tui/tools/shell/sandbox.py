@@ -14,12 +14,13 @@ Landlock can grant "write beneath the repo" but not "except .git/".
   when the approval said so.
 
 Commands never run in a thread or process that holds the app's memory:
-read-only commands start from a separate spawner process (`spawner.py`),
-each in a nested Landlock domain of its own under a keeper that ends every
-process it leaves; approved commands are forked from the app (made
-non-dumpable at start, `core/undumpable.py`) and confine themselves before
-exec. Both get the seccomp filter (no tracing syscalls) and the rlimits of
-`limits.py`.
+they start from a separate spawner process (`spawner.py`), confined exactly
+as widely as its commands (read-only commands share one, approved ones of
+the same grants another), each in a nested Landlock domain of its own under
+a keeper that ends every process it leaves; the app itself is non-dumpable
+(`core/undumpable.py`). All get the seccomp filter (no tracing syscalls)
+and the rlimits of `limits.py`. Only without a sandbox (off, or no
+Landlock) does the app fork commands itself.
 
 `CODE_AGENT_SANDBOX`: auto (default: use it when the kernel has it), require
 (refuse to run commands without it), off (no sandbox: dangerous).
@@ -32,17 +33,14 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from hello_tui.tools.shell import seccomp
-from hello_tui.tools.shell.child_setup import ChildSteps, SandboxSetupError
 from hello_tui.tools.shell.landlock import (
     FS_EXECUTE,
     FS_IOCTL_DEV,
@@ -57,7 +55,13 @@ from hello_tui.tools.shell.landlock import (
     abi_version,
 )
 from hello_tui.tools.shell.limits import DEFAULT_LIMITS, CommandLimits
-from hello_tui.tools.shell.spawner import SpawnerProcess, probe_pid_namespace, spawner_for
+from hello_tui.tools.shell.spawner import (
+    SpawnerProcess,
+    live_spawner,
+    probe_mounts,
+    probe_pid_namespace,
+    spawner_for,
+)
 
 if TYPE_CHECKING:  # the settings model imports pydantic, which `--version` must not
     from hello_tui.config import Settings
@@ -114,6 +118,10 @@ class SandboxUnavailable(Exception):
     """CODE_AGENT_SANDBOX=require and this system has no sandbox; the message says why."""
 
 
+class SandboxSetupError(Exception):
+    """The sandbox could not be set up (a rule refused, the spawner failed); nothing ran."""
+
+
 @dataclass(frozen=True)
 class Support:
     """What this machine offers, probed once."""
@@ -123,6 +131,7 @@ class Support:
     mount_namespace: bool
     # The spawner gets user, mount and PID namespaces and a /proc of its own.
     pid_namespace: bool = False
+    # (mount_namespace: the spawner of approved commands can make their read-only mounts.)
 
     @property
     def available(self) -> bool:
@@ -132,39 +141,27 @@ class Support:
 @lru_cache(maxsize=1)
 def support() -> Support:
     abi = abi_version()
+    pid_namespace = abi > 0 and probe_pid_namespace()
     return Support(
         landlock_abi=abi,
         seccomp=abi > 0 and seccomp.supported(),
-        mount_namespace=abi > 0 and _probe_mount_namespace(),
-        pid_namespace=abi > 0 and probe_pid_namespace(),
+        mount_namespace=abi > 0 and _probe_mount_namespace(pid_namespace),
+        pid_namespace=pid_namespace,
     )
 
 
-def _probe_mount_namespace() -> bool:
-    """Can a child make the mount namespace approved commands run in (as root or not)?"""
-    true = "/bin/true" if os.path.exists("/bin/true") else "/usr/bin/true"
+def _probed() -> bool:
+    """Does `support()` answer at once (the machine was probed, or a test stands in)?"""
+    info = getattr(support, "cache_info", None)
+    return info is None or info().currsize > 0
+
+
+def _probe_mount_namespace(pid_namespace: bool) -> bool:
+    """Can a spawner make the mounts approved commands run under (as root or not)?"""
     with tempfile.TemporaryDirectory(prefix="hello-tui-probe-") as scratch:
         writable, protected = Path(scratch) / "repo", Path(scratch) / "repo" / ".git"
         protected.mkdir(parents=True)
-        steps = ChildSteps()
-        try:
-            steps.confined_mounts([writable], [protected], writable)
-        except (OSError, AttributeError):
-            return False
-        try:
-            done = subprocess.run(
-                [true],
-                cwd=writable,
-                preexec_fn=steps.preexec,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=10,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return False
-    return done.returncode == 0
+        return probe_mounts(writable, protected, pid_namespace=pid_namespace)
 
 
 def sandbox_status(setting: SandboxSetting = "auto") -> str:
@@ -204,12 +201,10 @@ def describe(setting: SandboxSetting = "auto") -> str:
 def _spawner_words(found: Support) -> str:
     scoped = found.landlock_abi >= 6
     if found.pid_namespace:
-        where = (
-            "read-only commands start from a separate spawner in a PID namespace with its own /proc"
-        )
+        where = "commands start from a separate spawner in a PID namespace with its own /proc"
     else:
         where = (
-            "no PID namespace: read-only commands start from a separate spawner (a subreaper);"
+            "no PID namespace: commands start from a separate spawner (a subreaper);"
             " other processes' memory and environment stay behind Landlock"
         )
     domain = (
@@ -222,7 +217,7 @@ def _spawner_words(found: Support) -> str:
         if os.geteuid() == 0 or not found.pid_namespace
         else ("a process limit per spawner")
     )
-    return f"{where}, {domain}; {limit}; approved commands start from the app itself"
+    return f"{where}, {domain}; {limit}"
 
 
 def startup_notice(setting: SandboxSetting = "auto") -> str | None:
@@ -422,34 +417,48 @@ def grants_for(
 # ---------------------------------------------------------------- preparing one command
 
 
-class PreparedSandbox:
-    """How one command is confined: a spawner process to start it from, or steps for its child.
+@dataclass(frozen=True)
+class Confinement:
+    """All a spawner is confined by, and so all its commands: the key that picks one."""
 
-    Close it once the child has started.
-    """
+    rules: tuple[tuple[str, int], ...]  # Landlock path rules
+    network: bool
+    deny_metadata: bool  # seccomp refuses chmod, chown, utimes, xattrs
+    writable: tuple[str, ...]  # with a mount namespace: all else is mounted read-only...
+    protected: tuple[str, ...]  # ...and these, inside the writable ones, read-only again
+    found: Support
+
+
+def confinement_for(spec: SandboxSpec, path_value: str, found: Support) -> Confinement:
+    """What a command of `spec` may do, exactly as today's grants for its mode say."""
+    mounts = spec.mode == "approved" and found.mount_namespace
+    grants = grants_for(spec, path_value, mount_namespace=mounts, host_proc=not found.pid_namespace)
+    return Confinement(
+        rules=tuple(grants.rights.items()),
+        network=spec.network,
+        deny_metadata=spec.mode == "read-only",
+        writable=(os.fspath(spec.repo), os.fspath(spec.private_dir)) if mounts else (),
+        protected=tuple(os.fspath(p) for p in protected_paths(spec)) if mounts else (),
+        found=found,
+    )
+
+
+class PreparedSandbox:
+    """How one command is confined: the spawner process it starts from (None: no sandbox)."""
 
     def __init__(
         self,
-        preexec: Callable[[], None] | None,
-        ruleset: Ruleset | None,
         spawner: SpawnerProcess | None = None,
         limits: CommandLimits = DEFAULT_LIMITS,
         counts_processes: bool = False,
     ) -> None:
-        self.preexec = preexec
         self.spawner = spawner
         self.limits = limits
         self.counts_processes = counts_processes  # is the process limit in force?
-        self._ruleset = ruleset
 
     @property
     def active(self) -> bool:
-        return self.preexec is not None or self.spawner is not None
-
-    def close(self) -> None:
-        if self._ruleset is not None:
-            self._ruleset.close()
-            self._ruleset = None
+        return self.spawner is not None
 
 
 def prepare(
@@ -460,62 +469,87 @@ def prepare(
     found: Support | None = None,
     limits: CommandLimits = DEFAULT_LIMITS,
 ) -> PreparedSandbox:
-    """Build the sandbox for one command (blocking: call it from a thread, not the event loop).
+    """The sandbox for one command (blocking: call it from a thread, not the event loop).
 
     `found` is what the machine offers (default: the probe); a lower ABI or
     no namespaces give the confinement an older kernel would. Raises
     SandboxUnavailable under `require` without a sandbox, and
-    SandboxSetupError when the kernel refuses a rule.
+    SandboxSetupError when the kernel refuses a rule or the spawner fails.
     """
+    prepared = _prepare(spec, setting, path_value, found, limits, may_block=True)
+    assert prepared is not None
+    return prepared
+
+
+def prepare_at_once(
+    spec: SandboxSpec,
+    setting: SandboxSetting,
+    path_value: str,
+    *,
+    found: Support | None = None,
+    limits: CommandLimits = DEFAULT_LIMITS,
+) -> PreparedSandbox | None:
+    """`prepare` when it need not block (fit for the event loop), else None: the machine
+    is not probed yet, or the command's spawner must be started first."""
+    return _prepare(spec, setting, path_value, found, limits, may_block=False)
+
+
+def _prepare(
+    spec: SandboxSpec,
+    setting: SandboxSetting,
+    path_value: str,
+    found: Support | None,
+    limits: CommandLimits,
+    *,
+    may_block: bool,
+) -> PreparedSandbox | None:
     if setting == "off":
-        return PreparedSandbox(None, None, limits=limits)
+        return PreparedSandbox(limits=limits)
+    if found is None and not may_block and not _probed():
+        return None  # the probe starts processes
     found = found or support()
     if not found.available:
         if setting == "require":
             raise SandboxUnavailable(
                 "Refused: CODE_AGENT_SANDBOX=require, but there is no OS sandbox here."
             )
-        return PreparedSandbox(None, None, limits=limits)
-    if spec.mode == "read-only":
-        key = (
-            spec.repo,
-            spec.private_dir,
-            spec.state_dir,
-            spec.network,
-            spec.extra_read,
-            path_value,
-            found,
-        )
+        return PreparedSandbox(limits=limits)
+    confinement = confinement_for(spec, path_value, found)
+    spawner = live_spawner(confinement)
+    if spawner is None:
+        if not may_block:
+            return None
         try:
-            spawner = spawner_for(key, lambda: _spawner_process(spec, path_value, found))
+            spawner = spawner_for(confinement, lambda: _spawner_process(confinement))
         except (OSError, LandlockError) as exc:
             raise SandboxSetupError(f"sandbox: the spawner could not start ({exc})") from None
-        # RLIMIT_NPROC counts per user and user namespace, and never holds root.
-        counts = found.pid_namespace and os.geteuid() != 0
-        return PreparedSandbox(None, None, spawner, limits=limits, counts_processes=counts)
-    # Forked from the app: no user namespace of its own for root, so no process limit.
-    prepared = _child_steps(spec, path_value, found, limits.rlimits(own_user_namespace=False))
-    prepared.limits = limits
-    return prepared
+    # RLIMIT_NPROC counts per user and user namespace, and never holds root.
+    counts = found.pid_namespace and os.geteuid() != 0
+    return PreparedSandbox(spawner, limits=limits, counts_processes=counts)
 
 
-def _spawner_process(spec: SandboxSpec, path_value: str, found: Support) -> SpawnerProcess:
-    """A spawner process confined as `spec` says; every command it starts nests below it."""
+def _spawner_process(confinement: Confinement) -> SpawnerProcess:
+    """A spawner process confined as `confinement` says; every command it starts nests below it."""
+    found = confinement.found
     try:
-        ruleset = Ruleset(found.landlock_abi, restrict_network=not spec.network)
+        ruleset = Ruleset(found.landlock_abi, restrict_network=not confinement.network)
     except LandlockError as exc:
         raise SandboxSetupError(f"sandbox: {exc}") from None
     try:
-        grants = grants_for(
-            spec, path_value, mount_namespace=False, host_proc=not found.pid_namespace
-        )
-        for path, rights in grants.rights.items():
+        for path, rights in confinement.rules:
             ruleset.allow(path, rights)
         program = (
             seccomp.build_program(
-                deny_sockets=not spec.network, deny_metadata=True, deny_tracing=True
+                deny_sockets=not confinement.network,
+                deny_metadata=confinement.deny_metadata,
+                deny_tracing=True,
             )
             if found.seccomp
+            else None
+        )
+        mounts = (
+            {"writable": list(confinement.writable), "protected": list(confinement.protected)}
+            if confinement.writable
             else None
         )
         return SpawnerProcess(
@@ -524,41 +558,7 @@ def _spawner_process(spec: SandboxSpec, path_value: str, found: Support) -> Spaw
             pid_namespace=found.pid_namespace,
             proc_rights=READ & ruleset.fs_mask,
             abi=found.landlock_abi,
+            mounts=mounts,
         )
     finally:
         ruleset.close()
-
-
-def _child_steps(
-    spec: SandboxSpec, path_value: str, found: Support, rlimits: dict[str, int]
-) -> PreparedSandbox:
-    """The ruleset and the steps a forked child runs before exec (approved commands)."""
-    use_namespace = spec.mode == "approved" and found.mount_namespace
-    try:
-        ruleset = Ruleset(found.landlock_abi, restrict_network=not spec.network)
-    except LandlockError as exc:
-        raise SandboxSetupError(f"sandbox: {exc}") from None
-    try:
-        for path, rights in grants_for(
-            spec, path_value, mount_namespace=use_namespace
-        ).rights.items():
-            ruleset.allow(path, rights)
-        steps = ChildSteps()
-        if use_namespace:
-            steps.confined_mounts([spec.repo, spec.private_dir], protected_paths(spec), spec.cwd)
-        steps.no_new_privileges()
-        steps.drop_capabilities()
-        steps.resource_limits(rlimits)
-        steps.landlock(ruleset.fd)
-        if found.seccomp:
-            prepared = seccomp.prepare(
-                deny_sockets=not spec.network,
-                deny_metadata=spec.mode == "read-only",
-                deny_tracing=True,
-            )
-            if prepared is not None:
-                steps.seccomp(prepared.address, prepared)
-    except (OSError, LandlockError) as exc:
-        ruleset.close()
-        raise SandboxSetupError(f"sandbox: {exc}") from None
-    return PreparedSandbox(steps.preexec, ruleset)

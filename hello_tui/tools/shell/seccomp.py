@@ -11,7 +11,7 @@ Landlock does not cover metadata either: chmod, chown, utimes, extended
 attributes and `chattr` flags work on any file the process can name. For
 read-only commands the filter refuses those syscalls (EPERM) everywhere;
 approved commands get a read-only view of everything outside the repo from
-their mount namespace instead (`child_setup.py`).
+their spawner's mount namespace instead (`spawner_main.py`).
 
 Every command is also refused (EPERM) the syscalls that reach into another
 process or the kernel's shared state: ptrace, process_vm_readv/writev,
@@ -21,13 +21,12 @@ outside the command's domain; this holds even where a kernel bug would not.
 
 Syscalls of a foreign ABI (32-bit x86 on a 64-bit kernel, x32) are refused
 outright, since their numbers differ and would slip past the lists. The
-filter is a classic BPF program built here as bytes, before fork; the child
-only hands its address to prctl.
+filter is a classic BPF program built here as bytes; the spawner process
+installs it on itself once, and every command inherits it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import platform
 import struct
@@ -46,6 +45,8 @@ _OFFSET_ARG1_LOW = 24  # seccomp_data.args[1], low 32 bits on little-endian mach
 # ioctl requests that change inode flags or project attributes (chattr).
 FS_IOC_SETFLAGS = (0x40086602, 0x40046602)  # 64-bit and 32-bit encodings
 FS_IOC_FSSETXATTR = 0x401C5820
+# seccomp(2)'s number, for the SPEC_ALLOW flag prctl cannot pass.
+SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
 
 
 @dataclass(frozen=True)
@@ -147,25 +148,3 @@ def build_program(
     p.label("foreign")
     p.emit(_RET_K, RET_ERRNO | errno.EPERM)
     return p.assemble()
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-class PreparedFilter:
-    """The program and the `sock_fprog` pointing at it, kept alive until the child has forked."""
-
-    def __init__(self, program: bytes) -> None:
-        self._buffer = ctypes.create_string_buffer(program, len(program))
-        self.fprog = _SockFprog(len(program) // 8, ctypes.addressof(self._buffer))
-        self.address = ctypes.addressof(self.fprog)
-
-
-def prepare(
-    *, deny_sockets: bool, deny_metadata: bool, deny_tracing: bool = False
-) -> PreparedFilter | None:
-    program = build_program(
-        deny_sockets=deny_sockets, deny_metadata=deny_metadata, deny_tracing=deny_tracing
-    )
-    return PreparedFilter(program) if program is not None else None

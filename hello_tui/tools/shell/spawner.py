@@ -1,26 +1,34 @@
-"""The app's side of the spawner process that starts every read-only command.
+"""The app's side of the spawner processes that start every command under the sandbox.
 
 A command must never share a thread, a process or a Landlock domain with
 the app, whose memory holds the key. So read-only commands are started by a
 small separate process (`spawner_main.py`): a fresh `python -I -S` given
 that file's source, an empty environment, one end of a socket pair and the
 Landlock ruleset the app built. It confines itself once (namespaces where
-the machine has them, then non-dumpable, no_new_privs, no capabilities,
-Landlock, seccomp) and forks a keeper and the command for each request.
+the machine has them, the approved commands' read-only mounts, then
+non-dumpable, no_new_privs, no capabilities, Landlock, seccomp) and forks a
+keeper and the command for each request.
 
-One spawner serves every command of one confinement (repo, private folder,
-network, programs); a few are kept, the least recently used is closed.
-`start` blocks until the command has started (or failed to), so callers run
-it in a thread, never on the event loop.
+Landlock domains only narrow, so a spawner is confined exactly as widely as
+the commands it starts: one spawner serves every command of one
+confinement (its rules, network, mounts and filter: read-only commands
+share one, approved ones get their own, started on the first approved
+command); a few are kept, the least recently used is closed.
+Starting a spawner blocks (callers do it in a thread); handing it a command
+does not: `start` only sends the request, and the keeper's "started" (or
+the errno exec failed with) arrives on the command's control socket, read
+on the event loop with its exit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import platform
+import select
 import signal
 import socket
 import subprocess
@@ -32,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from hello_tui.tools.shell.child_setup import SYS_SECCOMP
+from hello_tui.tools.shell.seccomp import SYS_SECCOMP
 
 MAX_SPAWNERS = 8
 MESSAGE_SIZE = 1 << 20
@@ -66,45 +74,81 @@ def _python(*args: str, **options: Any) -> subprocess.Popen[bytes]:
 
 def probe_pid_namespace() -> bool:
     """Can the spawner get a user, mount and PID namespace with a /proc of its own here?"""
+    return _probe("probe")
+
+
+def probe_mounts(writable: Path, protected: Path, *, pid_namespace: bool) -> bool:
+    """Can the spawner make the approved commands' read-only mounts (on the route it takes)?"""
+    return _probe(
+        "probe-mounts",
+        os.fspath(writable),
+        os.fspath(protected),
+        "pid" if pid_namespace else "mount",
+    )
+
+
+def _probe(*args: str) -> bool:
     try:
-        return _python("probe").wait(timeout=20) == 0
+        return _python(*args).wait(timeout=20) == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
 
 class RemoteCommand:
-    """A command the spawner started: its output pipes and the keeper's control socket."""
+    """A command handed to the spawner: its output pipes and the keeper's control socket."""
 
     def __init__(
         self,
-        pid: int,
         stdout: IO[bytes],
         stderr: IO[bytes],
         control: socket.socket,
         on_close: Callable[[], None],
     ) -> None:
-        self.pid = pid  # in the spawner's PID namespace when it has one
+        self.pid: int | None = None  # in the spawner's PID namespace when it has one
         self.stdout = stdout
         self.stderr = stderr
         self.returncode: int | None = None
+        self._failed: int | None = None  # the errno it could not start with
         self._gone = False
         self._control = control
         self._on_close: Callable[[], None] | None = on_close
         control.setblocking(False)
 
+    async def started(self) -> None:
+        """Wait until it runs; raises OSError (why exec failed) when it never did."""
+        try:
+            async with asyncio.timeout(START_TIMEOUT):
+                while self.pid is None and self._failed is None and not self._gone:
+                    await self._next_message()
+        except TimeoutError:
+            self._failed = errno.ETIMEDOUT
+            self._gone = True  # a spawner that does not answer: give up on it (close ends it)
+        if self.pid is None:
+            code = self._failed or errno.EPIPE
+            raise OSError(code, os.strerror(code))
+
     async def exited(self) -> int:
-        """The exit status as soon as the command itself ends (its pipes may live on)."""
+        """The exit status as soon as the command itself ends (its pipes may live on).
+
+        Raises OSError when it never started (see `started`).
+        """
+        await self.started()
         while self.returncode is None and not self._gone:
             await self._next_message()
         if self.returncode is None:  # the keeper is gone without a word: killed with it all
             self.returncode = -signal.SIGKILL
         return self.returncode
 
-    async def ended(self) -> int:
-        """Stop everything and wait until the keeper says every process has ended."""
+    async def ended(self) -> int | None:
+        """Stop everything and wait until the keeper says every process has ended.
+
+        Returns the exit status, None when the command never ran.
+        """
         self.stop()
         while not self._gone:
             await self._next_message()
+        if self.pid is None:
+            return None
         return await self.exited()
 
     async def _next_message(self) -> None:
@@ -116,6 +160,10 @@ class RemoteCommand:
             self._gone = True
             return
         message = json.loads(data)
+        if "started" in message:
+            self.pid = int(message["started"])
+        if "error" in message:
+            self._failed = int(message["error"])
         if "exit" in message:
             self.returncode = os.waitstatus_to_exitcode(message["exit"])
         if message.get("gone"):
@@ -123,6 +171,8 @@ class RemoteCommand:
 
     def stop(self) -> None:
         """Kill the command and everything it started (the keeper kills its whole domain)."""
+        if self._gone:
+            return
         with contextlib.suppress(OSError):
             self._control.send(b"kill")
 
@@ -145,7 +195,10 @@ class SpawnerProcess:
         pid_namespace: bool,
         proc_rights: int,
         abi: int,
+        mounts: dict[str, list[str]] | None = None,
     ) -> None:
+        """`mounts`: the folders approved commands may change ("writable") and, inside
+        them, the ones kept read-only ("protected"); None leaves every mount as it is."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
         self._lock = threading.Lock()
@@ -163,6 +216,7 @@ class SpawnerProcess:
             "seccomp_syscall": SYS_SECCOMP.get(platform.machine()),
             "proc_rights": proc_rights,
             "abi": abi,
+            "mounts": mounts,
         }
         ours.settimeout(START_TIMEOUT)
         try:
@@ -177,10 +231,15 @@ class SpawnerProcess:
             raise SpawnerError(reply.get("error") or "the spawner process ended at start")
         self.pid_namespace = pid_namespace
         self.own_proc = bool(reply.get("own_proc"))
+        self.process.wait()  # the first process only forked the spawner and ended
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        """Its socket is readable only once the spawner has ended (it never speaks unasked)."""
+        try:
+            return not select.select([self._sock], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
 
     def start(
         self,
@@ -189,9 +248,10 @@ class SpawnerProcess:
         env: dict[str, str],
         limits: list[tuple[int, int, int]],
     ) -> RemoteCommand:
-        """Start `argv` (blocking until it runs); raises OSError when it could not start.
+        """Hand `argv` to the spawner without waiting for it: `await started()` on the result.
 
         `limits` are (RLIMIT_* number, soft, hard) triples the command gets.
+        Raises OSError when the spawner cannot take it.
         """
         request = json.dumps(
             {"argv": argv, "cwd": os.fspath(cwd), "env": env, "limits": limits}
@@ -202,6 +262,7 @@ class SpawnerProcess:
         try:
             with self._lock:
                 socket.send_fds(self._sock, [request], [out_write, err_write, keeper_end.fileno()])
+                self._running += 1
         except OSError:
             for fd in (out_read, err_read):
                 os.close(fd)
@@ -211,22 +272,9 @@ class SpawnerProcess:
             for fd in (out_write, err_write):
                 os.close(fd)
             keeper_end.close()
-        control.settimeout(START_TIMEOUT)
-        try:
-            reply = json.loads(control.recv(4096) or b'{"error": 32}')
-        except (OSError, ValueError):
-            reply = {"error": 32}
-        if "started" not in reply:
-            control.close()
-            for fd in (out_read, err_read):
-                os.close(fd)
-            code = int(reply.get("error", 1))
-            raise OSError(code, os.strerror(code))
         stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115 - the runner closes them
         stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
-        with self._lock:
-            self._running += 1
-        return RemoteCommand(int(reply["started"]), stdout, stderr, control, self._finished)
+        return RemoteCommand(stdout, stderr, control, self._finished)
 
     def _finished(self) -> None:
         with self._lock:
@@ -256,13 +304,21 @@ _SPAWNERS: OrderedDict[Hashable, SpawnerProcess] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def spawner_for(key: Hashable, make: Callable[[], SpawnerProcess]) -> SpawnerProcess:
-    """The live spawner for `key`, made on first use; the least recently used goes first."""
+def live_spawner(key: Hashable) -> SpawnerProcess | None:
+    """The spawner for `key` if one runs (never blocks)."""
     with _LOCK:
         found = _SPAWNERS.get(key)
         if found is not None and found.alive:
             _SPAWNERS.move_to_end(key)
             return found
+    return None
+
+
+def spawner_for(key: Hashable, make: Callable[[], SpawnerProcess]) -> SpawnerProcess:
+    """The live spawner for `key`, made on first use; the least recently used goes first."""
+    found = live_spawner(key)
+    if found is not None:
+        return found
     made = make()
     with _LOCK:
         raced = _SPAWNERS.get(key)

@@ -1,22 +1,30 @@
-"""The spawner process: a fresh Python (standard library only) that starts read-only commands.
+"""The spawner process: a fresh Python (standard library only) that starts commands.
 
 The app runs this file's source with `python -I -S -c`, an empty
 environment and one end of a socket pair: it shares no memory with the app
 and never sees the key. Set-up, once:
 
+0. a fork whose parent ends at once, so that neither the spawner nor any
+   command it starts descends from the app;
 1. where user namespaces exist, a user, mount and PID namespace of its own
    (its own ids mapped to themselves), then a fork: the child is PID 1 of the
    namespace, mounts a /proc that shows only the namespace's processes, and
    serves; the first process only waits for it. If PID 1 dies, the kernel
    kills every process in the namespace. Without namespaces it serves
    itself, as a subreaper;
-2. non-dumpable, no_new_privs, no capabilities, the Landlock ruleset the app
+2. for approved commands, the mounts their confinement asks for: everything
+   read-only but the writable folders (the repo, the private folder), and
+   inside those the protected ones (`.git/`, the state folder) read-only
+   again. Without a PID namespace it makes a mount namespace of its own
+   first (through a user namespace unless it runs as root);
+3. non-dumpable, no_new_privs, no capabilities, the Landlock ruleset the app
    built (plus its own /proc) and the app's seccomp filter.
 
 Each command (a message with argv, cwd, environment and rlimits, and its
 stdout, stderr and a control socket as file descriptors) gets a keeper: a
 fork that enters a nested Landlock domain and becomes a subreaper, then
-forks the command, which enters another domain below it. Landlock's scoping
+forks the command, which enters another domain below it. Both are forked
+ahead, before the request comes. Landlock's scoping
 (ABI 6) lets neither signal, trace or read anything outside its own domain:
 not the keeper, not the spawner, not other commands, not the app. The
 keeper reports the exit status on the control socket; when the app says
@@ -32,6 +40,7 @@ from __future__ import annotations
 import array  # noqa: F401 - socket's send_fds/recv_fds use it
 import ctypes
 import errno
+import gc
 import json
 import os
 import resource
@@ -46,7 +55,10 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
-MS_REC, MS_PRIVATE = 16384, 1 << 18
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+SYS_MOUNT_SETATTR = 442  # the same on every architecture
+AT_FDCWD, AT_RECURSIVE = -100, 0x8000
+MOUNT_ATTR_RDONLY = 0x1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
@@ -81,20 +93,79 @@ def _write(path: str, data: str) -> None:
         os.close(fd)
 
 
-def enter_namespaces() -> None:
-    """A user namespace mapping only our own ids, with a mount and a PID namespace of its own."""
+def enter_namespaces(flags: int = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) -> None:
+    """A user namespace mapping only our own ids, with (by default) a mount and a PID namespace."""
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID), "unshare")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{uid} {uid} 1")
-    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _check(_libc.unshare(flags), "unshare")
+    if flags & CLONE_NEWUSER:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def enter_mount_namespace() -> None:
+    """Without a PID namespace: a mount namespace alone (root needs no user namespace for it)."""
+    enter_namespaces(CLONE_NEWNS if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNS)
+
+
+def _private_mounts() -> None:
+    """Nothing mounted here may reach the rest of the system."""
+    _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount")
 
 
 def mount_own_proc() -> bool:
     """In the new PID namespace: mounts private, and a /proc of this namespace only."""
-    _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount")
+    _private_mounts()
     flags = ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC)
     return _libc.mount(b"proc", b"/proc", b"proc", flags, None) == 0
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _bind(path: str) -> None:
+    """Mount `path` onto itself, so it can get flags of its own."""
+    raw = os.fsencode(path)
+    _check(_libc.mount(raw, raw, None, ctypes.c_ulong(MS_BIND | MS_REC), None), f"bind {path}")
+
+
+def _read_only(path: str, read_only: bool = True) -> None:
+    """Set (or clear) read-only on the mount at `path` and every mount below it."""
+    flag = MOUNT_ATTR_RDONLY
+    attr = _MountAttr(flag if read_only else 0, 0 if read_only else flag, 0, 0)
+    result = _libc.syscall(
+        ctypes.c_long(SYS_MOUNT_SETATTR),
+        ctypes.c_int(AT_FDCWD),
+        ctypes.c_char_p(os.fsencode(path)),
+        ctypes.c_uint(AT_RECURSIVE),
+        ctypes.c_void_p(ctypes.addressof(attr)),
+        ctypes.c_size_t(ctypes.sizeof(attr)),
+    )
+    _check(result, f"{'read-only' if read_only else 'writable'} {path}")
+
+
+def confine_mounts(writable: list[str], protected: list[str]) -> None:
+    """Everything read-only except `writable`; inside those, `protected` read-only again.
+
+    chmod, chown, utimes and xattrs are not Landlock rights; a read-only
+    mount refuses them (and every other change) outside the repo, and keeps
+    `.git/` read-only where Landlock can only grant "write beneath the repo".
+    """
+    _private_mounts()
+    for path in writable:
+        _bind(path)
+    _read_only("/")
+    for path in writable:
+        _read_only(path, read_only=False)
+    for path in protected:
+        _bind(path)
+        _read_only(path)
 
 
 class _PathBeneath(ctypes.Structure):
@@ -235,7 +306,9 @@ def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
     """Forked ahead from the spawner, with its command's child forked ahead too.
 
     Forks are the slow part of starting a command, so both happen before the
-    request comes; the request then only travels down two sockets. Never returns.
+    request comes; the request then only travels down two sockets (the
+    keeper takes the control socket, the child the rest), so that the
+    command never runs without its keeper. Never returns.
     """
     try:
         restrict(ruleset_fd)
@@ -263,46 +336,62 @@ def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
     if not data or len(fds) != 3:
         os._exit(0)  # the spawner is gone (the command's child ends on its own EOF)
     control = socket.socket(fileno=fds[2])
-    socket.send_fds(ours, [data], fds[:2])
+    try:
+        socket.send_fds(ours, [data], fds[:2])
+    except OSError:  # the child died before its turn: say so, never run it without us
+        _send(control, {"error": errno.EPIPE, "gone": True})
+        os._exit(0)
     ours.close()
     os.close(fds[0])
     os.close(fds[1])
-    failed = os.read(report_read, 32)
-    os.close(report_read)
-    if failed:
-        os.waitpid(command, 0)
-        _send(control, {"error": int(failed)})
-        os._exit(0)
-    _send(control, {"started": command})
+    _watch(control, command, report_read, wake_read, abi)
+
+
+def _watch(control: socket.socket, command: int, report: int, wake: int, abi: int) -> None:
+    """Report the start (or why exec failed) and the exit; end the domain when told or done."""
     status: int | None = None
-    stop = False
+    started = said_exit = stop = False
+    watched = [control.fileno(), wake, report]
     while not stop:
-        ready, _, _ = select.select([control.fileno(), wake_read], [], [])
+        ready, _, _ = select.select(watched, [], [])
         if control.fileno() in ready:
             try:
                 stop = control.recv(64) in (b"", b"kill")
             except OSError:
                 stop = True
-        if wake_read in ready:
+        if wake in ready:
             try:
-                while os.read(wake_read, 512):
+                while os.read(wake, 512):
                     pass
             except BlockingIOError:
                 pass
-        while status is None:  # reap what has ended; the command's status is reported
+        if report in ready:  # closed by a successful exec, or the errno exec failed with
+            failed = os.read(report, 32)
+            watched.remove(report)
+            started = True
+            said_exit = bool(failed)  # a command that never ran has no exit status to tell
+            _send(control, {"error": int(failed)} if failed else {"started": command})
+        childless = False
+        while True:  # reap what has ended; the command's status is reported
             try:
                 pid, code = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
+                childless = True
                 break
             if pid == 0:
                 break
             if pid == command:
                 status = code
-                _send(control, {"exit": code})
+        if status is not None and childless and started:
+            break  # nothing it started is left (its orphans would be ours): end at once
+        if status is not None and started and not said_exit:
+            said_exit = _send(control, {"exit": status})
     last = _kill_domain(command, scoped=abi >= SCOPED_SIGNALS_ABI)
     if status is None:
-        _send(control, {"exit": signal.SIGKILL if last is None else last})
-    _send(control, {"gone": True})  # every process of the command has ended and been reaped
+        status = signal.SIGKILL if last is None else last
+    # Every process of the command has ended and been reaped; one message says both
+    # when it can, sparing the app a round trip.
+    _send(control, {"gone": True} if said_exit else {"exit": status, "gone": True})
     os._exit(0)
 
 
@@ -314,6 +403,8 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     own_proc = setup["pid_namespace"] and mount_own_proc()
     if own_proc:
         grant(ruleset_fd, "/proc", setup["proc_rights"])
+    if setup["mounts"]:
+        confine_mounts(**setup["mounts"])
     if not setup["pid_namespace"]:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_DUMPABLE, 0)
@@ -323,6 +414,10 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     if setup["seccomp"]:
         install_filter(bytes.fromhex(setup["seccomp"]), setup["seccomp_syscall"])
     _send(sock, {"ready": True, "own_proc": bool(own_proc)})
+    # Nothing here makes reference cycles, and a collector walking every object after
+    # a fork would copy the forked memory page by page: keepers and commands start faster.
+    gc.disable()
+    gc.freeze()
     warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
     while True:
         try:
@@ -392,9 +487,28 @@ def probe() -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
+def probe_mounts(writable: str, protected: str, route: str) -> int:
+    """Can the spawner make the approved commands' mounts, on its `route` ("pid" or "mount")?"""
+    try:
+        if route == "pid":
+            enter_namespaces()
+        else:
+            enter_mount_namespace()
+        confine_mounts([writable], [protected])
+    except OSError:
+        return 1
+    return 0
+
+
 def main() -> None:
     if sys.argv[1] == "probe":
         sys.exit(probe())
+    if sys.argv[1] == "probe-mounts":
+        sys.exit(probe_mounts(sys.argv[2], sys.argv[3], sys.argv[4]))
+    # No command may descend from the app: the spawner leaves it at once, to be
+    # adopted by init (or the nearest subreaper); the socket still ties their lives.
+    if os.fork():
+        os._exit(0)
     sock = socket.socket(fileno=int(sys.argv[1]))
     ruleset_fd = int(sys.argv[2])
     setup = json.loads(sock.recv(MESSAGE_SIZE))
@@ -406,6 +520,8 @@ def main() -> None:
                 sock.close()
                 _prctl(PR_SET_DUMPABLE, 0)
                 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        elif setup["mounts"]:
+            enter_mount_namespace()
         serve(sock, ruleset_fd, setup)
     except OSError as exc:
         _fail(sock, exc)
