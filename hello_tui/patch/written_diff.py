@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from hello_tui.core.hunk_header import git_range
+from hello_tui.core.hunk_header import hunk_header
 from hello_tui.patch.binary import blob_id
 from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
@@ -103,9 +103,9 @@ class HunkDiff:
 
     @property
     def header(self) -> str:
-        ranges = f"@@ -{git_range(self.old_start, self.old_count)} "
-        ranges += f"+{git_range(self.new_start, self.new_count)} @@"
-        return ranges + (f" {self.func}" if self.func else "")
+        return hunk_header(
+            self.old_start, self.old_count, self.new_start, self.new_count, self.func
+        )
 
 
 @dataclass

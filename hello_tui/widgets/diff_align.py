@@ -12,7 +12,7 @@ import difflib
 from bisect import bisect_left
 from typing import Literal
 
-from hello_tui.core.hunk_header import git_range
+from hello_tui.core.hunk_header import hunk_header
 from hello_tui.engine.types import Hunk
 
 Span = tuple[int, int]
@@ -187,7 +187,7 @@ def hunks_from_texts(old_text: str, new_text: str, context: int = 0) -> list[Hun
                 old_start=i1,
                 old_lines=old[i1:i2],
                 new_lines=new[j1:j2],
-                header=f"@@ -{git_range(i1, i2 - i1)} +{git_range(j1, j2 - j1)} @@",
+                header=hunk_header(i1, i2 - i1, j1, j2 - j1),
             )
         )
     return hunks
