@@ -89,6 +89,31 @@ def test_version_imports_nothing_heavy():
     assert "HEAVY=\n" in proc.stdout, proc.stdout
 
 
+def test_the_app_draws_before_it_loads_the_engine_and_apply_loads_no_ui_nor_pydantic():
+    # The first frame waits for what `hello_tui.app` imports; the engine (pydantic,
+    # MCP, the tools) loads after it. `apply` needs neither the UI nor pydantic.
+    code = (
+        "import sys\n"
+        "import hello_tui.app\n"
+        "late = [m for m in ('pydantic', 'openai', 'hello_tui.engine.facade', 'hello_tui.mcp')"
+        " if m in sys.modules]\n"
+        "print('LATE=' + ','.join(late))\n"
+        "import hello_tui.commands.patch_commands\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "LATE=\n" in proc.stdout, proc.stdout
+    code = (
+        "import sys\n"
+        "import hello_tui.commands.patch_commands, hello_tui.patch.commit\n"
+        "heavy = [m for m in ('textual', 'pydantic', 'openai', 'yaml') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "HEAVY=\n" in proc.stdout, proc.stdout
+
+
 def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600_lines():
     # The app composes and routes; the work lives in the main screen's controllers
     # (screens/main/), the other screens and the widgets.

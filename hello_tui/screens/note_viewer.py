@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 from pygments.token import Token
@@ -26,7 +27,9 @@ from textual.widgets import Footer, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from hello_tui.core.markdown_fence import fence, opens_fence
-from hello_tui.engine.types import DiffSummary
+
+if TYPE_CHECKING:  # the engine's types load with the engine, after the first frame
+    from hello_tui.engine.types import DiffSummary
 
 # "Patch:", "Patch (as proposed):", "Patch (what was written):" on a line of their own.
 _PATCH_HEADING = re.compile(r"^Patch(?: \([^)\n]*\))?:[ \t]*$")

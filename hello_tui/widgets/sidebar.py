@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -20,7 +20,9 @@ from textual.message import Message
 from textual.widgets import Input, Label, OptionList, Tree
 from textual.widgets.option_list import Option
 
-from hello_tui.engine.types import DiffSummary
+if TYPE_CHECKING:  # the engine's types load with the engine, after the first frame
+    from hello_tui.engine.types import DiffSummary
+
 
 TYPE_COLOURS = {
     "action": "#e0af68",
