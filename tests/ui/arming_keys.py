@@ -19,7 +19,7 @@ from textual import _time, events
 from textual.message_pump import MessagePump
 
 from hello_tui.screens.decision import ARMING_TICK, DecisionModal
-from tests.ui.engine_double import wait_until
+from tests.ui.engine_double import GUARD_SCALE
 
 
 class _Ticker:
@@ -108,6 +108,31 @@ def paste(text: str, stamp: float) -> events.Paste:
     return event
 
 
+async def settled(pilot: Any, rounds: int = 3) -> None:
+    """Every message the app and the screen's widgets had, and those they post in turn
+    (to the prompt, to a binding), handled: `rounds` passes over the whole screen.
+
+    No idle-detecting sleep as in `pilot.pause()`: nothing here waits on real time
+    (the clock is manual), so waiting for the queues alone is exact, and 20x faster.
+    """
+    for _ in range(rounds):
+        await pilot._wait_for_screen()
+        await asyncio.sleep(0)
+
+
+async def modal_shown(pilot: Any, kind: type[DecisionModal[Any]], timeout: float = 20) -> Any:
+    """Wait until a `kind` modal is the screen, mounted and ticking on the manual clock."""
+    app = pilot.app
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout * GUARD_SCALE
+    while not (isinstance(app.screen, kind) and app.screen.is_mounted):
+        if loop.time() > deadline:
+            raise AssertionError(f"no {kind.__name__} in time")
+        await pilot.pause(0.02)  # the engine works in real time until the modal shows
+    await settled(pilot)
+    return app.screen
+
+
 async def deliver(pilot: Any, delivered: Iterable[events.Event]) -> None:
     """Hand events to the app as its driver does, and wait until they have been handled.
 
@@ -121,10 +146,10 @@ async def deliver(pilot: Any, delivered: Iterable[events.Event]) -> None:
     for event in batch:
         app.post_message(event)
     if modal is not None:
-        await wait_until(
-            pilot,
-            lambda: modal.gate.keys_seen >= seen + len(batch) or app.screen is not modal,
-            timeout=15,
-        )
-    for _ in range(3):  # what was handed on (to the prompt, to a binding) lands
-        await pilot.pause()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 15 * GUARD_SCALE
+        while modal.gate.keys_seen < seen + len(batch) and app.screen is modal:
+            if loop.time() > deadline:
+                raise AssertionError("the modal never saw the keys")
+            await settled(pilot, rounds=1)
+    await settled(pilot)

@@ -17,7 +17,7 @@ from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
 from hello_tui.screens.review import PatchReviewScreen
 from tests.support.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.arming_keys import ManualClock, deliver, keys
+from tests.ui.arming_keys import ManualClock, deliver, keys, modal_shown
 from tests.ui.engine_double import wait_until
 from tests.ui.review_fixtures import ScreenApp
 
@@ -57,7 +57,7 @@ async def test_a_sentence_typed_as_the_review_appears_does_not_answer_it(tmp_pat
         await deliver(pilot, keys("\ralso ", clock.now()))  # Enter, then straight on typing
         # Typed before the review exists, but still queued when it appears.
         stale = keys("please ", clock.now())
-        await wait_until(pilot, lambda: isinstance(app.screen, PatchReviewScreen), timeout=20)
+        await modal_shown(pilot, PatchReviewScreen, timeout=20)
         review = app.screen
         await deliver(pilot, stale)
         # ...then typed while it arms, and in bursts with pauses in which it arms.
@@ -93,7 +93,7 @@ async def test_bursts_typed_during_a_command_approval_never_allow_it(tmp_path, s
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         app.prompt.load_text("make a file")
         await deliver(pilot, keys("\r", clock.now()))
-        await wait_until(pilot, lambda: isinstance(app.screen, CommandApprovalScreen), timeout=20)
+        await modal_shown(pilot, CommandApprovalScreen, timeout=20)
         approval = app.screen
         for burst in _bursts(SENTENCE):
             await clock.advance(PAUSE)
