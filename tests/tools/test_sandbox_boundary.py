@@ -511,6 +511,45 @@ def test_a_fork_storm_meets_the_process_limit_with_one_line(user_world, mode):
     assert_contained(world, seen)
 
 
+# What a command would do to lift its spawner's process limit, then the storm.
+RAISE_PID_MAX = (
+    "for f in /proc/sys/kernel/pid_max /proc/1/root/proc/sys/kernel/pid_max; do"
+    ' echo 4000000 > "$f" && echo "raised $f"; done;'
+    ' cat /proc/sys/kernel/pid_max; exec "$0" -c "$1" "$2"'
+)
+
+
+@pytest.mark.skipif(not FOUND.process_limit, reason="pid_max per PID namespace needs Linux 6.14")
+@pytest.mark.parametrize("mode", ["read-only", "approved"])
+def test_the_process_limit_binds_the_app_s_own_user_and_cannot_be_raised(world, mode):
+    """As the user the tests run as (root included, whom RLIMIT_NPROC never holds): the
+    spawner's PID namespace holds the storm, and no command can write its pid_max."""
+    marker = f"storm-{os.getpid()}-{time.monotonic_ns()}"
+    seen = run_app(
+        world,
+        ["bash", "-c", RAISE_PID_MAX, sys.executable, FORK_STORM, marker],
+        limits={"processes": 400},
+        marker=marker,
+        mode=mode,
+    )
+    assert "raised" not in seen["stdout"]
+    assert seen["stdout"].splitlines()[0] == "401"
+    assert "started 1000" not in seen["stdout"]
+    assert seen["exit_code"] == 1
+    lines = [line for line in seen["stderr"].splitlines() if line.startswith("stopped:")]
+    assert lines == ["stopped: the command hit the process limit (400 processes)"]
+    assert seen["survivors"] == []
+    assert_contained(world, seen)
+
+
+def test_pid_max_is_asked_only_of_kernels_that_keep_it_per_namespace():
+    from hello_tui.tools.shell.spawner import kernel_keeps_pid_max_per_namespace as per_namespace
+
+    assert per_namespace("6.14.0") and per_namespace("6.18.44-fc") and per_namespace("7.0")
+    assert not per_namespace("6.13.12") and not per_namespace("5.15.0-91-generic")
+    assert not per_namespace("weird")
+
+
 MEMORY_HOG = "x = []\nwhile len(x) < 256: x.append(bytearray(16 << 20))\nprint('allocated')"
 
 

@@ -3,9 +3,12 @@
 Each command gets rlimits (set by its own process before exec, inherited by
 everything it starts):
 
-- processes (RLIMIT_NPROC): counted per user *and user namespace*, so it is
-  only set where commands run in a user namespace of their own (the
-  spawner's); elsewhere it would count every process the user has;
+- processes: where the kernel keeps pid_max per PID namespace (Linux 6.14),
+  the spawner's namespace gets `pid_max`, which binds root too; and
+  RLIMIT_NPROC, counted per user *and user namespace*, so it is only set
+  where commands run in a user namespace of their own (the spawner's);
+  elsewhere it would count every process the user has, and it never holds
+  root;
 - memory (RLIMIT_DATA: heap and private writable mappings, per process).
   Not RLIMIT_AS: V8, the JVM, Go and wasm runtimes reserve far more address
   space than they ever touch, and would not start;
@@ -25,6 +28,8 @@ import signal
 from dataclasses import dataclass
 
 GIB = 1 << 30
+# The kernel's smallest pid_max is 301 (RESERVED_PIDS + 1).
+PID_MAX_FLOOR = 300
 
 # What programs print when a limit refuses them (strerror of EAGAIN on fork,
 # ENOMEM, EFBIG, and the usual runtimes' wording).
@@ -54,10 +59,20 @@ def _size(value: int) -> str:
 
 @dataclass(frozen=True)
 class CommandLimits:
-    processes: int = 2048  # all commands of one spawner together
+    processes: int = 2048  # all commands of one spawner together (at least PID_MAX_FLOOR)
     memory: int = max(2 * GIB, _physical_memory() * 3 // 4)  # per process
     file_size: int = 16 * GIB
     cpu_seconds: int = 4 * 3600  # per process; the command's timeout comes first
+
+    @property
+    def pid_max(self) -> int:
+        """The PID namespace's pid_max for this many processes (pids run 1 to pid_max - 1).
+
+        Once the numbers wrap, the kernel hands out none below 300 again, so a
+        long-lived spawner may hold up to 300 fewer than `processes`; the
+        limit is never more than it says.
+        """
+        return max(self.processes, PID_MAX_FLOOR) + 1
 
     def rlimits(self, *, own_user_namespace: bool) -> dict[str, int]:
         """The spawner's names for the limits a command gets."""

@@ -132,6 +132,15 @@ class Support:
     # The spawner gets user, mount and PID namespaces and a /proc of its own.
     pid_namespace: bool = False
     # (mount_namespace: the spawner of approved commands can make their read-only mounts.)
+    # The spawner's PID namespace holds its processes to a number (pid_max, Linux 6.14).
+    process_limit: bool = False
+
+    @property
+    def counts_processes(self) -> bool:
+        """Is a process limit in force? pid_max binds everyone; RLIMIT_NPROC counts per
+        user and user namespace (only the spawner's namespace makes it per spawner), and
+        never holds root."""
+        return self.pid_namespace and (self.process_limit or os.geteuid() != 0)
 
     @property
     def available(self) -> bool:
@@ -141,12 +150,13 @@ class Support:
 @lru_cache(maxsize=1)
 def support() -> Support:
     abi = abi_version()
-    pid_namespace = abi > 0 and probe_pid_namespace()
+    pid_namespace, process_limit = probe_pid_namespace() if abi > 0 else (False, False)
     return Support(
         landlock_abi=abi,
         seccomp=abi > 0 and seccomp.supported(),
         mount_namespace=abi > 0 and _probe_mount_namespace(pid_namespace),
         pid_namespace=pid_namespace,
+        process_limit=process_limit,
     )
 
 
@@ -212,11 +222,14 @@ def _spawner_words(found: Support) -> str:
         if scoped
         else "each in a nested Landlock domain (no signal scoping before Landlock v6)"
     )
-    limit = (
-        "no process limit as root"
-        if os.geteuid() == 0 or not found.pid_namespace
-        else ("a process limit per spawner")
-    )
+    if found.pid_namespace and found.process_limit:
+        limit = "a process limit per spawner (its PID namespace's pid_max)"
+    elif found.counts_processes:
+        limit = "a process limit per spawner (RLIMIT_NPROC in its user namespace)"
+    else:
+        limit = "no process limit as root on this kernel (pid_max per namespace needs Linux 6.14)"
+        if not found.pid_namespace:
+            limit = "no process limit without a PID namespace"
     return f"{where}, {domain}; {limit}"
 
 
@@ -427,9 +440,12 @@ class Confinement:
     writable: tuple[str, ...]  # with a mount namespace: all else is mounted read-only...
     protected: tuple[str, ...]  # ...and these, inside the writable ones, read-only again
     found: Support
+    pid_max: int | None = None  # the spawner's PID namespace holds fewer processes than this
 
 
-def confinement_for(spec: SandboxSpec, path_value: str, found: Support) -> Confinement:
+def confinement_for(
+    spec: SandboxSpec, path_value: str, found: Support, limits: CommandLimits = DEFAULT_LIMITS
+) -> Confinement:
     """What a command of `spec` may do, exactly as today's grants for its mode say."""
     mounts = spec.mode == "approved" and found.mount_namespace
     grants = grants_for(spec, path_value, mount_namespace=mounts, host_proc=not found.pid_namespace)
@@ -440,6 +456,7 @@ def confinement_for(spec: SandboxSpec, path_value: str, found: Support) -> Confi
         writable=(os.fspath(spec.repo), os.fspath(spec.private_dir)) if mounts else (),
         protected=tuple(os.fspath(p) for p in protected_paths(spec)) if mounts else (),
         found=found,
+        pid_max=limits.pid_max if found.pid_namespace and found.process_limit else None,
     )
 
 
@@ -514,7 +531,7 @@ def _prepare(
                 "Refused: CODE_AGENT_SANDBOX=require, but there is no OS sandbox here."
             )
         return PreparedSandbox(limits=limits)
-    confinement = confinement_for(spec, path_value, found)
+    confinement = confinement_for(spec, path_value, found, limits)
     spawner = live_spawner(confinement)
     if spawner is None:
         if not may_block:
@@ -523,9 +540,7 @@ def _prepare(
             spawner = spawner_for(confinement, lambda: _spawner_process(confinement))
         except (OSError, LandlockError) as exc:
             raise SandboxSetupError(f"sandbox: the spawner could not start ({exc})") from None
-    # RLIMIT_NPROC counts per user and user namespace, and never holds root.
-    counts = found.pid_namespace and os.geteuid() != 0
-    return PreparedSandbox(spawner, limits=limits, counts_processes=counts)
+    return PreparedSandbox(spawner, limits=limits, counts_processes=found.counts_processes)
 
 
 def _spawner_process(confinement: Confinement) -> SpawnerProcess:
@@ -556,6 +571,7 @@ def _spawner_process(confinement: Confinement) -> SpawnerProcess:
             ruleset.fd,
             seccomp_program=program,
             pid_namespace=found.pid_namespace,
+            pid_max=confinement.pid_max,
             proc_rights=READ & ruleset.fs_mask,
             abi=found.landlock_abi,
             mounts=mounts,

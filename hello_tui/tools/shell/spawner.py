@@ -28,6 +28,7 @@ import errno
 import json
 import os
 import platform
+import re
 import select
 import signal
 import socket
@@ -41,9 +42,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from hello_tui.tools.shell.seccomp import SYS_SECCOMP
+from hello_tui.tools.shell.spawner_main import MESSAGE_SIZE, PROBE_NO_PID_MAX
 
+# MESSAGE_SIZE and the probe's exit codes have one home, the spawner's own file.
 MAX_SPAWNERS = 8
-MESSAGE_SIZE = 1 << 20
 START_TIMEOUT = 30.0
 
 
@@ -72,9 +74,23 @@ def _python(*args: str, **options: Any) -> subprocess.Popen[bytes]:
     )
 
 
-def probe_pid_namespace() -> bool:
-    """Can the spawner get a user, mount and PID namespace with a /proc of its own here?"""
-    return _probe("probe")
+# pid_max became a setting of each PID namespace in Linux 6.14; before, the same
+# write from a namespace of root's would change the limit of the whole machine.
+PER_NAMESPACE_PID_MAX = (6, 14)
+
+
+def kernel_keeps_pid_max_per_namespace(release: str | None = None) -> bool:
+    found = re.match(r"(\d+)\.(\d+)", release if release is not None else os.uname().release)
+    return found is not None and (int(found[1]), int(found[2])) >= PER_NAMESPACE_PID_MAX
+
+
+def probe_pid_namespace() -> tuple[bool, bool]:
+    """(Can the spawner get a user, mount and PID namespace with a /proc of its own here,
+    and can it hold the processes in it to a number with pid_max?)"""
+    if not kernel_keeps_pid_max_per_namespace():
+        return _probe("probe"), False
+    code = _probe_code("probe", "pid-max")
+    return code in (0, PROBE_NO_PID_MAX), code == 0
 
 
 def probe_mounts(writable: Path, protected: Path, *, pid_namespace: bool) -> bool:
@@ -88,10 +104,14 @@ def probe_mounts(writable: Path, protected: Path, *, pid_namespace: bool) -> boo
 
 
 def _probe(*args: str) -> bool:
+    return _probe_code(*args) == 0
+
+
+def _probe_code(*args: str) -> int | None:
     try:
-        return _python(*args).wait(timeout=20) == 0
+        return _python(*args).wait(timeout=20)
     except (OSError, subprocess.SubprocessError):
-        return False
+        return None
 
 
 class RemoteCommand:
@@ -193,6 +213,7 @@ class SpawnerProcess:
         *,
         seccomp_program: bytes | None,
         pid_namespace: bool,
+        pid_max: int | None = None,
         proc_rights: int,
         abi: int,
         mounts: dict[str, list[str]] | None = None,
@@ -212,6 +233,7 @@ class SpawnerProcess:
             theirs.close()
         setup = {
             "pid_namespace": pid_namespace,
+            "pid_max": pid_max,
             "seccomp": seccomp_program.hex() if seccomp_program else "",
             "seccomp_syscall": SYS_SECCOMP.get(platform.machine()),
             "proc_rights": proc_rights,
@@ -231,6 +253,9 @@ class SpawnerProcess:
             raise SpawnerError(reply.get("error") or "the spawner process ended at start")
         self.pid_namespace = pid_namespace
         self.own_proc = bool(reply.get("own_proc"))
+        if pid_max and not reply.get("process_limit"):
+            self.close()
+            raise SpawnerError("the spawner could not set its process limit (pid_max)")
         self.process.wait()  # the first process only forked the spawner and ended
 
     @property

@@ -10,8 +10,11 @@ and never sees the key. Set-up, once:
    (its own ids mapped to themselves), then a fork: the child is PID 1 of the
    namespace, mounts a /proc that shows only the namespace's processes, and
    serves; the first process only waits for it. If PID 1 dies, the kernel
-   kills every process in the namespace. Without namespaces it serves
-   itself, as a subreaper;
+   kills every process in the namespace. Where the kernel keeps pid_max per
+   PID namespace (Linux 6.14), PID 1 sets it: the namespace then holds at
+   most that many processes, a limit that binds root too (RLIMIT_NPROC never
+   does), and /proc/sys is mounted read-only behind it. Without namespaces
+   it serves itself, as a subreaper;
 2. for approved commands, the mounts their confinement asks for: everything
    read-only but the writable folders (the repo, the private folder), and
    inside those the protected ones (`.git/`, the state folder) read-only
@@ -111,6 +114,29 @@ def enter_mount_namespace() -> None:
 def _private_mounts() -> None:
     """Nothing mounted here may reach the rest of the system."""
     _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount")
+
+
+def limit_processes(pid_max: int) -> bool:
+    """In the new PID namespace, with its own /proc: at most `pid_max - 1` processes in it.
+
+    Every process below also takes a number in this namespace, whatever
+    namespaces it makes itself, so the limit holds for all of them.
+    /proc/sys is then mounted read-only, and Landlock grants commands only
+    read access to /proc besides: nothing below can raise the limit again.
+    """
+    try:
+        fd = os.open("/proc/sys/kernel/pid_max", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(pid_max).encode())
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    _bind("/proc/sys")
+    _read_only("/proc/sys")
+    return True
 
 
 def mount_own_proc() -> bool:
@@ -401,8 +427,10 @@ def _watch(control: socket.socket, command: int, report: int, wake: int, abi: in
 def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     """Confine this process once, then start a keeper for every request until the app goes."""
     own_proc = setup["pid_namespace"] and mount_own_proc()
+    limited = False
     if own_proc:
         grant(ruleset_fd, "/proc", setup["proc_rights"])
+        limited = bool(setup.get("pid_max")) and limit_processes(setup["pid_max"])
     if setup["mounts"]:
         confine_mounts(**setup["mounts"])
     if not setup["pid_namespace"]:
@@ -413,7 +441,7 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     restrict(ruleset_fd)
     if setup["seccomp"]:
         install_filter(bytes.fromhex(setup["seccomp"]), setup["seccomp_syscall"])
-    _send(sock, {"ready": True, "own_proc": bool(own_proc)})
+    _send(sock, {"ready": True, "own_proc": bool(own_proc), "process_limit": limited})
     # Nothing here makes reference cycles, and a collector walking every object after
     # a fork would copy the forked memory page by page: keepers and commands start faster.
     gc.disable()
@@ -472,8 +500,16 @@ def _fail(sock: socket.socket, exc: OSError) -> None:
     os._exit(1)
 
 
-def probe() -> int:
-    """Can this machine give the spawner its PID namespace and /proc? Exit 0 if so."""
+PROBE_NO_PID_MAX = 3  # a PID namespace and its /proc, but no pid_max of its own
+
+
+def probe(pid_max: bool) -> int:
+    """Can this machine give the spawner its PID namespace and /proc? Exit 0 if so.
+
+    With `pid_max` (asked only of kernels that keep it per namespace: on older
+    ones the write would change the whole machine's), also its process limit;
+    PROBE_NO_PID_MAX if that alone fails.
+    """
     try:
         enter_namespaces()
     except OSError:
@@ -481,9 +517,11 @@ def probe() -> int:
     pid = os.fork()
     if pid == 0:
         try:
-            os._exit(0 if mount_own_proc() else 2)
+            if not mount_own_proc():
+                os._exit(2)
+            os._exit(0 if not pid_max or limit_processes(4096) else PROBE_NO_PID_MAX)
         except OSError:
-            os._exit(1)
+            os._exit(PROBE_NO_PID_MAX if pid_max else 1)
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
@@ -502,7 +540,7 @@ def probe_mounts(writable: str, protected: str, route: str) -> int:
 
 def main() -> None:
     if sys.argv[1] == "probe":
-        sys.exit(probe())
+        sys.exit(probe(pid_max=sys.argv[2:] == ["pid-max"]))
     if sys.argv[1] == "probe-mounts":
         sys.exit(probe_mounts(sys.argv[2], sys.argv[3], sys.argv[4]))
     # No command may descend from the app: the spawner leaves it at once, to be
