@@ -41,6 +41,7 @@ _TIMESTAMP = re.compile(
 _EPOCH = re.compile(r"^(1969-12-31|1970-01-01) (\d\d):(\d\d):00(?:\.0+)? ([+-])(\d\d):?(\d\d)$")
 _VERSION_LINE = re.compile(r"^\d+(\.\d+)+")
 _DIFF_GIT = "diff --git "
+_MODE_LINES = ("old mode ", "new mode ", "deleted file mode ", "new file mode ")
 _EXTENDED = (
     "old mode ",
     "new mode ",
@@ -93,6 +94,7 @@ class _Header:
     new_oid: str | None = None
     epoch_new: bool = False
     epoch_delete: bool = False
+    headless: bool = False  # git's header lines without their `diff --git` line
 
 
 def _parse_mode(text: str, line_no: int) -> int:
@@ -302,7 +304,7 @@ class UnifiedParser:
             i = self._extended_header(head, i + 1)
         elif self.lines[i].startswith(_EXTENDED):
             self._one_headless_file(i)
-            head.git = True
+            head.git = head.headless = True
             i = self._extended_header(head, i)
         else:
             self._name_lines(head, i)
@@ -351,7 +353,16 @@ class UnifiedParser:
                 return i + 2
             if not line.startswith(_EXTENDED):
                 return i
-            if line.startswith("old mode "):
+            if line.startswith(_MODE_LINES) and head.headless:
+                # Only a `diff --git` line says whose mode lines these are: a file whose
+                # section had nothing else (a mode change alone, an empty new file) leaves
+                # them right above the next file's `---` line. git reads them as text
+                # between sections, and so do we for the modes; "new"/"deleted" are kept,
+                # only to refuse a section whose `---`/`+++` lines say otherwise.
+                head.is_new = head.is_new or line.startswith("new file mode ")
+                head.is_delete = head.is_delete or line.startswith("deleted file mode ")
+                self._warn_ignored_mode(no)
+            elif line.startswith("old mode "):
                 head.old_mode = _parse_mode(line[9:], no)
             elif line.startswith("new mode "):
                 head.new_mode = _parse_mode(line[9:], no)
@@ -373,6 +384,12 @@ class UnifiedParser:
                 self._index_line(head, line[6:])
             i += 1
         return i
+
+    def _warn_ignored_mode(self, line_no: int) -> None:
+        self.warnings.append(
+            f"patch line {line_no}: a mode line without its 'diff --git' line was ignored,"
+            " as git ignores it (which file it was for cannot be known)"
+        )
 
     @staticmethod
     def _index_line(head: _Header, text: str) -> None:

@@ -635,14 +635,43 @@ def test_counts_decide_where_a_hunk_ends_in_a_model_answer(repo, settings):
 def test_git_header_lines_without_their_diff_git_line_still_say_what_they_do(repo, settings):
     write(repo, "old.txt", "o\n")
     write(repo, "run.sh", "a\n").chmod(0o644)
-    apply(
+    plan = apply(
         settings,
         "old mode 100644\nnew mode 100755\nindex 1..2\n"
         "--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-a\n+b\n"
         "similarity index 100%\nrename from old.txt\nrename to new.txt\n",
     )
     assert (repo / "new.txt").read_text() == "o\n" and not (repo / "old.txt").exists()
-    assert (repo / "run.sh").read_text() == "b\n" and mode(repo / "run.sh") == 0o755
+    # Mode lines name no file: they may be the last lines of a mode-only file whose
+    # `diff --git` line was lost. git ignores them without that line, and so do we.
+    assert (repo / "run.sh").read_text() == "b\n" and mode(repo / "run.sh") == 0o644
+    assert any("mode line without its 'diff --git' line was ignored" in w for w in plan.warnings)
+
+
+def test_a_mode_only_file_that_lost_its_diff_git_line_lends_no_mode_to_the_next(repo, settings):
+    """git diff of a mode change alone (g.py) then a content change (f.txt), with the
+    `diff --git` and `index` lines dropped: the mode lines sit above f.txt's `---`."""
+    write(repo, "g.py", "").chmod(0o755)
+    write(repo, "f.txt", "\n\n").chmod(0o755)
+    apply(
+        settings,
+        "old mode 100755\nnew mode 100644\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +0,0 @@\n-\n-\n",
+    )
+    assert (repo / "f.txt").read_bytes() == b"" and mode(repo / "f.txt") == 0o755
+    assert mode(repo / "g.py") == 0o755
+
+
+def test_a_new_files_mode_line_without_diff_git_sets_no_mode_as_git(repo, settings):
+    """Without `diff --git` lines a `new file mode` line may be an empty new file's, run
+    into the next section: git creates the file with its default mode, and so do we."""
+    write(repo, "f.txt", "\n").chmod(0o755)
+    apply(
+        settings,
+        "new file mode 100755\n--- /dev/null\n+++ b/dir/g.py\n@@ -0,0 +1 @@\n+\n"
+        "old mode 100755\nnew mode 100644\n--- a/f.txt\n+++ b/f.txt\n@@ -1 +0,0 @@\n-\n",
+    )
+    assert (repo / "dir" / "g.py").read_bytes() == b"\n" and mode(repo / "dir" / "g.py") == 0o644
+    assert (repo / "f.txt").read_bytes() == b"" and mode(repo / "f.txt") == 0o755
 
 
 def test_rename_lines_run_into_another_files_header_are_refused(repo, settings):
