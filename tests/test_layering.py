@@ -124,3 +124,28 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
     for folder in ("screens", "widgets"):
         for path in (root / folder).rglob("*.py"):
             assert len(path.read_text().splitlines()) <= 600, path.name
+
+
+# What one `hello-tui apply` must never load: each costs every apply its import (the
+# undo history and the diff reader behind it serve `undo` and `history`).
+APPLY_NEVER_IMPORTS = (
+    "hello_tui.patch.history",
+    "hello_tui.patch.diff_summary",
+    "unidiff",
+)
+
+
+def test_apply_loads_only_what_applying_needs(tmp_path):
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    patch = tmp_path / "change.diff"
+    patch.write_text("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n")
+    code = (
+        "import sys\n"
+        "from hello_tui.cli import main\n"
+        f"rc = main(['apply', '--yes', '--repo', {str(tmp_path)!r}, {str(patch)!r}])\n"
+        f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if m in sys.modules]\n"
+        "print('RC=%d LOADED=%s' % (rc, ','.join(loaded)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert "RC=0 LOADED=\n" in proc.stdout, proc.stdout + proc.stderr
+    assert (tmp_path / "a.txt").read_text() == "one\nthree\n"
