@@ -1,6 +1,7 @@
 """The engine must run with no UI: nothing outside app.py, screens/ and widgets/ imports
 textual."""
 
+import ast
 import pkgutil
 import subprocess
 import sys
@@ -132,6 +133,7 @@ APPLY_NEVER_IMPORTS = (
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
     "unidiff",
+    "filelock",
 )
 
 
@@ -149,3 +151,20 @@ def test_apply_loads_only_what_applying_needs(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert "RC=0 LOADED=\n" in proc.stdout, proc.stdout + proc.stderr
     assert (tmp_path / "a.txt").read_text() == "one\nthree\n"
+
+
+def test_every_lock_is_core_file_lock():
+    """filelock's import cost every command more than a small apply; its one replacement
+    is `hello_tui.core.file_lock`, and no module goes back to it."""
+    root = Path(hello_tui.__file__).parent
+    users = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            if any(n == "filelock" or n.startswith("filelock.") for n in names):
+                users.append(path.relative_to(root).as_posix())
+    assert users == []

@@ -1,7 +1,7 @@
 """All-or-nothing writes: lock, recovery, stale guard, space check, backups, journal, commit.
 
 A transaction, under the repository's write lock (`settings.state.lock_file`,
-a plain `filelock.FileLock`):
+a plain `flock`, see core/file_lock.py):
 0. first completes or rolls back an interrupted one (`recovery.recover_locked`);
 1. checks every target still has the hash recorded at plan time (else: conflict,
    nothing written), that none is a git control file (paths.py), and that the
@@ -30,9 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from hello_tui.config import Settings
+from hello_tui.core.file_lock import FileLock, Timeout
 from hello_tui.patch import durable, records
 from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
 from hello_tui.patch.lines import sha256
