@@ -2,6 +2,7 @@
 textual."""
 
 import ast
+import os
 import pkgutil
 import subprocess
 import sys
@@ -127,13 +128,20 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
             assert len(path.read_text().splitlines()) <= 600, path.name
 
 
-# What one `hello-tui apply` must never load: each costs every apply its import (the
-# undo history and the diff reader behind it serve `undo` and `history`).
+# What one `hello-tui apply` (no user config file, no model URL) must never load: each
+# costs every apply its import. The undo history and the diff reader behind it serve
+# `undo` and `history`; apply holds no key to hide (ctypes makes the app undumpable) and
+# logs nothing (logging is loaded for an uncaught error only); TOML is read only when
+# there is a user config file.
 APPLY_NEVER_IMPORTS = (
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
     "unidiff",
     "filelock",
+    "ctypes",
+    "logging",
+    "hello_tui.core.logs",
+    "tomllib",
 )
 
 
@@ -148,7 +156,13 @@ def test_apply_loads_only_what_applying_needs(tmp_path):
         f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if m in sys.modules]\n"
         "print('RC=%d LOADED=%s' % (rc, ','.join(loaded)))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    home = tmp_path / "home"  # no user config file
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env
+    )
     assert "RC=0 LOADED=\n" in proc.stdout, proc.stdout + proc.stderr
     assert (tmp_path / "a.txt").read_text() == "one\nthree\n"
 
