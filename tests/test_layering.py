@@ -132,7 +132,7 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
 # costs every apply its import. The undo history and the diff reader behind it serve
 # `undo` and `history`; apply holds no key to hide (ctypes makes the app undumpable) and
 # logs nothing (logging is loaded for an uncaught error only); TOML is read only when
-# there is a user config file.
+# there is a user config file; temp files are made without `tempfile` (and `random`).
 APPLY_NEVER_IMPORTS = (
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
@@ -142,6 +142,8 @@ APPLY_NEVER_IMPORTS = (
     "logging",
     "hello_tui.core.logs",
     "tomllib",
+    "tempfile",
+    "random",
 )
 
 
@@ -156,12 +158,12 @@ def test_apply_loads_only_what_applying_needs(tmp_path):
         f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if m in sys.modules]\n"
         "print('RC=%d LOADED=%s' % (rc, ','.join(loaded)))\n"
     )
-    home = tmp_path / "home"  # no user config file
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}
-    if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    # No user config file; -S: only what apply imports counts, not what this machine's
+    # site-packages (.pth files, editable installs) load at start.
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = str(Path(hello_tui.__file__).resolve().parents[1])
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=False, env=env
     )
     assert "RC=0 LOADED=\n" in proc.stdout, proc.stdout + proc.stderr
     assert (tmp_path / "a.txt").read_text() == "one\nthree\n"
