@@ -292,11 +292,16 @@ def run_locked(
     except OSError as exc:
         raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
     try:
-        manifest = _write_records(settings, repo, name, folder, targets, kind, extra, attachments)
+        manifest, written_in = _write_records(
+            settings, repo, name, folder, targets, kind, extra, attachments
+        )
         manifest["removed_dirs"] = list(removed_dirs or [])
         if stack is not None:
             manifest.update(stack(name))
-        records.write_manifest(settings, folder, manifest)
+        records.write_manifest(settings, folder, manifest, sync_dir=False)
+        # The backups and the manifest must be durable before the journal lets the tree
+        # change: one fsync for each folder they were written in, the record's own included.
+        durable.sync_dirs(written_in, what=records.state_label(settings, folder))
         records.write_journal(settings, manifest)
     except BaseException as exc:
         try:
@@ -348,7 +353,9 @@ def _write_records(
     kind: str,
     extra: dict[str, Any] | None,
     attachments: dict[str, bytes],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[Path]]:
+    """The manifest, and the folders whose new names (backups, attachments) the caller
+    makes durable."""
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
     backup_dirs: list[Path] = [folder]
@@ -378,10 +385,8 @@ def _write_records(
     for fname, blob in attachments.items():
         path = folder / fname
         durable.atomic_write(path, blob, what=records.state_label(settings, path), sync_dir=False)
-    # The backups must be durable before the journal lets the tree change.
-    backup_dirs.append(settings.state.backups)
-    durable.sync_dirs(backup_dirs, what=records.state_label(settings, folder))
-    return {
+    backup_dirs.append(settings.state.backups)  # the record's folder is a new name there
+    manifest = {
         "version": records.FORMAT_VERSION,
         "name": name,
         "kind": kind,
@@ -390,6 +395,7 @@ def _write_records(
         "created_dirs": created_dirs,
         **(extra or {}),
     }
+    return manifest, backup_dirs
 
 
 def _keep_backup(settings: Settings, t: _Target, bak: Path) -> None:
