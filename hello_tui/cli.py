@@ -14,18 +14,23 @@ hello-tui acp                                  an ACP agent on stdio (Zed, Toad,
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hello_tui import __version__
+from hello_tui.commands import patch_args
+
+if TYPE_CHECKING:
+    import argparse
 
 # The patch commands run no model and no command of the agent's, so they hold nothing
 # to hide from the user's other processes (the app makes itself undumpable), and none of
 # their modules logs (tests/test_layering.py holds it for apply): their log is opened only
-# for an uncaught error's traceback. Both spare each run an import (ctypes, logging).
-PATCH_COMMANDS = ("apply", "undo", "redo", "history", "recover")
+# for an uncaught error's traceback. Both spare each run an import (ctypes, logging), and
+# their usual command lines are read without argparse (commands/patch_args.py).
+PATCH_COMMANDS = patch_args.PATCH_COMMANDS
 
 
 def _repo_flag(p: argparse.ArgumentParser) -> None:
@@ -83,38 +88,8 @@ def _exec(p: argparse.ArgumentParser) -> None:
     p.add_argument("task", nargs="+", help="what to do")
 
 
-def _apply(p: argparse.ArgumentParser) -> None:
-    _repo_flag(p)
-    p.add_argument("--yes", action="store_true", help="confirm high-risk patches")
-    p.add_argument("--dry-run", action="store_true", help="plan and check, write nothing")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("patch", help="patch file, or - for standard input")
-
-
-def _undo(p: argparse.ArgumentParser) -> None:
-    _repo_flag(p)
-    p.add_argument(
-        "--force", action="store_true", help="undo even files changed since (edits backed up first)"
-    )
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def _redo(p: argparse.ArgumentParser) -> None:
-    _repo_flag(p)
-    p.add_argument(
-        "--force", action="store_true", help="redo even files changed since (edits backed up first)"
-    )
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def _history(p: argparse.ArgumentParser) -> None:
-    _repo_flag(p)
-    p.add_argument("--json", action="store_true", help="print the history as JSON")
-
-
-def _recover(p: argparse.ArgumentParser) -> None:
-    _repo_flag(p)
-    p.add_argument("--json", action="store_true", help="print what was found as JSON")
+def _patch_flags(command: str) -> Callable[[argparse.ArgumentParser], None]:
+    return lambda p: patch_args.add_flags(command, p)
 
 
 def _mcp(p: argparse.ArgumentParser) -> None:
@@ -135,11 +110,11 @@ def _demo(p: argparse.ArgumentParser) -> None:
 _SUBPARSERS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "tui": ("open the full-screen app (the default)", _tui),
     "exec": ("run one turn headless and print the answer", _exec),
-    "apply": ("apply a patch file through the patch engine", _apply),
-    "undo": ("step back one applied patch (again: one more)", _undo),
-    "redo": ("step forward again: bring back the last undone patch", _redo),
-    "history": ("applied patches, newest first, undone or not", _history),
-    "recover": ("show and finish or roll back an interrupted patch", _recover),
+    "apply": ("apply a patch file through the patch engine", _patch_flags("apply")),
+    "undo": ("step back one applied patch (again: one more)", _patch_flags("undo")),
+    "redo": ("step forward again: bring back the last undone patch", _patch_flags("redo")),
+    "history": ("applied patches, newest first, undone or not", _patch_flags("history")),
+    "recover": ("show and finish or roll back an interrupted patch", _patch_flags("recover")),
     "doctor": ("show the resolved configuration and test the model", _model_flags),
     "mcp": ("MCP servers: where they come from, their state, their tools", _mcp),
     "acp": ("serve the Agent Client Protocol on stdio, for editors such as Zed", _model_flags),
@@ -154,6 +129,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     Such a line never reaches the top level's flags nor another subcommand's, so they
     are left out: building them all costs every command about 4 ms.
     """
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="hello-tui",
         description="A terminal coding agent that writes only through patches you review.",
@@ -162,6 +139,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser.add_argument("--version", action="version", version=f"hello-tui {__version__}")
         _model_flags(parser)
         _session_flags(parser)
+    else:  # what the top level reports (an extra argument) shows its whole usage, as ever
+        parser.error = lambda message: build_parser().error(message)  # type: ignore[method-assign]
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_flags) in _SUBPARSERS.items():
         if only in (None, name):
@@ -197,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     # command after all (`hello-tui --repo . apply`) just pays for it.
     if _command_named_first(words) not in PATCH_COMMANDS:
         _make_undumpable()
-    args = build_parser(_command_named_first(words)).parse_args(words)
+    args = patch_args.read_plain(words) or build_parser(_command_named_first(words)).parse_args(
+        words
+    )
     command = args.command or "tui"
     try:
         if command not in PATCH_COMMANDS:

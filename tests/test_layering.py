@@ -132,7 +132,8 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
 # costs every apply its import. The undo history and the diff reader behind it serve
 # `undo` and `history`; apply holds no key to hide (ctypes makes the app undumpable) and
 # logs nothing (logging is loaded for an uncaught error only); TOML is read only when
-# there is a user config file; temp files are made without `tempfile` (and `random`).
+# there is a user config file; temp files are made without `tempfile` (and `random`); a
+# plain command line is read without argparse (and the gettext, locale and shutil behind it).
 APPLY_NEVER_IMPORTS = (
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
@@ -144,6 +145,10 @@ APPLY_NEVER_IMPORTS = (
     "tomllib",
     "tempfile",
     "random",
+    "argparse",
+    "gettext",
+    "locale",
+    "shutil",
 )
 
 
