@@ -315,8 +315,7 @@ def run_locked(
             raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
         raise
     try:
-        for t in targets:
-            _write_target(repo, t, manifest)
+        _write_targets(repo, targets, manifest)
         # Every name in the tree durable before the commit point (one fsync per folder).
         durable.sync_dirs([t.path.parent for t in targets], what=_plural(targets))
         for rel in reversed(manifest["removed_dirs"]):
@@ -413,16 +412,24 @@ def _plural(targets: list[_Target]) -> str:
     return targets[0].rel if len(targets) == 1 else f"{len(targets)} files"
 
 
-def _write_target(repo: Path, t: _Target, manifest: dict[str, Any]) -> None:
-    if t.write.data is None:
-        durable.remove_file(t.path, what=t.rel, sync_dir=False)
-        return
-    dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
-    durable.make_dirs(repo, dirs, label=lambda rel: rel)
-    owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
-    durable.atomic_write(
-        t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner, sync_dir=False
-    )
+def _write_targets(repo: Path, targets: list[_Target], manifest: dict[str, Any]) -> None:
+    """Every target written or removed, in order; consecutive writes have their fsyncs
+    issued together (`durable.write_files`), and a removal waits for the writes before
+    it (a file removed may be the folder a later one is written in)."""
+    pending: list[durable.FileWrite] = []
+    for t in targets:
+        if t.write.data is None:
+            durable.write_files(pending)
+            pending = []
+            durable.remove_file(t.path, what=t.rel, sync_dir=False)
+            continue
+        dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
+        durable.make_dirs(repo, dirs, label=lambda rel: rel)
+        owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
+        pending.append(
+            durable.FileWrite(t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner)
+        )
+    durable.write_files(pending)
 
 
 def _roll_back_now(
