@@ -54,6 +54,8 @@ class Interrupted:
 
 @dataclass
 class RecoveryReport:
+    """What recovery did, saw and could not do."""
+
     actions: list[str] = field(default_factory=list)  # what was done
     interrupted: list[Interrupted] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # what was seen, for `hello-tui recover`

@@ -70,6 +70,8 @@ StackFields = Callable[[str], dict[str, Any]]
 
 @dataclass
 class Write:
+    """One file a transaction writes or removes, and what it must hold before."""
+
     path: str  # repo-relative, POSIX
     data: bytes | None  # None: remove the file
     mode: int | None = None  # permission bits for the written file (None: keep / default)
@@ -181,6 +183,8 @@ def run_transaction(
 
 @dataclass
 class _Target:
+    """A write, with the file as read under the lock."""
+
     write: Write
     rel: str
     path: Path

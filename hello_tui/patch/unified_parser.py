@@ -74,6 +74,8 @@ def _is_hunk_line(line: str) -> bool:
 
 @dataclass
 class _Header:
+    """What the header lines of one file's section said, as read so far."""
+
     source_line: int
     git: bool = False
     old_name: str | None = None  # None: /dev/null

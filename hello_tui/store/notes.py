@@ -45,6 +45,8 @@ class NoteError(ValueError):
 
 @dataclass
 class Note:
+    """One note: its fields and the file it lives in."""
+
     id: str
     title: str
     note_type: str
