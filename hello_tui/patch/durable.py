@@ -28,10 +28,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from hello_tui.core.lazy_regex import lazy_compile
+
 TMP_SUFFIX = ".hello-tmp"
 TMP_TOKEN_BYTES = 6
 # `.name.<12 hex>.hello-tmp`: only names of exactly this shape are ever cleaned up as ours.
-_TMP_RE = re.compile(
+_TMP_RE = lazy_compile(
     r"^\.(?P<name>.+)\.[0-9a-f]{" + str(2 * TMP_TOKEN_BYTES) + "}" + re.escape(TMP_SUFFIX) + "$"
 )
 _TMP_ATTEMPTS = 32

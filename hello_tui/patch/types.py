@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
+
+from hello_tui.core.lazy_regex import lazy_compile
 
 FileOp = Literal["add", "update", "delete", "move"]
 
 # Bytes of a non-UTF-8 file travel as the lone surrogates of "surrogateescape".
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_ESCAPED_BYTE = lazy_compile("[\udc80-\udcff]")
 
 
 def printable(text: str) -> str:
