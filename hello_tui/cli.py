@@ -14,24 +14,23 @@ hello-tui acp                                  an ACP agent on stdio (Zed, Toad,
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hello_tui import __version__
+from hello_tui.commands import patch_args
 
-SUBCOMMANDS = (
-    "exec",
-    "apply",
-    "undo",
-    "redo",
-    "history",
-    "recover",
-    "doctor",
-    "mcp",
-    "demo",
-    "tui",
-    "acp",
-)
+if TYPE_CHECKING:
+    import argparse
+
+# The patch commands run no model and no command of the agent's, so they hold nothing
+# to hide from the user's other processes (the app makes itself undumpable), and none of
+# their modules logs (tests/test_layering.py holds it for apply): their log is opened only
+# for an uncaught error's traceback. Both spare each run an import (ctypes, logging), and
+# their usual command lines are read without argparse (commands/patch_args.py).
+PATCH_COMMANDS = patch_args.PATCH_COMMANDS
 
 
 def _repo_flag(p: argparse.ArgumentParser) -> None:
@@ -72,78 +71,80 @@ def _session_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hello-tui",
-        description="A terminal coding agent that writes only through patches you review.",
-    )
-    parser.add_argument("--version", action="version", version=f"hello-tui {__version__}")
-    _model_flags(parser)
-    _session_flags(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _tui(p: argparse.ArgumentParser) -> None:
+    _model_flags(p)
+    _session_flags(p)
 
-    tui = sub.add_parser("tui", help="open the full-screen app (the default)")
-    _model_flags(tui)
-    _session_flags(tui)
 
-    ex = sub.add_parser("exec", help="run one turn headless and print the answer")
-    _model_flags(ex)
-    _session_flags(ex)
-    ex.add_argument(
+def _exec(p: argparse.ArgumentParser) -> None:
+    _model_flags(p)
+    _session_flags(p)
+    p.add_argument(
         "--yes",
         action="store_true",
         help="approve patches, commands, MCP tool calls and the repo's MCP servers (this run only)",
     )
-    ex.add_argument("--json", action="store_true", help="print one JSON object per event")
-    ex.add_argument("task", nargs="+", help="what to do")
+    p.add_argument("--json", action="store_true", help="print one JSON object per event")
+    p.add_argument("task", nargs="+", help="what to do")
 
-    ap = sub.add_parser("apply", help="apply a patch file through the patch engine")
-    _repo_flag(ap)
-    ap.add_argument("--yes", action="store_true", help="confirm high-risk patches")
-    ap.add_argument("--dry-run", action="store_true", help="plan and check, write nothing")
-    ap.add_argument("--json", action="store_true", help="print the result as JSON")
-    ap.add_argument("patch", help="patch file, or - for standard input")
 
-    un = sub.add_parser("undo", help="step back one applied patch (again: one more)")
-    _repo_flag(un)
-    un.add_argument(
-        "--force", action="store_true", help="undo even files changed since (edits backed up first)"
-    )
-    un.add_argument("--json", action="store_true", help="print the result as JSON")
+def _patch_flags(command: str) -> Callable[[argparse.ArgumentParser], None]:
+    return lambda p: patch_args.add_flags(command, p)
 
-    re_ = sub.add_parser("redo", help="step forward again: bring back the last undone patch")
-    _repo_flag(re_)
-    re_.add_argument(
-        "--force", action="store_true", help="redo even files changed since (edits backed up first)"
-    )
-    re_.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    hi = sub.add_parser("history", help="applied patches, newest first, undone or not")
-    _repo_flag(hi)
-    hi.add_argument("--json", action="store_true", help="print the history as JSON")
-
-    rc = sub.add_parser("recover", help="show and finish or roll back an interrupted patch")
-    _repo_flag(rc)
-    rc.add_argument("--json", action="store_true", help="print what was found as JSON")
-
-    doc = sub.add_parser("doctor", help="show the resolved configuration and test the model")
-    _model_flags(doc)
-
-    mcp = sub.add_parser("mcp", help="MCP servers: where they come from, their state, their tools")
-    mcp_sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+def _mcp(p: argparse.ArgumentParser) -> None:
+    mcp_sub = p.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
     mcp_list = mcp_sub.add_parser("list", help="list the configured servers and their tools")
     _repo_flag(mcp_list)
     mcp_list.add_argument("--json", action="store_true", help="print JSON")
     mcp_list.add_argument(
         "--no-start", action="store_true", help="do not start servers to list their tools"
     )
-    acp = sub.add_parser(
-        "acp", help="serve the Agent Client Protocol on stdio, for editors such as Zed"
-    )
-    _model_flags(acp)
 
-    demo = sub.add_parser("demo", help="try the app on a sample repo with a scripted model")
-    demo.add_argument("--keep", action="store_true", help="keep the sample repo afterwards")
+
+def _demo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep", action="store_true", help="keep the sample repo afterwards")
+
+
+# Each subcommand's help and its flags, in the order `--help` lists them.
+_SUBPARSERS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "tui": ("open the full-screen app (the default)", _tui),
+    "exec": ("run one turn headless and print the answer", _exec),
+    "apply": ("apply a patch file through the patch engine", _patch_flags("apply")),
+    "undo": ("step back one applied patch (again: one more)", _patch_flags("undo")),
+    "redo": ("step forward again: bring back the last undone patch", _patch_flags("redo")),
+    "history": ("applied patches, newest first, undone or not", _patch_flags("history")),
+    "recover": ("show and finish or roll back an interrupted patch", _patch_flags("recover")),
+    "doctor": ("show the resolved configuration and test the model", _model_flags),
+    "mcp": ("MCP servers: where they come from, their state, their tools", _mcp),
+    "acp": ("serve the Agent Client Protocol on stdio, for editors such as Zed", _model_flags),
+    "demo": ("try the app on a sample repo with a scripted model", _demo),
+}
+SUBCOMMANDS = tuple(_SUBPARSERS)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; `only`: for a command line that starts with that subcommand.
+
+    Such a line never reaches the top level's flags nor another subcommand's, so they
+    are left out: building them all costs every command about 4 ms.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="hello-tui",
+        description="A terminal coding agent that writes only through patches you review.",
+    )
+    if only is None:
+        parser.add_argument("--version", action="version", version=f"hello-tui {__version__}")
+        _model_flags(parser)
+        _session_flags(parser)
+    else:  # what the top level reports (an extra argument) shows its whole usage, as ever
+        parser.error = lambda message: build_parser().error(message)  # type: ignore[method-assign]
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, add_flags) in _SUBPARSERS.items():
+        if only in (None, name):
+            add_flags(sub.add_parser(name, help=help_text))
     return parser
 
 
@@ -164,14 +165,25 @@ def _start_logging(args: argparse.Namespace, command: str) -> None:
         return
 
 
-def main(argv: list[str] | None = None) -> int:
-    from hello_tui.core.undumpable import make_app_undumpable
+def _command_named_first(argv: list[str]) -> str | None:
+    """The subcommand a command line names before any flag, if it does."""
+    return argv[0] if argv and argv[0] in SUBCOMMANDS else None
 
-    make_app_undumpable()  # no process of the user's may trace it or read its memory
-    args = build_parser().parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    # Before parsing, so that `--help` and a usage error are undumpable too; a patch
+    # command after all (`hello-tui --repo . apply`) just pays for it.
+    if _command_named_first(words) not in PATCH_COMMANDS:
+        _make_undumpable()
+    args = patch_args.read_plain(words) or build_parser(_command_named_first(words)).parse_args(
+        words
+    )
     command = args.command or "tui"
     try:
-        _start_logging(args, command)
+        if command not in PATCH_COMMANDS:
+            _make_undumpable()  # done already unless a flag came first
+            _start_logging(args, command)
         if command == "exec":
             from hello_tui.commands.exec import run_exec
 
@@ -219,13 +231,23 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: logged, said in one line
-        return _internal_error(command, exc)
+        return _internal_error(args, command, exc)
 
 
-def _internal_error(command: str, exc: Exception) -> int:
+def _make_undumpable() -> None:
+    from hello_tui.core.undumpable import make_app_undumpable
+
+    make_app_undumpable()  # no process of the user's may trace it or read its memory
+
+
+def _internal_error(args: argparse.Namespace, command: str, exc: Exception) -> int:
     """No traceback on the terminal: one line naming the log, where the traceback goes."""
     from hello_tui.core import logs
 
+    if command in PATCH_COMMANDS:  # their log is opened now, for this
+        # Failing that, log_uncaught falls back to the current folder's log.
+        with contextlib.suppress(Exception):
+            _start_logging(args, command)
     where = logs.log_uncaught(f"hello-tui {command}", exc)
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     line = f"error: unexpected {type(exc).__name__}" + (f": {detail}" if detail else "")

@@ -49,6 +49,8 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Provider:
+    """A model provider: its endpoint, default model and the variables holding its key."""
+
     name: str
     base_url: str
     model: str

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,8 @@ def load(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise UserConfigError(f"{path} could not be read ({exc})") from None
+    import tomllib  # only when there is a file: most users have none, and it costs 5 ms
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

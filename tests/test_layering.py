@@ -1,6 +1,8 @@
 """The engine must run with no UI: nothing outside app.py, screens/ and widgets/ imports
 textual."""
 
+import ast
+import os
 import pkgutil
 import subprocess
 import sys
@@ -124,3 +126,88 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
     for folder in ("screens", "widgets"):
         for path in (root / folder).rglob("*.py"):
             assert len(path.read_text().splitlines()) <= 600, path.name
+
+
+# What one `hello-tui apply` (no user config file, no model URL) must never load: each
+# costs every apply its import. The undo history and the diff reader behind it serve
+# `undo` and `history`; apply holds no key to hide (ctypes makes the app undumpable) and
+# logs nothing (logging is loaded for an uncaught error only); TOML is read only when
+# there is a user config file; temp files are made without `tempfile` (and `random`); a
+# plain command line is read without argparse (and the gettext, locale and shutil behind it).
+APPLY_NEVER_IMPORTS = (
+    "hello_tui.patch.history",
+    "hello_tui.patch.diff_summary",
+    "unidiff",
+    "filelock",
+    "ctypes",
+    "logging",
+    "hello_tui.core.logs",
+    "tomllib",
+    "tempfile",
+    "random",
+    "argparse",
+    "gettext",
+    "locale",
+    "shutil",
+)
+
+
+def test_apply_loads_only_what_applying_needs(tmp_path):
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    patch = tmp_path / "change.diff"
+    patch.write_text("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n")
+    code = (
+        "import sys\n"
+        "from hello_tui.cli import main\n"
+        f"rc = main(['apply', '--yes', '--repo', {str(tmp_path)!r}, {str(patch)!r}])\n"
+        f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if m in sys.modules]\n"
+        "print('RC=%d LOADED=%s' % (rc, ','.join(loaded)))\n"
+    )
+    # No user config file; -S: only what apply imports counts, not what this machine's
+    # site-packages (.pth files, editable installs) load at start.
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = str(Path(hello_tui.__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=False, env=env
+    )
+    assert "RC=0 LOADED=\n" in proc.stdout, proc.stdout + proc.stderr
+    assert (tmp_path / "a.txt").read_text() == "one\nthree\n"
+
+
+def test_every_lock_is_core_file_lock():
+    """filelock's import cost every command more than a small apply; its one replacement
+    is `hello_tui.core.file_lock`, and no module goes back to it."""
+    root = Path(hello_tui.__file__).parent
+    users = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            if any(n == "filelock" or n.startswith("filelock.") for n in names):
+                users.append(path.relative_to(root).as_posix())
+    assert users == []
+
+
+def test_the_dataclasses_apply_loads_have_docstrings():
+    """dataclasses computes an undocumented class's signature for its __doc__ at import:
+    inspect.signature, about 40 µs a class on every apply."""
+    code = (
+        "import dataclasses, inspect, sys\n"
+        "import hello_tui.cli, hello_tui.commands.patch_commands, hello_tui.patch.commit\n"
+        "import hello_tui.patch.planner, hello_tui.store.notes\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    for cls in vars(module).values() if name.startswith('hello_tui') else ():\n"
+        "        if dataclasses.is_dataclass(cls) and isinstance(cls, type):\n"
+        "            sig = str(inspect.signature(cls)).replace(' -> None', '')\n"
+        "            if cls.__doc__ == cls.__name__ + sig:\n"
+        "                print(name + '.' + cls.__qualname__)\n"
+    )
+    env = {"PYTHONPATH": str(Path(hello_tui.__file__).resolve().parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=False, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []

@@ -6,9 +6,9 @@ fences the patch of notes written before patches were fenced.
 
 from __future__ import annotations
 
-import re
+from hello_tui.core.lazy_regex import lazy_compile
 
-_FENCE_OPENER = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE_OPENER = lazy_compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def fence(text: str, info: str = "diff") -> str:

@@ -525,7 +525,7 @@ class Engine:
 
     async def history(self) -> list[HistoryEntry]:
         """Applied patches and restores, newest first, each undone or not."""
-        from hello_tui.patch import history
+        from hello_tui.patch.history import history
 
         return await asyncio.to_thread(history, self.settings)
 

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
+from hello_tui.core.file_lock import FileLock
 from hello_tui.mcp.config import McpServerConfig
 from hello_tui.store.atomic import write_text_atomic
 

@@ -3,22 +3,20 @@
 extract -> parse (Codex grammar superset, unified diffs) -> plan (dry run,
 every check) -> review (select hunks, user edits) -> commit (journal,
 backups, atomic writes, all or nothing) -> result and note. Undo and restore
-use the backups; `redo_last` steps forward again, `history` lists the patches, and
-`recover` completes or rolls back a transaction a crash interrupted.
+use the backups; `redo_last` steps forward again, `history.history` lists the
+patches, and `recover` completes or rolls back a transaction a crash interrupted.
 
 The names below are loaded on first use (PEP 562): `hello-tui apply` imports
-the planner and the transaction but not the review's renderer, and `undo` or
-`history` never load the parsers and the planner.
+the planner and the transaction but neither the review's renderer nor the undo
+history, and `undo` or `history` never load the parsers and the planner. The
+function `history` is not among them: it shares its name with its module, which
+any import of `hello_tui.patch.history` binds here, so it is imported from there.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
-
-# `history` is a submodule's name too: importing hello_tui.patch.history sets the package's
-# attribute to the module, so the function is bound here, after that import, for good.
-from hello_tui.patch.history import history
 
 _HOMES = {
     "commit_plan": "commit",
@@ -68,7 +66,6 @@ __all__ = [
     "commit_plan",
     "contains_patch",
     "extract_patches",
-    "history",
     "list_backups",
     "plan_file_change",
     "plan_patch_text",

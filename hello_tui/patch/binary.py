@@ -28,6 +28,8 @@ NULL_OID_CHARS = set("0")
 
 @dataclass
 class BinaryHunk:
+    """One direction of a `GIT binary patch`: a literal or a delta, inflated."""
+
     method: Literal["literal", "delta"]
     size: int  # inflated size, from the hunk's header
     data: bytes  # inflated
@@ -35,6 +37,8 @@ class BinaryHunk:
 
 @dataclass
 class BinaryPatch:
+    """A `GIT binary patch`: the forward hunk and, when given, the reverse one."""
+
     forward: BinaryHunk
     reverse: BinaryHunk | None = None
 

@@ -15,14 +15,13 @@ replaces the file).
 
 from __future__ import annotations
 
-import re
-
+from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.extract import is_begin, is_end
 from hello_tui.patch.model import Chunk, FileOperation
 from hello_tui.patch.types import PatchError
 
-_SECTION = re.compile(r"^(?:\*\*\*\s*)?(Add File|Delete File|Update File|Move to):\s*(.*?)\s*$")
-_UNIFIED_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
+_SECTION = lazy_compile(r"^(?:\*\*\*\s*)?(Add File|Delete File|Update File|Move to):\s*(.*?)\s*$")
+_UNIFIED_HEADER = lazy_compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 _VALID_HEADERS = "'*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'"
 
 

@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import re
 
+from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.types import PatchError
 
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+_SGR = lazy_compile(r"\x1b\[[0-9;:]*m")
 # A diff line git coloured: colour codes, then the start of a header or a hunk header.
-_COLOURED_HEADER = re.compile(
+_COLOURED_HEADER = lazy_compile(
     r"^(?:\x1b\[[0-9;:]*m)+(?:diff --git |diff --cc |index |--- |\+\+\+ |@@ )", re.MULTILINE
 )
-_HUNK_HEADER = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
-_FOREGROUND = re.compile(r"\x1b\[(?:[0-9;:]*;)?(?:3[0-7]|9[0-7])(?:;[0-9;:]*)?m")
+_HUNK_HEADER = lazy_compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
+_FOREGROUND = lazy_compile(r"\x1b\[(?:[0-9;:]*;)?(?:3[0-7]|9[0-7])(?:;[0-9;:]*)?m")
 _FILE_START = ("diff ", "--- ", "+++ ")
 
 

@@ -20,6 +20,7 @@ files and folders take the owner and group of the folder they are created in.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -27,10 +28,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from hello_tui.core.lazy_regex import lazy_compile
+
 TMP_SUFFIX = ".hello-tmp"
 TMP_TOKEN_BYTES = 6
 # `.name.<12 hex>.hello-tmp`: only names of exactly this shape are ever cleaned up as ours.
-_TMP_RE = re.compile(
+_TMP_RE = lazy_compile(
     r"^\.(?P<name>.+)\.[0-9a-f]{" + str(2 * TMP_TOKEN_BYTES) + "}" + re.escape(TMP_SUFFIX) + "$"
 )
 _TMP_ATTEMPTS = 32
@@ -160,30 +163,122 @@ def atomic_write(
     `owner` (uid, gid) is applied when running as root; None then means "like the folder".
     `sync_dir` False: the caller fsyncs the folder later (once for many files).
     """
-    with writing(what):
-        write_point(f"open {what}")
-        fd, tmp = _open_temp(target)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                write_point(f"fsync {what}")
-                # Owner first: the kernel clears setuid and setgid on a chown, even root's.
-                chown_to = _new_file_owner(target, owner)
-                if chown_to is not None:
-                    os.fchown(fd, *chown_to)
-                os.fchmod(fd, mode if mode is not None else 0o666 & ~_umask())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            write_point(f"replace {what}")
-            os.replace(tmp, target)
-        except BaseException:
-            _unlink_quietly(tmp)
-            raise
-        if sync_dir:
+    write_files([FileWrite(target, data, what=what, mode=mode, owner=owner)])
+    if sync_dir:
+        with writing(what):
             fsync_dir(target.parent)
+
+
+class FileWrite:
+    """One file for `write_files`: what `atomic_write` takes."""
+
+    __slots__ = ("data", "mode", "owner", "target", "what")
+
+    def __init__(
+        self,
+        target: Path,
+        data: bytes,
+        *,
+        what: str,
+        mode: int | None = None,
+        owner: tuple[int, int] | None = None,
+    ) -> None:
+        self.target, self.data, self.what, self.mode, self.owner = target, data, what, mode, owner
+
+
+# At most this many temp files are open at once; their fsyncs run on this many threads.
+WRITE_BATCH = 64
+FSYNC_THREADS = 8
+
+
+def write_files(files: list[FileWrite]) -> None:
+    """`atomic_write` of each file in order, without syncing folders, their fsyncs together.
+
+    Each file's data is durable before its name is replaced, as with `atomic_write`:
+    every temp file is written, then all are fsynced at once (a journaling filesystem
+    commits them together rather than once per file), then each replaces its target.
+    On a failure the temp files not yet in place are removed; those in place stay.
+    """
+    for start in range(0, len(files), WRITE_BATCH):
+        _write_batch(files[start : start + WRITE_BATCH])
+
+
+def _write_batch(files: list[FileWrite]) -> None:
+    fds: list[int] = []  # the open temp files
+    temps: list[Path] = []  # the temp files, one per file of `files` once all are open
+    placed = 0  # how many temp files replaced their targets
+    try:
+        for f in files:
+            with writing(f.what):
+                write_point(f"open {f.what}")
+                fd, tmp = _open_temp(f.target)
+                fds.append(fd)
+                temps.append(tmp)
+                _fill(fd, f)
+        errors = _fsync_together(fds)
+        for f in files:
+            with writing(f.what):
+                os.close(fds.pop(0))
+        for f, error in zip(files, errors, strict=True):
+            if error is not None:
+                raise WriteError(error, f.what) from error
+        for f, tmp in zip(files, temps, strict=True):
+            with writing(f.what):
+                write_point(f"replace {f.what}")
+                os.replace(tmp, f.target)
+            placed += 1
+    except BaseException:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for tmp in temps[placed:]:
+            _unlink_quietly(tmp)
+        raise
+
+
+def _fill(fd: int, f: FileWrite) -> None:
+    view = memoryview(f.data)
+    while view:
+        view = view[os.write(fd, view) :]
+    write_point(f"fsync {f.what}")
+    # Owner first: the kernel clears setuid and setgid on a chown, even root's.
+    chown_to = _new_file_owner(f.target, f.owner)
+    if chown_to is not None:
+        os.fchown(fd, *chown_to)
+    os.fchmod(fd, f.mode if f.mode is not None else 0o666 & ~_umask())
+
+
+def _fsync_together(fds: list[int]) -> list[OSError | None]:
+    """fsync every descriptor, up to FSYNC_THREADS at a time; each one's error, or None."""
+    errors: list[OSError | None] = [None] * len(fds)
+    pending = list(reversed(range(len(fds))))
+
+    def work() -> None:
+        while pending:
+            try:
+                i = pending.pop()
+            except IndexError:  # another thread took the last one
+                return
+            try:
+                os.fsync(fds[i])
+            except OSError as exc:
+                errors[i] = exc
+
+    helpers = []
+    if len(fds) > 1:
+        import threading  # only for several files: a one-file write needs no thread
+
+        helpers = [threading.Thread(target=work) for _ in range(min(FSYNC_THREADS, len(fds)) - 1)]
+    try:
+        for helper in helpers:
+            helper.start()
+        work()
+    finally:
+        pending.clear()  # interrupted: no helper starts another fsync on a closing descriptor
+        for helper in helpers:
+            if helper.ident is not None:  # started
+                helper.join()
+    return errors
 
 
 _UMASK: int | None = None

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.colour import strip_diff_colour
 from hello_tui.patch.mail import strip_mail_messages
 from hello_tui.patch.model import FileOperation
@@ -39,7 +40,7 @@ _ORPHAN_GIT_LINES = (
     "similarity index ",
     "GIT binary patch",
 )
-_ORPHAN_HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@")
+_ORPHAN_HUNK = lazy_compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@")
 
 
 def _marker(line: str) -> str:

@@ -18,13 +18,13 @@ its first 8000 bytes.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
+from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.types import PatchError
 
 BOM = "\ufeff"
-_EOL_SPLIT = re.compile(r"(\r\n|\r|\n)")
+_EOL_SPLIT = lazy_compile(r"(\r\n|\r|\n)")
 # git looks for a NUL in this many leading bytes to call a file binary.
 BINARY_PROBE_BYTES = 8000
 

@@ -23,11 +23,13 @@ import binascii
 import quopri
 import re
 
-_FORMAT_PATCH_FROM = re.compile(r"^From [0-9a-f]{40} ")
-_MBOX_FROM = re.compile(r"^From \S+ ")
-_HEADER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:")
-_ENCODING = re.compile(r"^content-transfer-encoding:\s*([\w-]+)", re.IGNORECASE)
-_MULTIPART = re.compile(r"^content-type:\s*multipart/", re.IGNORECASE)
+from hello_tui.core.lazy_regex import lazy_compile
+
+_FORMAT_PATCH_FROM = lazy_compile(r"^From [0-9a-f]{40} ")
+_MBOX_FROM = lazy_compile(r"^From \S+ ")
+_HEADER = lazy_compile(r"^[A-Za-z][A-Za-z0-9-]*:")
+_ENCODING = lazy_compile(r"^content-transfer-encoding:\s*([\w-]+)", re.IGNORECASE)
+_MULTIPART = lazy_compile(r"^content-type:\s*multipart/", re.IGNORECASE)
 
 
 def _is_header(line: str) -> bool:

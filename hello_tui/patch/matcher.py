@@ -145,6 +145,8 @@ def find_header(index: LineIndex, header: str, start: int) -> int | None:
 
 @dataclass
 class Placement:
+    """Where in the file a chunk's old lines were found."""
+
     chunk: Chunk
     start: int  # 0-based index in the file of the chunk's first old line (or insertion point)
 

@@ -63,6 +63,8 @@ class Chunk:
 
 @dataclass
 class FileOperation:
+    """One file of a parsed patch, in either dialect: add, delete or update (and move)."""
+
     kind: Literal["add", "delete", "update"]
     path: str
     move_to: str | None = None

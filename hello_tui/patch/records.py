@@ -138,9 +138,12 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def write_manifest(settings: Settings, folder: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(
+    settings: Settings, folder: Path, manifest: dict[str, Any], *, sync_dir: bool = True
+) -> None:
+    """`sync_dir` False: the caller fsyncs the folder later (with the backups beside it)."""
     path = folder / MANIFEST
-    durable.atomic_write(path, seal(manifest), what=state_label(settings, path))
+    durable.atomic_write(path, seal(manifest), what=state_label(settings, path), sync_dir=sync_dir)
 
 
 def is_committed(folder: Path) -> bool:

@@ -31,7 +31,6 @@ or deleted, and every write refused until it is resolved.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -55,6 +54,8 @@ class Interrupted:
 
 @dataclass
 class RecoveryReport:
+    """What recovery did, saw and could not do."""
+
     actions: list[str] = field(default_factory=list)  # what was done
     interrupted: list[Interrupted] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # what was seen, for `hello-tui recover`
@@ -273,6 +274,8 @@ def empty_trash(settings: Settings) -> None:
         names = os.listdir(trash)
     except FileNotFoundError:
         return
+    import shutil  # only with something to delete: every command recovers first
+
     for name in names:
         shutil.rmtree(trash / name, ignore_errors=True)
 

@@ -27,6 +27,8 @@ Side = Literal["before", "after", "other"]
 
 @dataclass
 class FileState:
+    """What a tree path holds now: nothing, a regular file (its hash and mode), or other."""
+
     kind: Literal["missing", "file", "other"]
     sha: str | None = None
     mode: int | None = None
@@ -73,6 +75,8 @@ def classify(entry: Entry, state: FileState) -> Side:
 
 @dataclass
 class RollbackPlan:
+    """Each entry of a transaction sorted by what rolling it back needs."""
+
     to_restore: list[Entry] = field(default_factory=list)
     already_before: list[Entry] = field(default_factory=list)
     changed: list[Entry] = field(default_factory=list)  # neither before nor after

@@ -38,6 +38,8 @@ def device_of(path: Path) -> tuple[int, Path]:
 
 @dataclass
 class SpaceNeeds:
+    """Bytes to be written, per filesystem, checked against the free space."""
+
     by_device: dict[int, int] = field(default_factory=dict)
     where: dict[int, Path] = field(default_factory=dict)
 

@@ -1,7 +1,7 @@
 """All-or-nothing writes: lock, recovery, stale guard, space check, backups, journal, commit.
 
 A transaction, under the repository's write lock (`settings.state.lock_file`,
-a plain `filelock.FileLock`):
+a plain `flock`, see core/file_lock.py):
 0. first completes or rolls back an interrupted one (`recovery.recover_locked`);
 1. checks every target still has the hash recorded at plan time (else: conflict,
    nothing written), that none is a git control file (paths.py), and that the
@@ -30,9 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from hello_tui.config import Settings
+from hello_tui.core.file_lock import FileLock, Timeout
 from hello_tui.patch import durable, records
 from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
 from hello_tui.patch.lines import sha256
@@ -71,6 +70,8 @@ StackFields = Callable[[str], dict[str, Any]]
 
 @dataclass
 class Write:
+    """One file a transaction writes or removes, and what it must hold before."""
+
     path: str  # repo-relative, POSIX
     data: bytes | None  # None: remove the file
     mode: int | None = None  # permission bits for the written file (None: keep / default)
@@ -182,6 +183,8 @@ def run_transaction(
 
 @dataclass
 class _Target:
+    """A write, with the file as read under the lock."""
+
     write: Write
     rel: str
     path: Path
@@ -293,11 +296,16 @@ def run_locked(
     except OSError as exc:
         raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
     try:
-        manifest = _write_records(settings, repo, name, folder, targets, kind, extra, attachments)
+        manifest, written_in = _write_records(
+            settings, repo, name, folder, targets, kind, extra, attachments
+        )
         manifest["removed_dirs"] = list(removed_dirs or [])
         if stack is not None:
             manifest.update(stack(name))
-        records.write_manifest(settings, folder, manifest)
+        records.write_manifest(settings, folder, manifest, sync_dir=False)
+        # The backups and the manifest must be durable before the journal lets the tree
+        # change: one fsync for each folder they were written in, the record's own included.
+        durable.sync_dirs(written_in, what=records.state_label(settings, folder))
         records.write_journal(settings, manifest)
     except BaseException as exc:
         try:
@@ -311,8 +319,7 @@ def run_locked(
             raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
         raise
     try:
-        for t in targets:
-            _write_target(repo, t, manifest)
+        _write_targets(repo, targets, manifest)
         # Every name in the tree durable before the commit point (one fsync per folder).
         durable.sync_dirs([t.path.parent for t in targets], what=_plural(targets))
         for rel in reversed(manifest["removed_dirs"]):
@@ -349,7 +356,9 @@ def _write_records(
     kind: str,
     extra: dict[str, Any] | None,
     attachments: dict[str, bytes],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[Path]]:
+    """The manifest, and the folders whose new names (backups, attachments) the caller
+    makes durable."""
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
     backup_dirs: list[Path] = [folder]
@@ -379,10 +388,8 @@ def _write_records(
     for fname, blob in attachments.items():
         path = folder / fname
         durable.atomic_write(path, blob, what=records.state_label(settings, path), sync_dir=False)
-    # The backups must be durable before the journal lets the tree change.
-    backup_dirs.append(settings.state.backups)
-    durable.sync_dirs(backup_dirs, what=records.state_label(settings, folder))
-    return {
+    backup_dirs.append(settings.state.backups)  # the record's folder is a new name there
+    manifest = {
         "version": records.FORMAT_VERSION,
         "name": name,
         "kind": kind,
@@ -391,6 +398,7 @@ def _write_records(
         "created_dirs": created_dirs,
         **(extra or {}),
     }
+    return manifest, backup_dirs
 
 
 def _keep_backup(settings: Settings, t: _Target, bak: Path) -> None:
@@ -408,16 +416,24 @@ def _plural(targets: list[_Target]) -> str:
     return targets[0].rel if len(targets) == 1 else f"{len(targets)} files"
 
 
-def _write_target(repo: Path, t: _Target, manifest: dict[str, Any]) -> None:
-    if t.write.data is None:
-        durable.remove_file(t.path, what=t.rel, sync_dir=False)
-        return
-    dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
-    durable.make_dirs(repo, dirs, label=lambda rel: rel)
-    owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
-    durable.atomic_write(
-        t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner, sync_dir=False
-    )
+def _write_targets(repo: Path, targets: list[_Target], manifest: dict[str, Any]) -> None:
+    """Every target written or removed, in order; consecutive writes have their fsyncs
+    issued together (`durable.write_files`), and a removal waits for the writes before
+    it (a file removed may be the folder a later one is written in)."""
+    pending: list[durable.FileWrite] = []
+    for t in targets:
+        if t.write.data is None:
+            durable.write_files(pending)
+            pending = []
+            durable.remove_file(t.path, what=t.rel, sync_dir=False)
+            continue
+        dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
+        durable.make_dirs(repo, dirs, label=lambda rel: rel)
+        owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
+        pending.append(
+            durable.FileWrite(t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner)
+        )
+    durable.write_files(pending)
 
 
 def _roll_back_now(

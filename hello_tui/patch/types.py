@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
+
+from hello_tui.core.lazy_regex import lazy_compile
 
 FileOp = Literal["add", "update", "delete", "move"]
 
 # Bytes of a non-UTF-8 file travel as the lone surrogates of "surrogateescape".
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_ESCAPED_BYTE = lazy_compile("[\udc80-\udcff]")
 
 
 def printable(text: str) -> str:
@@ -47,6 +48,8 @@ class Hunk:
 
 @dataclass
 class FilePlan:
+    """One file of a plan: its operation, contents and modes before and after, its hunks."""
+
     path: str  # relative, POSIX
     op: FileOp
     move_to: str | None = None
@@ -79,12 +82,16 @@ class FilePlan:
 
 @dataclass
 class Risk:
+    """Whether a plan needs confirmation, and why."""
+
     high: bool
     reasons: list[str] = field(default_factory=list)
 
 
 @dataclass
 class PatchPlan:
+    """A checked patch, nothing written yet: what each file becomes."""
+
     files: list[FilePlan]
     risk: Risk
     source_text: str = ""  # the patch as the model wrote it
@@ -101,6 +108,8 @@ Selection = dict[str, set[int]] | None
 
 @dataclass
 class CommitResult:
+    """What a commit wrote: the files by kind, the hunks, the backup and the note."""
+
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     moved: list[tuple[str, str]] = field(default_factory=list)

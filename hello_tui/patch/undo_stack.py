@@ -30,6 +30,8 @@ from hello_tui.patch.types import PatchError
 
 @dataclass(frozen=True)
 class Pointer:
+    """A node of a stack: the folder name of its record (`lost`: the record is damaged)."""
+
     name: str
     lost: bool = False  # the real pointer was kept in the damaged record `name`
 
@@ -53,6 +55,8 @@ def _dump(p: Pointer | None) -> dict[str, str] | None:
 
 @dataclass
 class StackState:
+    """The tops of both stacks."""
+
     applied_top: Pointer | None = None
     undone_top: Pointer | None = None
 
@@ -151,6 +155,8 @@ def redo_fields(state: StackState, top: dict[str, Any], name: str) -> dict[str, 
 
 @dataclass
 class ChainWalk:
+    """The patches of one stack, top first, as far as its records could be read."""
+
     patches: list[str]  # the `patch` of every node, top first
     complete: bool  # False when a damaged or missing record cut the walk short
     stopped_at: str | None = None

@@ -26,20 +26,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.binary import BinaryCorrupt, parse_binary_patch
 from hello_tui.patch.gitquote import QuoteError, is_quoted, unquote_c_style
 from hello_tui.patch.model import Chunk, FileOperation
 from hello_tui.patch.types import PatchError
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-_BARE_HUNK = re.compile(r"^@@(?:\s.*)?$")
+_BARE_HUNK = lazy_compile(r"^@@(?:\s.*)?$")
 _NULL = "/dev/null"
 _TIMESTAMP = re.compile(
     r"\s+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: ?[+-]\d\d:?\d\d)?"
     r"|\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})\s*$"
 )
 _EPOCH = re.compile(r"^(1969-12-31|1970-01-01) (\d\d):(\d\d):00(?:\.0+)? ([+-])(\d\d):?(\d\d)$")
-_VERSION_LINE = re.compile(r"^\d+(\.\d+)+")
+_VERSION_LINE = lazy_compile(r"^\d+(\.\d+)+")
 _DIFF_GIT = "diff --git "
 _MODE_LINES = ("old mode ", "new mode ", "deleted file mode ", "new file mode ")
 _EXTENDED = (
@@ -75,6 +76,8 @@ def _is_hunk_line(line: str) -> bool:
 
 @dataclass
 class _Header:
+    """What the header lines of one file's section said, as read so far."""
+
     source_line: int
     git: bool = False
     old_name: str | None = None  # None: /dev/null

@@ -18,8 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock
-
+from hello_tui.core.file_lock import FileLock
 from hello_tui.store.atomic import write_text_atomic
 
 TodoStatus = Literal["pending", "in_progress", "completed"]

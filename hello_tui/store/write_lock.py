@@ -1,6 +1,6 @@
 """Writing under the repository's write lock without ever blocking the event loop.
 
-The patch engine takes `settings.state.lock_file` (a `filelock.FileLock`) for
+The patch engine takes `settings.state.lock_file` (a `core.file_lock.FileLock`) for
 every commit, undo and restore, and would wait for it synchronously. So the
 async callers first wait here: the lock is probed on a worker thread every
 POLL_SECONDS, the caller is told once that it waits, and a cancellation (Esc)
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from filelock import FileLock, Timeout
+from hello_tui.core.file_lock import FileLock, Timeout
 
 POLL_SECONDS = 0.1
 WAITING_TEXT = "Waiting for another hello-tui writing this repo… (Esc cancels)"

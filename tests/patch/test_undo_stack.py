@@ -16,7 +16,6 @@ from hello_tui.patch import (
     PatchError,
     UndoRefused,
     commit_plan,
-    history,
     plan_patch_text,
     read_backup,
     records,
@@ -24,6 +23,7 @@ from hello_tui.patch import (
     restore_from_backup,
     undo_last,
 )
+from hello_tui.patch.history import history
 from hello_tui.patch.transaction import Write, run_transaction
 from hello_tui.patch.undo_stack import current_state, patch_fields
 
