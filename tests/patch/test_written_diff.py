@@ -35,28 +35,9 @@ from hello_tui.store.notes import NoteStore
 from hello_tui.tools.writes import ApplyPatchTool
 
 from .conftest import snapshot, write
+from .git_runner import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_SYSTEM": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-
-def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", "-c", "core.abbrev=7", "-c", "core.autocrlf=false", *args],
-        cwd=repo,
-        env=GIT_ENV,
-        capture_output=True,
-        check=check,
-    )
 
 
 def baseline(repo: Path) -> None:
