@@ -2,10 +2,9 @@
 
 Each shape below is committed in a real repository, changed, and `git diff
 --cached -M` (three lines of context, git's default algorithm) compared with
-the writer's text for the same old and new bytes. The shapes are ones where
-git's Myers diff and our matcher choose the same lines, so the comparison is
-of the whole text; the hypothesis corpus in test_git_fidelity.py compares the
-rest on headers and on what the hunks do.
+the writer's text for the same old and new bytes, the whole text; the
+hypothesis corpus in test_git_fidelity.py and the larger files of
+test_line_diff.py compare random trees the same way.
 
 The property at the end is unidiff as oracle: for random old and new files
 (CRLF, no final newline, empty, created, deleted, renamed, mode changes,
