@@ -5,7 +5,9 @@ into a `FileDiff`: the model of that file's section of `git diff`, whose
 `lines()` are git's text. `written_diff(plan)` is a whole plan, files in git's
 order: the "Patch applied" note (what a commit wrote), the review's diff of a
 proposed plan and the chat's auto-applied diff all come from it; `text_diff`
-diffs two texts (the user's edit of a proposal, told to the model).
+diffs two texts (the user's edit of a proposal, told to the model), and
+`text_hunks` gives the same diff's changes as a plan's hunks, each headed by
+its `@@` line, for the review of two texts (a backup, a plan without hunks).
 
 git's format throughout: `diff --git` headers with `new file mode`, `deleted
 file mode`, `old mode`/`new mode`, `similarity index` (git's own estimate)
@@ -61,6 +63,7 @@ __all__ = [
     "quote_path",
     "render",
     "text_diff",
+    "text_hunks",
     "written_diff",
 ]
 
@@ -440,3 +443,26 @@ def text_diff(
 
     change = FileChange(path, new_path or path, data(old), data(new))
     return "" if change.unchanged else render([diff_file(change, context=context)])
+
+
+def text_hunks(old: str, new: str) -> list[Hunk]:
+    """The changes of `text_diff(path, old, new)` as hunks without context (git's -U0 hunks):
+    one hunk a run of changed lines, lines split as git splits them and kept without
+    their endings (`new_eols` has them), its header the writer's `@@` line for it."""
+    a, b = Lines(*split_git_lines(old)), Lines(*split_git_lines(new))
+    funcs = _FuncContext(a.lines)
+    hunks: list[Hunk] = []
+    for ops in hunk_groups(line_ops(a.keys(), b.keys()), 0):
+        _tag, i1, i2, j1, j2 = ops[0]  # without context a hunk is one run of changes
+        hunks.append(
+            Hunk(
+                len(hunks),
+                i1,
+                a.lines[i1:i2],
+                b.lines[j1:j2],
+                header=_hunk(ops, a, b, funcs).header,
+                no_eol=j2 == len(b.lines) and j2 > j1 and b.eols[-1] == "",
+                new_eols=list(b.eols[j1:j2]),
+            )
+        )
+    return hunks

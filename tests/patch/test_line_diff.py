@@ -10,17 +10,21 @@ other side or by the indent heuristic. All pairs go to one `git diff
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import random
 import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hello_tui.patch.line_diff import hunk_groups, line_ops
-from hello_tui.patch.written_diff import text_diff
-from tests.support.work import lines_run
+from hello_tui.patch.types import Hunk
+from hello_tui.patch.written_diff import text_diff, text_hunks
+from tests.support.work import assert_linear_work
 
 from .git_runner import git
 
@@ -114,34 +118,75 @@ def test_hunks_group_changes_at_most_twice_the_context_apart():
 # ---------------------------------------------------------------- work, not time
 
 
-def code_with_blank_lines(n_lines: int, edits: int) -> tuple[str, str]:
-    """A file of small functions (one line in four is blank) and a copy with `edits`
-    scattered changes that add, remove and replace blank and repeated lines."""
-    rng = random.Random(n_lines)
-    old: list[str] = []
-    for k in range(n_lines // 4):
-        old += [f"def f_{k}():", f"    return {k % 10}", "    pass", ""]
-    new = list(old)
-    for k in range(edits):
-        at = rng.randrange(len(new))
-        choices = ["", "    pass", f"    return {rng.randrange(10)}", f"x_{k} = 1"]
-        new[at : at + rng.randrange(3)] = [rng.choice(choices) for _ in range(rng.randrange(3))]
-    return "\n".join(old) + "\n", "\n".join(new) + "\n"
-
-
-# Lines of Python a diff may run per line of its two versions (it runs about 50).
-WORK_PER_LINE = 200
-
-
-def linear_work(diff: Callable[[str, str], object]) -> None:
-    """`diff` of 5,000 lines (1,250 blank) costs at most WORK_PER_LINE a line, and of
-    20,000 lines (5,000 blank) at most six times that: linear, not quadratic (sixteen)."""
-    small, large = (code_with_blank_lines(n, 50) for n in (5_000, 20_000))
-    small_work = lines_run(lambda: diff(*small), budget=WORK_PER_LINE * 2 * 5_000)
-    lines_run(lambda: diff(*large), budget=6 * small_work)
-
-
 def test_the_writer_works_in_linear_time_on_thousands_of_blank_lines():
     # difflib's matcher (autojunk off) was quadratic in the repeated lines: 11 s for
     # these 20,000 lines, and 60 million lines of Python for the 5,000.
-    linear_work(lambda old, new: text_diff("f.py", old, new))
+    assert_linear_work(lambda old, new: text_diff("f.py", old, new))
+
+
+def test_repeated_lines_are_matched_not_rewritten():
+    # Every third line is the same blank line, and every body line changes: the blank
+    # lines still match and each change is its own small hunk.
+    old = "".join(f"def f_{i}():\n    return {i}\n\n" for i in range(2000))
+    new = old.replace("    return ", "    yield ")
+    hunks = text_hunks(old, new)
+    assert len(hunks) == 2000
+    assert all(len(h.old_lines) == len(h.new_lines) == 1 for h in hunks)
+    assert apply_hunks(old, hunks) == new
+    # Nothing unique in common: still exact hunks.
+    blanks = "".join(f"v{i}\n\n" for i in range(1000))
+    renamed = blanks.replace("v", "w")
+    assert apply_hunks(blanks, text_hunks(blanks, renamed)) == renamed
+
+
+# ---------------------------------------------------------------- properties
+
+
+def apply_hunks(old_text: str, hunks: list[Hunk]) -> str:
+    """Hunks of git's lines (endings in `new_eols`) applied to a text."""
+    lines = old_text.split("\n")
+    keys = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    for hunk in sorted(hunks, key=lambda h: h.old_start, reverse=True):
+        new = [line + (eol or "") for line, eol in zip(hunk.new_lines, hunk.new_eols or [])]
+        keys[hunk.old_start : hunk.old_start + len(hunk.old_lines)] = new
+    return "".join(keys)
+
+
+line_text = st.sampled_from(["a", "b", "c", "def f():", "    return 1", "", "x = 2", "y\r"])
+texts = st.lists(line_text, max_size=25).map(lambda ls: "".join(f"{line}\n" for line in ls))
+texts_maybe_unended = st.tuples(texts, st.booleans()).map(
+    lambda t: t[0][:-1] if t[1] and t[0] else t[0]
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(old=texts_maybe_unended, new=texts_maybe_unended)
+def test_text_hunks_turn_old_into_new(old: str, new: str):
+    hunks = text_hunks(old, new)
+    assert apply_hunks(old, hunks) == new
+    assert [h.index for h in hunks] == list(range(len(hunks)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(old=texts, new=texts, context=st.integers(0, 3))
+def test_line_ops_tile_both_versions_and_group_like_difflib(old, new, context):
+    a, b = old.splitlines(), new.splitlines()
+    ops = line_ops(a, b)
+    if not ops:
+        assert a == b == []
+        return
+    assert (ops[0][1], ops[0][3]) == (0, 0)
+    assert (ops[-1][2], ops[-1][4]) == (len(a), len(b))
+    for (_, _, i2, _, j2), (_, i1, _, j1, _) in itertools.pairwise(ops):
+        assert (i2, j2) == (i1, j1)  # contiguous on both sides
+    for tag, i1, i2, j1, j2 in ops:
+        assert (a[i1:i2] == b[j1:j2]) if tag == "equal" else (i1 < i2 or j1 < j2)
+    # git's grouping into hunks is difflib's rule, on the same opcodes (difflib keeps
+    # an empty run of context where there is none; a hunk has no such op).
+    reference = difflib.SequenceMatcher(None, a, b)
+    reference.opcodes = ops  # difflib groups whatever opcodes it holds
+    expected = [
+        [op for op in group if op[0] != "equal" or op[2] > op[1]]
+        for group in reference.get_grouped_opcodes(context)
+    ]
+    assert hunk_groups(ops, context) == expected
