@@ -22,7 +22,8 @@ indent heuristic), so the diff is git's byte for byte. The steps:
    it (diff_slides.py).
 
 Each step is linear in the lines, the search aside, which is linear in the
-lines times the edit cost (at most 256, or the square root of the lines).
+lines times the edit cost it stops at: 256, more only past 32,000 lines (the
+square root of the lines, roughly).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from hello_tui.patch.diff_slides import slide_changes
 # (tag, old start, old end, new start, new end), as difflib's opcodes.
 Op = tuple[str, int, int, int, int]
 
-__all__ = ["Op", "change_tag", "hunk_groups", "line_ops"]
+__all__ = ["Op", "hunk_groups", "line_ops"]
 
 # A run of this many equal lines is worth cutting the search at.
 _GOOD_RUN = 20
@@ -53,7 +54,7 @@ _FREQUENT_WINDOW = 100
 _UNREACHED = sys.maxsize
 
 
-def change_tag(i1: int, i2: int, j1: int, j2: int) -> str:
+def _change_tag(i1: int, i2: int, j1: int, j2: int) -> str:
     if i1 < i2 and j1 < j2:
         return "replace"
     return "delete" if i1 < i2 else "insert"
@@ -182,8 +183,9 @@ def _search(
 
     Each box (a stretch of both versions) loses its equal ends, then is cut at
     its middle snake into two boxes, until one side of a box is empty: the
-    other side's lines are changed. A box whose cut was found by reaching,
-    not by meeting, is searched without shortcuts (its cost is small)."""
+    other side's lines are changed. Both halves of a cut where the two
+    directions met, and the reached half of a cut taken early, are searched
+    without shortcuts: their cost is at most the cost spent already."""
     a = [ids_a[k] for k in index_a]
     b = [ids_b[k] for k in index_b]
     reach = _Reach(len(a), len(b))
@@ -434,8 +436,8 @@ def _ops(changed_a: list[bool], changed_b: list[bool]) -> list[Op]:
         while j < len_b and changed_b[j]:
             j += 1
         if i > i0 or j > j0:
-            ops.append((change_tag(i0, i, j0, j), i0, i, j0, j))
-        elif i == i0 and j == j0 and (i < len_a or j < len_b):
+            ops.append((_change_tag(i0, i, j0, j), i0, i, j0, j))
+        elif i < len_a or j < len_b:
             raise AssertionError("unchanged lines left on one side only")
     return ops
 
