@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.app import App
 
+from hello_tui.engine.types import text_hunks
 from hello_tui.patch.types import FilePlan, PatchPlan, Risk
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.widgets.diff_rows import hunks_from_texts
 from hello_tui.widgets.diff_view import DiffView
 
 
@@ -120,7 +120,8 @@ def main() -> None:
                     "update",
                     old_text=old_text,
                     new_text=new_text,
-                    hunks=hunks_from_texts(old_text, new_text),
+                    hunks=text_hunks(old_text, new_text),
+                    git_lines=True,
                 )
             ],
             Risk(False),

@@ -15,7 +15,9 @@ from hello_tui.mcp import McpServerConfig, McpServerState, McpToolInfo
 from hello_tui.mcp.report import render as render_mcp_servers
 from hello_tui.patch.diff_summary import DiffSummary, FileSummary, diff_summary, note_patch_summary
 from hello_tui.patch.history import BackupInfo, HistoryEntry, UndoRefused
+from hello_tui.patch.line_diff import line_ops
 from hello_tui.patch.types import CommitResult, FilePlan, Hunk, PatchError, PatchPlan, Selection
+from hello_tui.patch.written_diff import text_hunks
 from hello_tui.store.notes import Note, NoteError
 from hello_tui.store.sessions import SessionError, SessionInfo, SessionNotFound, UsageTotals
 
@@ -117,9 +119,11 @@ __all__ = [
     "UsageTotals",
     "UserCommand",
     "diff_summary",
+    "line_ops",
     "next_mode",
     "note_patch_summary",
     "parse_mode",
     "render_mcp_servers",
+    "text_hunks",
     "with_attachments",
 ]

@@ -1,18 +1,17 @@
 """Writing Codex patches: `codex_patch_text(path, old, new)`, for a model to read back.
 
 A Codex patch is a format of its own (git diffs are written by written_diff.py,
-whose line rendering this shares): each chunk's context grows until its lines
-occur exactly once from where the search for it starts, so our matcher places
-it unambiguously.
+whose line rendering and line diff this shares): each chunk's context grows
+until its lines occur exactly once from where the search for it starts, so our
+matcher places it unambiguously.
 """
 
 from __future__ import annotations
 
-import difflib
-
+from hello_tui.patch.line_diff import Op, line_ops
 from hello_tui.patch.lines import split_lines
 from hello_tui.patch.matcher import LineIndex, find_sequence
-from hello_tui.patch.written_diff import Lines, Op, op_lines
+from hello_tui.patch.written_diff import Lines, op_lines
 
 
 def _split(text: str) -> Lines:
@@ -23,8 +22,7 @@ def codex_patch_text(path: str, old: str, new: str) -> str:
     """A Codex `*** Update File` patch turning `old` into `new`, unambiguous for our matcher."""
     old_lines, new_lines = _split(old), _split(new)
     a = old_lines.lines
-    matcher = difflib.SequenceMatcher(None, old_lines.keys(), new_lines.keys(), autojunk=False)
-    ops: list[Op] = [(t, i1, i2, j1, j2) for t, i1, i2, j1, j2 in matcher.get_opcodes()]
+    ops: list[Op] = line_ops(old_lines.keys(), new_lines.keys())
     changes = [op for op in ops if op[0] != "equal"]
     out = ["*** Begin Patch", f"*** Update File: {path}"]
     if not changes:

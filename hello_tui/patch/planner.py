@@ -587,7 +587,7 @@ def plan_file_change(
     whole_file: bool = False,
     current: CurrentBytes | None = None,
 ) -> PatchPlan:
-    """A plan for one file's new content (None deletes it), with difflib hunks for review."""
+    """A plan for one file's new content (None deletes it), with git's hunks for review."""
     rel, target = _resolve(settings, path)
     if new_text is None:
         data, mode = _read_existing(rel, target, "delete", current)

@@ -3,14 +3,15 @@
 Untouched lines keep their own endings; a new line takes the ending its hunk
 gives it (a git diff's own bytes) or else the file's first-seen ending; a line
 left without an ending in the middle of the file gets one. Applying a subset
-of hunks (partial acceptance) uses the same function. `diff_texts` goes the
-other way with endings compared too, so its hunks rebuild the new bytes exactly.
+of hunks (partial acceptance) uses the same function. `diff_hunks` and
+`diff_texts` go the other way, by the one line diff (line_diff.py), so a
+plan's hunks are the changes git would show; `diff_texts` compares endings
+too, so its hunks rebuild the new bytes exactly.
 """
 
 from __future__ import annotations
 
-import difflib
-
+from hello_tui.patch.line_diff import line_ops
 from hello_tui.patch.lines import TextFile, split_lines
 from hello_tui.patch.types import Hunk
 
@@ -62,9 +63,8 @@ def diff_hunks(old: TextFile, new_text: str) -> list[Hunk]:
     new_final = bool(new_eols) and new_eols[-1] != ""
     a = _keys(old.lines, old_final or not old.lines)
     b = _keys(new_lines, new_final or not new_lines)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     hunks: list[Hunk] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_ops(a, b):
         if tag == "equal":
             continue
         hunk = Hunk(len(hunks), i1, old.lines[i1:i2], new_lines[j1:j2])
@@ -78,9 +78,8 @@ def diff_texts(old: TextFile, new: TextFile) -> list[Hunk]:
     """Hunks turning `old` into `new` exactly: a line whose ending changes is a change."""
     a = list(map(str.__add__, old.lines, old.eols))
     b = list(map(str.__add__, new.lines, new.eols))
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     hunks: list[Hunk] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_ops(a, b):
         if tag == "equal":
             continue
         hunk = Hunk(len(hunks), i1, old.lines[i1:i2], new.lines[j1:j2])

@@ -5,7 +5,9 @@ into a `FileDiff`: the model of that file's section of `git diff`, whose
 `lines()` are git's text. `written_diff(plan)` is a whole plan, files in git's
 order: the "Patch applied" note (what a commit wrote), the review's diff of a
 proposed plan and the chat's auto-applied diff all come from it; `text_diff`
-diffs two texts (the user's edit of a proposal, told to the model).
+diffs two texts (the user's edit of a proposal, told to the model), and
+`text_hunks` gives the same diff's changes as a plan's hunks, each headed by
+its `@@` line, for the review of two texts (a backup, a plan without hunks).
 
 git's format throughout: `diff --git` headers with `new file mode`, `deleted
 file mode`, `old mode`/`new mode`, `similarity index` (git's own estimate)
@@ -20,22 +22,22 @@ Time is linear in the file plus the patch: the plan's hunks are the changes
 whenever they rebuild the new bytes (each is trimmed of the unchanged lines at
 its ends), the function context is found by one backward pass over the file,
 and only two texts with no hunks between them (or hunks the commit had to
-repair) are diffed with difflib.
+repair) are diffed, by git's own line diff (line_diff.py), which also groups
+the changes into hunks.
 """
 
 from __future__ import annotations
 
-import difflib
 import string
 import zlib
 from base64 import b85encode
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from hello_tui.core.hunk_header import hunk_header
 from hello_tui.patch.binary import blob_id
 from hello_tui.patch.gitquote import quote_path
+from hello_tui.patch.line_diff import Op, hunk_groups, line_ops
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
 from hello_tui.patch.similarity import similarity_percent
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
@@ -45,9 +47,6 @@ NO_EOL = "\\ No newline at end of file"
 FUNCNAME_BYTES = 80  # git's xdiff keeps at most 80 bytes of the function line
 ABBREV = 7
 DEV_NULL = "/dev/null"
-
-# (tag, old start, old end, new start, new end), as difflib's opcodes.
-Op = tuple[str, int, int, int, int]
 
 __all__ = [
     "CONTEXT",
@@ -64,6 +63,7 @@ __all__ = [
     "quote_path",
     "render",
     "text_diff",
+    "text_hunks",
     "written_diff",
 ]
 
@@ -226,26 +226,6 @@ def _ops_from_hunks(hunks: Sequence[Hunk], a: Lines, b: Lines) -> list[Op] | Non
     return _merged(ops)
 
 
-def _ops_by_diff(a: list[str], b: list[str]) -> list[Op]:
-    if not a or not b:
-        return [("replace", 0, len(a), 0, len(b))] if a or b else []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
-
-
-def _groups(ops: list[Op], context: int) -> list[list[Op]]:
-    """Changes with `context` lines around them; changes at most 2*context apart share a hunk."""
-    groups: list[list[Op]] = []
-    for op in ops:
-        if op[0] == "equal":
-            continue
-        if groups and op[1] - groups[-1][-1][2] <= 2 * context:
-            groups[-1].append(op)
-        else:
-            groups.append([op])
-    return groups
-
-
 # ---------------------------------------------------------------- function context
 
 
@@ -320,25 +300,11 @@ def op_lines(ops: Sequence[Op], a: Lines, b: Lines, *, carriage_returns: bool = 
     return out
 
 
-def _with_context(group: list[Op], a_len: int, context: int) -> list[Op]:
-    """The group's changes with the equal lines between them and `context` around them."""
-    first, last = group[0], group[-1]
-    s1 = max(first[1] - context, 0)
-    e1 = min(last[2] + context, a_len)
-    shift = first[3] - first[1]
-    ops: list[Op] = [("equal", s1, first[1], s1 + shift, first[3])]
-    for prev, op in pairwise(group):
-        ops += [prev, ("equal", prev[2], op[1], prev[4], op[3])]
-    shift = last[4] - last[2]
-    ops += [last, ("equal", last[2], e1, last[2] + shift, e1 + shift)]
-    return [op for op in ops if op[0] != "equal" or op[2] > op[1]]
-
-
-def _hunk(group: list[Op], a: Lines, b: Lines, funcs: _FuncContext, context: int) -> HunkDiff:
-    ops = _with_context(group, len(a.lines), context)
+def _hunk(ops: list[Op], a: Lines, b: Lines, funcs: _FuncContext) -> HunkDiff:
     s1, e1, s2, e2 = ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
-    added = sum(op[4] - op[3] for op in group)
-    removed = sum(op[2] - op[1] for op in group)
+    changes = [op for op in ops if op[0] != "equal"]
+    added = sum(op[4] - op[3] for op in changes)
+    removed = sum(op[2] - op[1] for op in changes)
     lines = op_lines(ops, a, b)
     return HunkDiff(s1, e1 - s1, s2, e2 - s2, funcs.above(s1), lines, added, removed)
 
@@ -347,9 +313,9 @@ def _text_hunks(change: FileChange, context: int) -> list[HunkDiff]:
     a, b = Lines.of(change.old or b""), Lines.of(change.new or b"")
     ops = _ops_from_hunks(change.hunks, a, b) if change.hunks else None
     if ops is None:
-        ops = _ops_by_diff(a.keys(), b.keys())
+        ops = line_ops(a.keys(), b.keys())
     funcs = _FuncContext(a.lines)
-    return [_hunk(group, a, b, funcs, context) for group in _groups(ops, context)]
+    return [_hunk(group, a, b, funcs) for group in hunk_groups(ops, context)]
 
 
 # ---------------------------------------------------------------- binary data
@@ -477,3 +443,26 @@ def text_diff(
 
     change = FileChange(path, new_path or path, data(old), data(new))
     return "" if change.unchanged else render([diff_file(change, context=context)])
+
+
+def text_hunks(old: str, new: str) -> list[Hunk]:
+    """The changes of `text_diff(path, old, new)` as hunks without context (git's -U0 hunks):
+    one hunk a run of changed lines, lines split as git splits them and kept without
+    their endings (`new_eols` has them), its header the writer's `@@` line for it."""
+    a, b = Lines(*split_git_lines(old)), Lines(*split_git_lines(new))
+    funcs = _FuncContext(a.lines)
+    hunks: list[Hunk] = []
+    for ops in hunk_groups(line_ops(a.keys(), b.keys()), 0):
+        _tag, i1, i2, j1, j2 = ops[0]  # without context a hunk is one run of changes
+        hunks.append(
+            Hunk(
+                len(hunks),
+                i1,
+                a.lines[i1:i2],
+                b.lines[j1:j2],
+                header=_hunk(ops, a, b, funcs).header,
+                no_eol=j2 == len(b.lines) and j2 > j1 and b.eols[-1] == "",
+                new_eols=list(b.eols[j1:j2]),
+            )
+        )
+    return hunks

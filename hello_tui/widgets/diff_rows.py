@@ -2,17 +2,19 @@
 
 Pure computation, no Textual: it runs in a thread worker so a large file never
 blocks the UI. The rows follow the plan's own hunks (so toggling a row's hunk
-toggles exactly what the patch engine will apply); inside a hunk,
-difflib.SequenceMatcher aligns old and new lines side by side and, for each
-changed line pair, finds the changed characters. Syntax tokens come from one
-Pygments pass over the old and the proposed text, done after the rows so the
-first paint never waits for the lexer.
+toggles exactly what the patch engine will apply); a plan without hunks, and
+two texts (a backup), get the engine's `text_hunks`, the changes the writer
+writes for them. Inside a hunk the engine's line diff (the same one) pairs old
+and new lines side by side, and each changed line pair gets its changed
+characters (diff_spans). Syntax tokens come from one Pygments pass over the
+old and the proposed text, done after the rows so the first paint never waits
+for the lexer.
 """
 
 from __future__ import annotations
 
-import difflib
 import gc
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,8 +24,8 @@ from rich.cells import cell_len
 from rich.style import Style
 
 from hello_tui.core.hunk_header import git_range
-from hello_tui.engine.types import FilePlan, Hunk
-from hello_tui.widgets.diff_align import Opcode, Span, change_tag, changed_spans, hunks_from_texts
+from hello_tui.engine.types import FilePlan, Hunk, line_ops, text_hunks
+from hello_tui.widgets.diff_spans import Span, changed_spans
 
 RowKind = Literal["header", "context", "change", "removed", "added", "fold", "message"]
 # Which version a one-sided file (added or deleted) has; such a file is drawn as one pane.
@@ -38,7 +40,9 @@ LEX_BLOCK = 200
 # Control characters would corrupt the terminal; tabs are expanded before this.
 _CONTROL = {c: "\ufffd" for c in range(32)}
 _CONTROL[127] = "\ufffd"
-_CONTROL_BUT_NEWLINES = {c: r for c, r in _CONTROL.items() if c not in (10, 13)}
+_CONTROL_BUT_LF = {c: r for c, r in _CONTROL.items() if c != 10}
+# Where a Codex patch's lines end (a lone CR too); git's lines end at LF only.
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class Side:
@@ -165,13 +169,20 @@ def display_lines(lines: list[str]) -> list[str]:
     return [display_text(line) for line in lines]
 
 
-def split_lines(text: str | None) -> list[str]:
-    """Display lines of a whole text: one translate over the text, not one per line."""
+def split_lines(text: str | None, git_lines: bool = False) -> list[str]:
+    """Display lines of a whole text, split where the engine split it for the hunks:
+    at LF only (`git_lines`: a CR before it ends the line, another is text) or at CR,
+    LF and CRLF. One translate over the text, not one per line."""
     if not text:
         return []
+    lines = text.split("\n") if git_lines or "\r" not in text else _LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    if git_lines and "\r" in text:
+        lines = [line.removesuffix("\r") for line in lines]
     if "\t" in text:
-        text = "\n".join(line.expandtabs(TAB_SIZE) for line in text.splitlines())
-    return text.translate(_CONTROL_BUT_NEWLINES).splitlines()
+        lines = [line.expandtabs(TAB_SIZE) for line in lines]
+    return "\n".join(lines).translate(_CONTROL_BUT_LF).split("\n")
 
 
 def _hunk_title(position: int, count: int, hunk: Hunk, old_at: int, new_at: int) -> str:
@@ -241,20 +252,12 @@ class _RowBuilder:
         new_lines = display_lines(hunk.new_lines)
         old_no = old_at + 1
         new_no = old_at + 1 + delta
+        # The engine's line diff pairs the lines; the usual hunk (a run of - then +) has
+        # no line in common and is one block without asking it.
         if set(old_lines).isdisjoint(new_lines):
-            # No line in common (the usual -/+ run): difflib would answer one block.
-            opcodes: list[Opcode] = [
-                (
-                    change_tag(0, len(old_lines), 0, len(new_lines)),
-                    0,
-                    len(old_lines),
-                    0,
-                    len(new_lines),
-                )
-            ]
+            opcodes = [("replace", 0, len(old_lines), 0, len(new_lines))]
         else:
-            matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-            opcodes = matcher.get_opcodes()
+            opcodes = line_ops(old_lines, new_lines)
         for tag, i1, i2, j1, j2 in opcodes:
             if tag == "equal":
                 for k in range(i2 - i1):
@@ -329,15 +332,16 @@ def build_file_diff(plan: FilePlan, context: int = CONTEXT_LINES) -> FileDiff:
         return _message_diff(
             path, f"binary file: {old_size} bytes → {new_size} bytes (no text diff)"
         )
+    git_lines = plan.git_lines
     if not hunks and plan.old_text != plan.new_text and plan.op in ("add", "update", "move"):
-        hunks = hunks_from_texts(plan.old_text or "", plan.new_text or "")
+        hunks, git_lines = text_hunks(plan.old_text or "", plan.new_text or ""), True
     if not hunks:
         if plan.op == "move":
             return _message_diff(path, f"renamed {plan.path} → {plan.move_to}; content unchanged")
         if plan.op == "delete":
             return _message_diff(path, f"{plan.path} is deleted (it is empty)")
         return _message_diff(path, "no changes")
-    diff = build_diff_from_hunks(path, plan.old_text or "", hunks, context)
+    diff = build_diff_from_hunks(path, plan.old_text or "", hunks, context, git_lines)
     if plan.op == "add" or (not diff.old_source and diff.new_source):
         diff.one_side = "new"
     elif plan.op == "delete" or (diff.old_source and not diff.new_source):
@@ -363,13 +367,16 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_diff_from_hunks(path: str, old_text: str, hunks: list[Hunk], context: int) -> FileDiff:
+def build_diff_from_hunks(
+    path: str, old_text: str, hunks: list[Hunk], context: int, git_lines: bool = False
+) -> FileDiff:
+    """Rows for `hunks` of `old_text`, whose lines they number as git does (`git_lines`)
+    or as a Codex patch does (a lone CR ends a line too)."""
     with _collector_paused():
-        return _build_diff_from_hunks(path, old_text, hunks, context)
+        return _build_diff_from_hunks(path, split_lines(old_text, git_lines), hunks, context)
 
 
-def _build_diff_from_hunks(path: str, old_text: str, hunks: list[Hunk], context: int) -> FileDiff:
-    old = split_lines(old_text)
+def _build_diff_from_hunks(path: str, old: list[str], hunks: list[Hunk], context: int) -> FileDiff:
     builder = _RowBuilder(old, context)
     ordered = sorted(hunks, key=lambda h: h.old_start)
     delta = 0
@@ -398,11 +405,11 @@ def _build_diff_from_hunks(path: str, old_text: str, hunks: list[Hunk], context:
 def build_text_diff(
     path: str, old_text: str, new_text: str, context: int = CONTEXT_LINES
 ) -> FileDiff:
-    """The display rows of two versions of a text (the backup viewer)."""
-    hunks = hunks_from_texts(old_text, new_text)
+    """The display rows of two versions of a text (the backup viewer): the writer's hunks."""
+    hunks = text_hunks(old_text, new_text)
     if not hunks:
         return _message_diff(path, "identical: the backup matches the current file")
-    return build_diff_from_hunks(path, old_text, hunks, context)
+    return build_diff_from_hunks(path, old_text, hunks, context, git_lines=True)
 
 
 _THEME_NAME = "monokai"

@@ -2,10 +2,9 @@
 
 Each shape below is committed in a real repository, changed, and `git diff
 --cached -M` (three lines of context, git's default algorithm) compared with
-the writer's text for the same old and new bytes. The shapes are ones where
-git's Myers diff and our matcher choose the same lines, so the comparison is
-of the whole text; the hypothesis corpus in test_git_fidelity.py compares the
-rest on headers and on what the hunks do.
+the writer's text for the same old and new bytes, the whole text; the
+hypothesis corpus in test_git_fidelity.py and the larger files of
+test_line_diff.py compare random trees the same way.
 
 The property at the end is unidiff as oracle: for random old and new files
 (CRLF, no final newline, empty, created, deleted, renamed, mode changes,
@@ -16,9 +15,7 @@ turn the old text into the new one.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,29 +28,9 @@ from hello_tui.patch.types import Hunk
 from hello_tui.patch.written_diff import FileChange, Lines, diff_file, render
 
 from .diff_oracle import assert_unidiff_agrees
+from .git_runner import git
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_SYSTEM": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-
-def _git(repo: Path, *args: str) -> bytes:
-    proc = subprocess.run(
-        ["git", "-c", "core.abbrev=7", "-c", "core.autocrlf=false", *args],
-        cwd=repo,
-        env=GIT_ENV,
-        capture_output=True,
-        check=True,
-    )
-    return proc.stdout
 
 
 def _put(repo: Path, files: dict[str, tuple[bytes, int]]) -> None:
@@ -66,16 +43,18 @@ def _put(repo: Path, files: dict[str, tuple[bytes, int]]) -> None:
 
 def git_diff_of(repo: Path, changes: list[FileChange], *options: str) -> str:
     """git's own diff of the changes: old tree committed, new tree staged."""
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     _put(repo, {c.old_path: (c.old, c.old_mode or 0o644) for c in changes if c.old is not None})
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", "old")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "old")
     for c in changes:
         if c.old is not None:
             (repo / c.old_path).unlink()
     _put(repo, {c.new_path: (c.new, c.new_mode or 0o644) for c in changes if c.new is not None})
-    _git(repo, "add", "-A")
-    return _git(repo, "diff", "--cached", "-M", *options, "HEAD").decode("utf-8", "surrogateescape")
+    git(repo, "add", "-A")
+    return git(repo, "diff", "--cached", "-M", *options, "HEAD").stdout.decode(
+        "utf-8", "surrogateescape"
+    )
 
 
 def ours(changes: list[FileChange], *, binary_literals: bool = False) -> str:
@@ -155,9 +134,9 @@ def test_binary_literals_apply_with_git_both_ways(tmp_path):
     # a delta), so the literals are checked by what git apply makes of them.
     assert text.split("GIT binary patch")[0] == theirs.split("GIT binary patch")[0]
     (tmp_path / "p.diff").write_text(text)
-    _git(tmp_path, "apply", "--cached", "-R", "--check", str(tmp_path / "p.diff"))
+    git(tmp_path, "apply", "--cached", "-R", "--check", str(tmp_path / "p.diff"))
     (tmp_path / "blob.bin").write_bytes(old)
-    _git(tmp_path, "apply", str(tmp_path / "p.diff"))
+    git(tmp_path, "apply", str(tmp_path / "p.diff"))
     assert (tmp_path / "blob.bin").read_bytes() == new
 
 

@@ -30,33 +30,15 @@ from hello_tui.patch import (
 from hello_tui.patch.binary import blob_id
 from hello_tui.patch.commit import note_failure
 from hello_tui.patch.notes import MAX_PATCH_IN_NOTE, fence
-from hello_tui.patch.written_diff import quote_path
+from hello_tui.patch.written_diff import quote_path, written_diff
 from hello_tui.store.notes import NoteStore
 from hello_tui.tools.writes import ApplyPatchTool
+from tests.support.work import lines_run
 
 from .conftest import snapshot, write
+from .git_runner import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_SYSTEM": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-
-def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", "-c", "core.abbrev=7", "-c", "core.autocrlf=false", *args],
-        cwd=repo,
-        env=GIT_ENV,
-        capture_output=True,
-        check=check,
-    )
 
 
 def baseline(repo: Path) -> None:
@@ -419,29 +401,12 @@ def test_function_context_matches_git_byte_for_byte(repo, settings):
 
 
 def _written_diff_steps(settings, n_lines: int) -> int:
-    """Lines of written_diff's module executed to render one indented file with a hunk per 100 lines."""
-    from hello_tui.patch import written_diff as module
-
+    """Lines run to write the diff of one indented file with a hunk per 100 lines."""
     old = [f"    value_{i} = {i}" for i in range(n_lines)]
     new = [line + " # x" if i % 100 == 50 else line for i, line in enumerate(old)]
     write(settings.repo, "big.py", "\n".join(old) + "\n")
     plan = plan_file_change(settings, "big.py", "\n".join(new) + "\n")
-    steps = 0
-
-    def local(frame, event, arg):
-        nonlocal steps
-        steps += event == "line"
-        return local
-
-    def tracer(frame, event, arg):
-        return local if frame.f_code.co_filename == module.__file__ else None
-
-    sys.settrace(tracer)
-    try:
-        module.written_diff(plan)
-    finally:
-        sys.settrace(None)
-    return steps
+    return lines_run(lambda: written_diff(plan))
 
 
 def test_function_context_costs_linear_time_in_indented_files(settings):

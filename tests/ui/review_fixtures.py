@@ -1,4 +1,4 @@
-"""Plans built by hand (difflib hunks) and a tiny app that pushes one screen and keeps its result."""
+"""Plans built by hand (the writer's hunks of two texts) and a tiny app that pushes one screen and keeps its result."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from textual.app import App
 from textual.screen import Screen
 from textual.worker import WorkerCancelled
 
+from hello_tui.engine.types import text_hunks
 from hello_tui.patch.types import FilePlan, PatchPlan, Risk
-from hello_tui.widgets.diff_rows import hunks_from_texts
 from tests.ui.engine_double import armed
 
 STATS_OLD = '''\
@@ -53,7 +53,8 @@ def file_plan(path: str, old: str | None, new: str | None, op: str = "update") -
         op=op,  # type: ignore[arg-type]
         old_text=old,
         new_text=new,
-        hunks=hunks_from_texts(old or "", new or ""),
+        hunks=text_hunks(old or "", new or ""),
+        git_lines=True,  # text_hunks split the lines as git does
     )
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import itertools
 import re
 import shutil
 import subprocess
@@ -15,13 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
+from hello_tui.engine.types import text_hunks
 from hello_tui.patch.types import FilePlan, Hunk
-from hello_tui.widgets.diff_align import (
-    changed_spans,
-    grouped_opcodes,
-    hunks_from_texts,
-    line_opcodes,
-)
 from hello_tui.widgets.diff_paint import SCROLLED_MARK, TRUNCATED_MARK
 from hello_tui.widgets.diff_rows import (
     LEX_BLOCK,
@@ -30,65 +23,15 @@ from hello_tui.widgets.diff_rows import (
     build_text_diff,
     display_text,
 )
+from hello_tui.widgets.diff_spans import changed_spans
 from hello_tui.widgets.diff_view import SCROLL_STEP, DiffView
 from tests.ui.review_fixtures import STATS_NEW, STATS_OLD, file_plan, settle
 
 # ---- hunks and rows ---------------------------------------------------------------
 
 
-def apply_hunks(old_text: str, hunks: list[Hunk]) -> str:
-    lines = old_text.splitlines(keepends=True)
-    for hunk in sorted(hunks, key=lambda h: h.old_start, reverse=True):
-        lines[hunk.old_start : hunk.old_start + len(hunk.old_lines)] = hunk.new_lines
-    return "".join(lines)
-
-
 line_text = st.sampled_from(["a", "b", "c", "def f():", "    return 1", "", "x = 2"])
 texts = st.lists(line_text, max_size=25).map(lambda ls: "".join(f"{line}\n" for line in ls))
-
-
-@settings(max_examples=60, deadline=None)
-@given(old=texts, new=texts)
-def test_hunks_from_texts_turn_old_into_new(old: str, new: str):
-    hunks = hunks_from_texts(old, new)
-    assert apply_hunks(old, hunks) == new
-    assert [h.index for h in hunks] == list(range(len(hunks)))
-
-
-@settings(max_examples=100, deadline=None)
-@given(old=texts, new=texts, context=st.integers(0, 3))
-def test_line_opcodes_tile_both_versions_and_group_like_difflib(old, new, context):
-    a, b = old.splitlines(), new.splitlines()
-    ops = line_opcodes(a, b)
-    if not ops:
-        assert a == b == []
-        return
-    assert (ops[0][1], ops[0][3]) == (0, 0)
-    assert (ops[-1][2], ops[-1][4]) == (len(a), len(b))
-    for (_, _, i2, _, j2), (_, i1, _, j1, _) in itertools.pairwise(ops):
-        assert (i2, j2) == (i1, j1)  # contiguous on both sides
-    for tag, i1, i2, j1, j2 in ops:
-        assert (a[i1:i2] == b[j1:j2]) if tag == "equal" else (i1 < i2 or j1 < j2)
-    # Grouping follows difflib's rule on the same opcodes.
-    reference = difflib.SequenceMatcher(None, a, b)
-    reference.opcodes = ops  # difflib groups whatever opcodes it holds
-    assert grouped_opcodes(ops, context) == list(reference.get_grouped_opcodes(context))
-
-
-def test_repeated_lines_are_matched_not_rewritten():
-    # Every third line is the same blank line, and every body line changes; SequenceMatcher
-    # alone needs minutes for 10,000 such lines. The unchanged unique lines anchor the diff,
-    # so the blank lines still match and each change is its own small hunk.
-    old = "".join(f"def f_{i}():\n    return {i}\n\n" for i in range(2000))
-    new = old.replace("    return ", "    yield ")
-    hunks = hunks_from_texts(old, new)
-    assert len(hunks) == 2000
-    assert all(len(h.old_lines) == len(h.new_lines) == 1 for h in hunks)
-    assert apply_hunks(old, hunks) == new
-    # Nothing unique in common: still exact hunks.
-    blanks = "".join(f"v{i}\n\n" for i in range(1000))
-    renamed = blanks.replace("v", "w")
-    assert apply_hunks(blanks, hunks_from_texts(blanks, renamed)) == renamed
 
 
 @settings(max_examples=60, deadline=None)
@@ -174,9 +117,29 @@ def test_added_deleted_moved_and_binary_files():
     assert "binary file: 4 bytes → 5 bytes" in binary.split_rows[0].label
 
 
-def test_a_plan_without_hunks_gets_difflib_hunks():
+def test_a_plan_without_hunks_gets_the_writers_hunks():
     diff = build_file_diff(FilePlan("a.txt", "update", old_text="1\n2\n", new_text="1\n3\n"))
-    assert len(diff.hunks) == 1 and diff.hunks[0].new_lines == ["3\n"]
+    assert len(diff.hunks) == 1 and diff.hunks[0].new_lines == ["3"]
+    assert diff.hunks[0].header == "@@ -2 +2 @@"
+
+
+def test_lines_are_numbered_where_the_engine_split_them():
+    # git's lines end at LF only: a lone CR is text (shown as a replacement character),
+    # and a form feed or U+2028 splits no line either.
+    old = "a\rb\nc\x0cd\ne\u2028f\ng\n"
+    diff = build_text_diff("t.txt", old, old.replace("g", "G"))
+    assert [r.old.text for r in diff.split_rows if r.old] == [
+        "a\ufffdb",
+        "c\ufffdd",
+        "e\u2028f",
+        "g",
+    ]
+    assert [r.old.number for r in diff.split_rows if r.kind == "change"] == [4]
+    # A Codex plan's hunks count a lone CR as a line end too.
+    hunk = Hunk(0, 1, ["b"], ["B"])
+    codex = FilePlan("t.txt", "update", old_text="a\rb\n", new_text="a\rB\n", hunks=[hunk])
+    rows = build_file_diff(codex).split_rows
+    assert [(r.kind, r.old.text) for r in rows if r.old] == [("context", "a"), ("change", "b")]
 
 
 def test_display_text_is_safe_for_the_terminal():
@@ -413,11 +376,10 @@ def test_review_hunk_headers_number_as_git_does(tmp_path, name, new, context):
 
 @requires_git
 @pytest.mark.parametrize("name, new", HEADER_SHAPES, ids=[s[0] for s in HEADER_SHAPES])
-@pytest.mark.parametrize("context", [0, 3])
-def test_difflib_hunk_headers_are_git_headers(tmp_path, name, new, context):
-    expected = _GIT_HEADER.findall(git_diff(tmp_path, NUMBERED, new, context))
-    headers = [h.header for h in hunks_from_texts(NUMBERED, new, context=context)]
-    assert [_GIT_HEADER.match(h).group(1) for h in headers] == expected
+def test_text_hunk_headers_are_git_headers(tmp_path, name, new):
+    # The whole @@ line, function context included, as `git diff -U0` writes it.
+    expected = re.findall(r"^@@ .*$", git_diff(tmp_path, NUMBERED, new, 0), re.MULTILINE)
+    assert [h.header for h in text_hunks(NUMBERED, new)] == expected
 
 
 @requires_git
