@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import os
 from collections.abc import Callable
 
 PIPE_SIZE = 1 << 20
 DEFAULT_PIPE_SIZE = 1 << 16
 BATCH_SECONDS = 0.01
+_FLUSH_READ = 1 << 18
 
 
 def widen(fd: int) -> int:
@@ -57,11 +59,31 @@ class PipeReader(asyncio.Protocol):
         self._resting = self._loop.call_later(BATCH_SECONDS, self._wake)
 
     def flush(self) -> None:
-        """Read on without resting: the writer has ended (or is being stopped)."""
+        """Read on without resting: the writer has ended (or is being stopped).
+
+        What it left is read at once, not on the loop's next turn; the pipe
+        is watched again only if something still holds it open.
+        """
         self._flushing = True
-        if self._resting is not None:
-            self._resting.cancel()
-            self._wake()
+        if self._resting is None or self._transport is None:
+            return
+        self._resting.cancel()
+        self._resting = None
+        pipe = self._transport.get_extra_info("pipe")
+        while True:
+            try:
+                data = os.read(pipe.fileno(), _FLUSH_READ)
+            except BlockingIOError:
+                self._transport.resume_reading()
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._transport.close()
+                if not self.done.done():
+                    self.done.set_result(None)
+                return
+            self._on_data(data)
 
     def _wake(self) -> None:
         self._resting = None

@@ -259,14 +259,16 @@ async def follow(
     waiter = stopper = None
     returncode: int | None = None
     try:
-        pipes = [
-            await _reader(
-                started.stdout, _output_sink(out, "stdout", sink, stream_all), loop, transports
-            ),
-            await _reader(
-                started.stderr, _output_sink(err, "stderr", sink, stream_all), loop, transports
-            ),
-        ]
+        pipes = list(
+            await asyncio.gather(
+                _reader(
+                    started.stdout, _output_sink(out, "stdout", sink, stream_all), loop, transports
+                ),
+                _reader(
+                    started.stderr, _output_sink(err, "stderr", sink, stream_all), loop, transports
+                ),
+            )
+        )
         readers = [pipe.done for pipe in pipes]
         waiter = asyncio.ensure_future(started.exited())
         stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
@@ -283,7 +285,9 @@ async def follow(
         for pipe in pipes:
             pipe.flush()
         # Background jobs may still hold the pipes open; give them a moment, then stop them.
-        _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
+        still_reading = {reader for reader in readers if not reader.done()}
+        if still_reading:
+            _, still_reading = await asyncio.wait(still_reading, timeout=BACKGROUND_GRACE)
         started.stop()
         if still_reading:
             await asyncio.wait(still_reading, timeout=BACKGROUND_GRACE)
