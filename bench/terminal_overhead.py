@@ -9,7 +9,7 @@ per-round ratios (target: at most 1.3x, sandbox set-up included). Ratios
 only; absolute seconds depend on the machine, and the load averages printed
 before and after say how busy it was.
 
-    python bench/terminal_overhead.py [--files 10000] [--runs 21]
+    python bench/terminal_overhead.py [--files 10000] [--runs 21] [--pause 0.05]
 """
 
 from __future__ import annotations
@@ -54,13 +54,20 @@ def build_repo(root: Path, count: int, seed: int = 11) -> None:
         path.write_text(path.read_text() + "changed\n")
 
 
-def median_ratio(candidate, peer, runs: int) -> tuple[float, float, float]:
-    """(median ratio, median candidate s, median peer s); rounds alternate."""
+def median_ratio(candidate, peer, runs: int, pause: float) -> tuple[float, float, float]:
+    """(median ratio, median candidate s, median peer s); rounds alternate.
+
+    Each timed call starts after `pause` seconds, so that neither side pays
+    for work the other left running (the terminal forks the next command's
+    keeper after a command ends, as a user's next command would find it).
+    """
     ratios, ours, theirs = [], [], []
     for _ in range(runs):
+        time.sleep(pause)
         start = time.perf_counter()
         peer()
         base = time.perf_counter() - start
+        time.sleep(pause)
         start = time.perf_counter()
         candidate()
         mine = time.perf_counter() - start
@@ -74,6 +81,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--pause", type=float, default=0.05, help="seconds before each timed call")
     opts = parser.parse_args()
     rg = find_rg()
     if rg is None:
@@ -87,7 +95,10 @@ def main() -> int:
         build_repo(root, opts.files)
         ctx = ToolContext(settings=load_settings(root, environ={}))
         tool = TerminalTool()
-        print(f"repo: {opts.files} files, runs: {opts.runs}, {sandbox_status()}, {_load()}")
+        print(
+            f"repo: {opts.files} files, runs: {opts.runs}, pause: {opts.pause:g} s, "
+            f"{sandbox_status()}, {_load()}"
+        )
         print("median of per-round ratios, tool / direct (target <= 1.3x)")
         for command in ("git status", "rg NeedleError", "ls -R"):
             argv = command.split()
@@ -102,7 +113,7 @@ def main() -> int:
 
             direct()  # warm the page cache for both
             through_tool()
-            ratio, mine, theirs = median_ratio(through_tool, direct, opts.runs)
+            ratio, mine, theirs = median_ratio(through_tool, direct, opts.runs, opts.pause)
             print(
                 f"  {command:<16} {ratio:.2f}x   (tool {mine * 1000:.1f} ms, "
                 f"direct {theirs * 1000:.1f} ms)"

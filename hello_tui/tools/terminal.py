@@ -13,6 +13,8 @@ failures of the tool: they do not count towards the circuit breaker.
 Judging a command walks folders and reads git's config, and opening its
 scope probes the kernel and makes folders: both run in one trip to a worker
 thread, as the other tools' file work does, so the event loop stays free.
+A command the policy lets run starts in that same trip, as soon as it is
+judged; the loop then only follows it.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ from hello_tui.tools.shell.environment import read_only_git_environment
 from hello_tui.tools.shell.git_guard import with_drivers_off
 from hello_tui.tools.shell.policy import PolicyContext, PolicyVerdict, classify
 from hello_tui.tools.shell.runner import (
+    Begun,
     CommandScope,
     ProcessOutcome,
     RunConfig,
+    begin_command,
+    follow_command,
     run_command,
     runnable_without_shell,
 )
@@ -68,14 +73,24 @@ class TerminalTool(Tool):
         state = ctx.settings.state.root
 
         def judge() -> _Judged:
-            return _judge(setting, config, lambda c: self.classify(command, repo, cwd, c), state)
+            judged = _judge(setting, config, lambda c: self.classify(command, repo, cwd, c), state)
+            verdict = judged.verdict
+            if verdict.action == "run" and not verdict.cd_only:
+                # It runs as it is: start it here, before the loop hears of the verdict.
+                try:
+                    target = _read_only_target(command, verdict, cwd, judged)
+                    judged.begun = begin_command(target, cwd=cwd, config=config, scope=judged.scope)
+                except BaseException:
+                    judged.scope.close()
+                    raise
+            return judged
 
         try:
-            # One trip to a worker thread for both: each trip costs the loop a wake-up.
+            # One trip to a worker thread for all three: each trip costs the loop a wake-up.
             judged = await _owned_off_loop(judge)
         except sandbox.SandboxUnavailable as exc:
             return _answer(ToolResult.error(str(exc), data={"command": command}))
-        scope, verdict, read_only_env = judged.scope, judged.verdict, judged.read_only_env
+        scope, verdict = judged.scope, judged.verdict
         with scope:
             if verdict.action == "refuse":
                 return _answer(
@@ -112,25 +127,20 @@ class TerminalTool(Tool):
                     ToolOutputDelta(ctx.call_id, text, "stderr" if stream == "stderr" else "stdout")
                 )
 
-            argv = verdict.argv
-            target: str | list[str] = command
-            if argv and runnable_without_shell(argv, cwd, scope.env.get("PATH")):
-                target = argv
             mode: sandbox.Mode = "read-only" if approval == "policy" else "approved"
-            if mode == "read-only":
-                scope.env = read_only_env
-                if isinstance(target, list) and target[:1] == ["git"]:
-                    target = with_drivers_off(target)
-            outcome = await run_command(
-                target,
-                cwd=cwd,
-                config=config,
-                mode=mode,
-                network=approval == "network",
-                timeout=timeout,
-                on_output=sink,
-                scope=scope,
-            )
+            if judged.begun is not None:
+                outcome = await follow_command(judged.begun, timeout=timeout, on_output=sink)
+            else:
+                outcome = await run_command(
+                    _target(command, verdict, cwd, scope.env),
+                    cwd=cwd,
+                    config=config,
+                    mode=mode,
+                    network=approval == "network",
+                    timeout=timeout,
+                    on_output=sink,
+                    scope=scope,
+                )
         notes = []
         if verdict.display_as:
             notes.append(f"(no terminal to page on: shown as `{verdict.display_as}`)")
@@ -152,11 +162,34 @@ class TerminalTool(Tool):
 
 @dataclass
 class _Judged:
-    """A command's scope and the policy's verdict on it, with the read-only environment."""
+    """A command's scope and the policy's verdict on it, with the read-only environment,
+    and the command itself when the verdict let it start at once."""
 
     scope: CommandScope
     read_only_env: dict[str, str]
     verdict: PolicyVerdict
+    begun: Begun | None = None
+
+
+def _target(
+    command: str, verdict: PolicyVerdict, cwd: Path, env: dict[str, str]
+) -> str | list[str]:
+    """What runs: the verdict's argv when it needs no shell, else the command for bash."""
+    argv = verdict.argv
+    if argv and runnable_without_shell(argv, cwd, env.get("PATH")):
+        return argv
+    return command
+
+
+def _read_only_target(
+    command: str, verdict: PolicyVerdict, cwd: Path, judged: _Judged
+) -> str | list[str]:
+    """The target of a read-only run, in the environment with git's programs off."""
+    judged.scope.env = judged.read_only_env
+    target = _target(command, verdict, cwd, judged.scope.env)
+    if isinstance(target, list) and target[:1] == ["git"]:
+        return with_drivers_off(target)
+    return target
 
 
 def _judge(
@@ -195,7 +228,10 @@ async def _owned_off_loop(make: Callable[[], _Judged]) -> _Judged:
 
 def _close_orphan(future: asyncio.Future[_Judged]) -> None:
     if not future.cancelled() and future.exception() is None:
-        future.result().scope.close()
+        judged = future.result()
+        if judged.begun is not None:
+            judged.begun.abandon()
+        judged.scope.close()
 
 
 _DENIALS = ("Permission denied", "Read-only file system", "Operation not permitted")

@@ -7,6 +7,7 @@ checks on disk, on the wire and in /proc that it did not happen.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -308,6 +309,18 @@ async def test_other_processes_environment_and_signals_are_out_of_reach(world, m
     assert "signalled" not in text
     assert "CapEff:\t0000000000000000" in text
     assert text.endswith("no-key\n")
+
+
+@needs_landlock
+async def test_commands_at_once_each_get_a_keeper_of_their_own(world):
+    # One keeper and child are forked ahead; the others are forked for their request.
+    outcomes = await asyncio.gather(
+        *(run(world, ["sh", "-c", f"sleep 0.2; echo {i} $$"]) for i in range(4))
+    )
+    words = [outcome.stdout.text().split() for outcome in outcomes]
+    assert [w[0] for w in words] == ["0", "1", "2", "3"]
+    assert len({w[1] for w in words}) == 4  # four processes
+    assert all(outcome.exit_code == 0 for outcome in outcomes)
 
 
 @needs_landlock

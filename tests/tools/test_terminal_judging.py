@@ -11,6 +11,7 @@ import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.core.tools import ToolContext
+from hello_tui.tools import terminal
 from hello_tui.tools.shell.policy import classify
 from hello_tui.tools.terminal import TerminalArgs, TerminalTool
 
@@ -119,3 +120,62 @@ async def test_a_command_cancelled_while_it_is_judged_leaves_nothing_behind(worl
     # The next command still runs: the scope of the cancelled one was closed.
     result = await TerminalTool().run(TerminalArgs(command="cat a.txt"), ctx_for(world["repo"]))
     assert result.data["stdout"] == "a\n"
+
+
+def _running(marker: str) -> bool:
+    """Is a live process running with `marker` on its command line?"""
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if entry.isdigit() and marker.encode() in cmdline and state not in ("Z", "X"):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+async def test_a_read_only_command_started_as_its_caller_left_is_stopped(
+    world, sandbox, monkeypatch
+):
+    # A command the policy lets run starts in the thread that judged it; when the
+    # caller was cancelled meanwhile, nothing follows it, so it must be stopped.
+    marker = f"follow-{os.getpid()}-{sandbox}.txt"  # no one else's
+    (world["repo"] / marker).write_text("")
+    judging, release, begun = threading.Event(), threading.Event(), threading.Event()
+
+    def held_classify(*args, **kwargs):
+        judging.set()
+        release.wait(timeout=60)
+        return classify(*args, **kwargs)
+
+    begin = terminal.begin_command
+
+    def begin_and_tell(*args, **kwargs):
+        try:
+            return begin(*args, **kwargs)
+        finally:
+            begun.set()
+
+    monkeypatch.setattr(terminal, "begin_command", begin_and_tell, raising=True)
+    tool = TerminalTool()
+    tool.classify = held_classify  # type: ignore[method-assign]
+    ctx = ToolContext(
+        settings=load_settings(world["repo"], environ={"CODE_AGENT_SANDBOX": sandbox}),
+        approver=Declines(),
+    )
+    task = asyncio.create_task(tool.run(TerminalArgs(command=f"tail -f {marker}"), ctx))
+    while not judging.is_set() and not task.done():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    while not begun.is_set():
+        await asyncio.sleep(0.01)
+    for _ in range(500):
+        if not _running(marker):
+            break
+        await asyncio.sleep(0.02)
+    assert not _running(marker)

@@ -5,7 +5,10 @@ the model's behalf (the terminal tool, grep's and context_fetch's rg) and
 for the user's own commands: it takes the command (a string for bash, or an
 argv list run without a shell), the working folder, the mode (read-only or
 approved), whether the network is allowed, a timeout, a cancel event and an
-output callback.
+output callback. It is `begin_command` (confine and start; blocking unless
+a spawner for the command already runs) then `follow_command` (on the event
+loop, to the end); a caller already in a thread may begin there, so the
+command starts without waiting for the loop.
 
 Under the OS sandbox (`sandbox.py`) every command, read-only or approved,
 starts from a spawner process (`spawner.py`) confined as its mode says,
@@ -23,27 +26,36 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import codecs
 import contextlib
 import functools
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, Self
+from typing import Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from hello_tui.tools.shell import sandbox
 from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
 from hello_tui.tools.shell.parse import instrument
+from hello_tui.tools.shell.processes import (
+    BACKGROUND_GRACE,
+    FULL_OUTPUT_LIMIT,
+    OutputCapture,
+    OutputSink,
+    ProcessOutcome,
+    StageStatus,
+    Started,
+    follow,
+    not_started,
+    start_process,
+)
 from hello_tui.tools.shell.sandbox import (
     Mode,
     SandboxSetting,
@@ -52,73 +64,27 @@ from hello_tui.tools.shell.sandbox import (
     SandboxUnavailable,
     Support,
 )
-from hello_tui.tools.shell.spawner import RemoteCommand, SpawnerProcess
 
-# What the UI keeps of each stream (head and tail) when a command floods it.
-FULL_OUTPUT_LIMIT = 8 * 1024 * 1024
-# How long pipes may stay open after the command itself exited (background jobs).
-BACKGROUND_GRACE = 2.0
-_READ_CHUNK = 65536
-# Commands start (and their sandbox is built) here, off the event loop; a pool of
-# its own, so a busy default executor never holds a command back.
+__all__ = [
+    "BACKGROUND_GRACE",
+    "FULL_OUTPUT_LIMIT",
+    "Begun",
+    "CommandScope",
+    "OutputCapture",
+    "OutputSink",
+    "ProcessOutcome",
+    "RunConfig",
+    "StageStatus",
+    "begin_command",
+    "follow_command",
+    "program_folder",
+    "run_command",
+    "runnable_without_shell",
+]
+
+# Commands start (and their sandbox is built) here when that blocks, off the event loop;
+# a pool of its own, so a busy default executor never holds a command back.
 _STARTER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hello-tui-start")
-
-
-class OutputCapture:
-    """Keeps the head and the tail of a stream, counting what fell in between."""
-
-    def __init__(self, limit: int = FULL_OUTPUT_LIMIT) -> None:
-        self.limit = limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.limit // 2 - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if data:
-            self.tail += data
-            if len(self.tail) > self.limit:
-                del self.tail[: len(self.tail) - self.limit // 2]
-
-    @property
-    def dropped(self) -> int:
-        return self.total - len(self.head) - len(self.tail)
-
-    def data(self) -> bytes:
-        """Every byte kept (all of them when nothing was dropped)."""
-        return bytes(self.head) + bytes(self.tail)
-
-    def text(self) -> str:
-        head = bytes(self.head).decode("utf-8", errors="replace")
-        if not self.dropped:
-            return self.data().decode("utf-8", errors="replace")
-        tail = bytes(self.tail).decode("utf-8", errors="replace")
-        return f"{head}\n[… {self.dropped} bytes not kept …]\n{tail}"
-
-
-@dataclass
-class StageStatus:
-    name: str
-    code: int
-
-
-@dataclass
-class ProcessOutcome:
-    stdout: OutputCapture
-    stderr: OutputCapture
-    exit_code: int | None  # None when it never started
-    pipelines: list[list[StageStatus]] = field(default_factory=list)
-    timed_out: bool = False
-    cancelled: bool = False
-    start_error: str = ""
-    sandbox: str = ""  # how it was confined, e.g. "landlock v7, read-only, no network"
-
-
-OutputSink = Callable[[str, str], None]  # (text, stream)
 
 
 @dataclass(frozen=True)
@@ -256,251 +222,9 @@ class CommandScope:
         self.close()
 
 
-class _Started:
-    """A running command, however it was started: output pipes, its end, stopping it all."""
-
-    def __init__(
-        self,
-        stdout: IO[bytes],
-        stderr: IO[bytes],
-        exited: Callable[[], Awaitable[int]],
-        stop: Callable[[], None],
-        finish: Callable[[], Awaitable[int | None]],
-    ) -> None:
-        self.stdout, self.stderr = stdout, stderr
-        self.exited, self.stop, self.finish = exited, stop, finish
-
-
-def _local(proc: subprocess.Popen[bytes]) -> _Started:
-    """A child forked from the app (no sandbox): its process group."""
-    assert proc.stdout is not None and proc.stderr is not None
-
-    async def finish() -> int | None:
-        _kill_group(proc.pid)
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await asyncio.get_running_loop().run_in_executor(None, proc.wait)
-        return proc.returncode
-
-    return _Started(
-        proc.stdout, proc.stderr, lambda: _exited(proc), lambda: _kill_group(proc.pid), finish
-    )
-
-
-def _remote(command: RemoteCommand) -> _Started:
-    """A command the spawner started: its keeper kills everything in its domain."""
-
-    async def finish() -> int | None:
-        try:
-            return await command.ended()
-        finally:
-            command.close()
-
-    return _Started(command.stdout, command.stderr, command.exited, command.stop, finish)
-
-
-def _start_remote(
-    spawner: SpawnerProcess,
-    cmd: list[str],
-    cwd: Path,
-    env: dict[str, str],
-    limits: list[tuple[int, int, int]],
-) -> _Started:
-    """Hand the command to the spawner: a send, on the loop. Whether exec worked comes
-    with its exit (`exited` raises OSError when it never ran)."""
-    return _remote(spawner.start(cmd, cwd, env, limits))
-
-
-async def _start_local(cmd: list[str], cwd: Path, env: dict[str, str]) -> _Started:
-    """Without a sandbox the app forks it (in a thread: fork and exec block)."""
-
-    def start() -> _Started:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # no sandbox: leave the terminal behind too
-        )
-        return _local(proc)
-
-    starting = _STARTER.submit(start)
-    try:
-        return await asyncio.shield(asyncio.wrap_future(starting))
-    except asyncio.CancelledError:
-        # Cancelled while it was starting: it may start anyway, so stop it once it has.
-        starting.add_done_callback(_stop_when_started)
-        raise
-
-
-def _stop_when_started(starting: Future[_Started]) -> None:
-    if starting.cancelled() or starting.exception() is not None:
-        return
-    started = starting.result()
-    started.stop()
-    for pipe in (started.stdout, started.stderr):
-        with contextlib.suppress(OSError):
-            pipe.close()
-
-    async def finish() -> None:
-        await started.finish()
-
-    def reap() -> None:
-        asyncio.run(finish())
-
-    threading.Thread(target=reap, daemon=True).start()
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-async def _pump(
-    stream: asyncio.StreamReader,
-    capture: OutputCapture,
-    name: str,
-    sink: OutputSink | None,
-    stream_all: bool,
-) -> None:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    while True:
-        chunk = await stream.read(_READ_CHUNK)
-        if not chunk:
-            break
-        # Past the limit the UI gets no more either, unless the caller reads it all live.
-        live = stream_all or capture.total < capture.limit
-        capture.add(chunk)
-        if live and sink is not None:
-            text = decoder.decode(chunk)
-            if text:
-                sink(text, name)
-
-
-def _describe(
-    prepared: sandbox.PreparedSandbox, found: sandbox.Support, mode: Mode, network: bool
-) -> str:
-    if not prepared.active:
-        return "none"
+def _describe(found: sandbox.Support, mode: Mode, network: bool) -> str:
     net = "network" if network else "no network"
     return f"landlock v{found.landlock_abi}, {mode}, {net}"
-
-
-async def _reader(
-    pipe: IO[bytes], loop: asyncio.AbstractEventLoop, transports: list[asyncio.BaseTransport]
-) -> asyncio.StreamReader:
-    reader = asyncio.StreamReader(limit=2 * _READ_CHUNK, loop=loop)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
-    )
-    transports.append(transport)
-    return reader
-
-
-async def _exited(proc: subprocess.Popen[bytes]) -> int:
-    """The exit status as soon as the command itself ends (its pipes may live on)."""
-    loop = asyncio.get_running_loop()
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):
-        # No pidfd (not Linux, or already reaped): a thread waits instead.
-        return await loop.run_in_executor(None, proc.wait)
-    done = loop.create_future()
-
-    def exited() -> None:
-        if not done.done():
-            done.set_result(None)
-
-    loop.add_reader(pidfd, exited)
-    try:
-        await done
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-    return proc.wait()
-
-
-async def run_process(
-    cmd: list[str],
-    cwd: Path,
-    env: dict[str, str],
-    timeout: float,
-    sink: OutputSink | None,
-    *,
-    spawner: SpawnerProcess | None = None,
-    rlimits: dict[str, int] | None = None,
-    cancel: asyncio.Event | None = None,
-    output_limit: int = FULL_OUTPUT_LIMIT,
-    stream_all: bool = False,
-) -> ProcessOutcome:
-    """Start `cmd` and see it (and all it started) end.
-
-    The `spawner` process starts it (a keeper ends every process it left),
-    or, without a sandbox, the app forks it (its process group is stopped).
-    """
-    out, err = OutputCapture(output_limit), OutputCapture(output_limit)
-    loop = asyncio.get_running_loop()
-    try:
-        if spawner is not None:
-            started = _start_remote(spawner, cmd, cwd, env, rlimit_triples(rlimits or {}))
-        else:
-            started = await _start_local(cmd, cwd, env)
-    except OSError as exc:
-        return _not_started(cmd, exc, out, err)
-    timed_out = cancelled = False
-    readers: list[asyncio.Task[None]] = []
-    transports: list[asyncio.BaseTransport] = []
-    waiter = stopper = None
-    returncode: int | None = None
-    try:
-        streams = [
-            await _reader(started.stdout, loop, transports),
-            await _reader(started.stderr, loop, transports),
-        ]
-        readers = [
-            asyncio.create_task(_pump(streams[0], out, "stdout", sink, stream_all)),
-            asyncio.create_task(_pump(streams[1], err, "stderr", sink, stream_all)),
-        ]
-        waiter = asyncio.ensure_future(started.exited())
-        stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
-        pending = {waiter} | ({stopper} if stopper else set())
-        done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        if waiter not in done:
-            timed_out = stopper is None or stopper not in done
-            cancelled = not timed_out
-            started.stop()
-            await asyncio.wait([waiter])
-        failed = waiter.exception()
-        if isinstance(failed, OSError) and not (timed_out or cancelled):  # exec failed
-            return _not_started(cmd, failed, out, err)
-        # Background jobs may still hold the pipes open; give them a moment, then stop them.
-        _, still_reading = await asyncio.wait(readers, timeout=BACKGROUND_GRACE)
-        started.stop()
-        if still_reading:
-            await asyncio.wait(still_reading, timeout=BACKGROUND_GRACE)
-    finally:
-        # Also on cancellation: nothing the command started outlives it.
-        started.stop()
-        for task in (*readers, *(t for t in (waiter, stopper) if t is not None)):
-            task.cancel()
-        returncode = await started.finish()
-        # A pipe closed under a transport still watching it would leave the loop reading its
-        # number, which the next command's pipe may get: close the transports first.
-        for transport in transports:
-            transport.close()
-        for pipe in (started.stdout, started.stderr):
-            with contextlib.suppress(OSError):
-                pipe.close()
-    return ProcessOutcome(out, err, returncode, timed_out=timed_out, cancelled=cancelled)
-
-
-def _not_started(
-    cmd: list[str], exc: OSError, out: OutputCapture, err: OutputCapture
-) -> ProcessOutcome:
-    return ProcessOutcome(out, err, None, start_error=f"{cmd[0]}: {exc.strerror or exc}")
 
 
 def _state_folder_problem(config: RunConfig) -> str | None:
@@ -531,6 +255,142 @@ def runnable_without_shell(argv: Sequence[str], cwd: Path, path_value: str | Non
     return shutil.which(name, path=path_value) is not None
 
 
+@dataclass
+class Begun:
+    """A command `begin_command` started, or the outcome of one that never could."""
+
+    cmd: list[str]  # what runs: the argv, or bash with the instrumented script
+    mode: Mode
+    network: bool
+    started: Started | None = None
+    prepared: sandbox.PreparedSandbox | None = None
+    found: Support | None = None  # what the machine offers, when it confines the command
+    refused: ProcessOutcome | None = None  # why nothing ran (sandbox, state folder, exec)
+    statuses: tuple[Path, list[list[str]]] | None = None  # a bash pipeline's status file
+    exec_only: bool = False  # an argv run without a shell: one stage
+
+    def abandon(self) -> None:
+        """Its caller left before following it: stop it all."""
+        if self.started is not None:
+            self.started.abandon()
+
+
+def begin_command(
+    command: str | Sequence[str],
+    *,
+    cwd: Path,
+    config: RunConfig,
+    scope: CommandScope,
+    mode: Mode = "read-only",
+    network: bool = False,
+    may_block: bool = True,
+) -> Begun | None:
+    """Confine and start `command` (bash for a string, exec for an argv list).
+
+    Blocking (probing, building a spawner, a fork from the app): call it from
+    a thread, or with `may_block=False` on the event loop, where it returns
+    None instead of blocking. `follow_command` then sees it to its end.
+    """
+    begun = Begun([], mode, network)
+    problem = _state_folder_problem(config) if mode == "approved" else None
+    if problem:
+        begun.refused = _refused(problem)
+        return begun
+    spec = SandboxSpec(
+        repo=config.repo,
+        mode=mode,
+        network=network,
+        private_dir=scope.private_dir,
+        cwd=cwd,
+        state_dir=config.state_dir,
+        extra_read=scope.extra_read,
+    )
+    path, found, limits = scope.env["PATH"], config.confinement, config.limits
+    try:
+        if may_block:
+            prepared = sandbox.prepare(spec, config.sandbox, path, found=found, limits=limits)
+        else:
+            prepared = sandbox.prepare_at_once(
+                spec, config.sandbox, path, found=found, limits=limits
+            )
+    except (SandboxUnavailable, SandboxSetupError) as exc:
+        begun.refused = _refused(str(exc))
+        return begun
+    if prepared is None or (not prepared.active and not may_block):
+        return None  # the sandbox must be set up first, or the app forks the command
+    begun.prepared = prepared
+    if prepared.active:
+        begun.found = found or sandbox.support()
+    begun.cmd, begun.statuses = _command_line(command, scope)
+    begun.exec_only = not isinstance(command, str)
+    rlimits = (
+        prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
+        if prepared.active
+        else {}
+    )
+    try:
+        begun.started = start_process(
+            begun.cmd, cwd, scope.env, spawner=prepared.spawner, limits=rlimit_triples(rlimits)
+        )
+    except OSError as exc:
+        begun.refused = not_started(begun.cmd, exc, FULL_OUTPUT_LIMIT)
+    return begun
+
+
+def _refused(why: str) -> ProcessOutcome:
+    return ProcessOutcome(OutputCapture(), OutputCapture(), None, start_error=why)
+
+
+def _command_line(
+    command: str | Sequence[str], scope: CommandScope
+) -> tuple[list[str], tuple[Path, list[list[str]]] | None]:
+    """The argv that runs `command`, and for a bash script the file its pipelines' statuses
+    go to, with the stages of each."""
+    if not isinstance(command, str):
+        return list(command), None
+    bash = shutil.which("bash", path=scope.env.get("PATH")) or "/bin/bash"
+    fd, status_path = tempfile.mkstemp(prefix="status-", dir=scope.tmp)
+    os.close(fd)
+    instrumented = instrument(command, status_path)
+    if instrumented is None:
+        return [bash, "-c", command], None
+    return [bash, "-c", instrumented.script], (Path(status_path), instrumented.pipelines)
+
+
+async def follow_command(
+    begun: Begun,
+    *,
+    timeout: float,
+    on_output: OutputSink | None = None,
+    cancel: asyncio.Event | None = None,
+    output_limit: int = FULL_OUTPUT_LIMIT,
+    stream_all: bool = False,
+) -> ProcessOutcome:
+    """See a begun command to its end: its outcome, stages and sandbox, and a limit it met."""
+    if begun.refused is not None or begun.started is None or begun.prepared is None:
+        return begun.refused or _refused("the command was not started")
+    outcome = await follow(
+        begun.started,
+        begun.cmd,
+        timeout,
+        on_output,
+        cancel=cancel,
+        output_limit=output_limit,
+        stream_all=stream_all,
+    )
+    if begun.statuses is not None:
+        outcome.pipelines = _read_statuses(*begun.statuses)
+    elif outcome.exit_code is not None and begun.exec_only:
+        outcome.pipelines = [[StageStatus(begun.cmd[0], outcome.exit_code)]]
+    prepared = begun.prepared
+    if begun.found is not None:
+        outcome.sandbox = _describe(begun.found, begun.mode, begun.network)
+        _report_limit(outcome, prepared, on_output)
+    else:
+        outcome.sandbox = "none"
+    return outcome
+
+
 async def run_command(
     command: str | Sequence[str],
     *,
@@ -554,81 +414,45 @@ async def run_command(
     Under CODE_AGENT_SANDBOX=require on a system without a sandbox nothing
     runs: the outcome's `start_error` says why.
     """
-    problem = _state_folder_problem(config) if mode == "approved" else None
-    if problem:
-        return ProcessOutcome(OutputCapture(), OutputCapture(), None, start_error=problem)
     own_scope = scope is None
     scope = scope or CommandScope(config)
     try:
-        spec = SandboxSpec(
-            repo=config.repo,
-            mode=mode,
-            network=network,
-            private_dir=scope.private_dir,
-            cwd=cwd,
-            state_dir=config.state_dir,
-            extra_read=scope.extra_read,
+        begin = functools.partial(
+            begin_command, command, cwd=cwd, config=config, scope=scope, mode=mode, network=network
         )
-        path = scope.env["PATH"]
-        found, limits = config.confinement, config.limits
-        try:
-            # Probing, building rulesets and starting a spawner block: never on the event
-            # loop. A running spawner needs none of that, and no trip to a thread either.
-            prepared = sandbox.prepare_at_once(
-                spec, config.sandbox, path, found=found, limits=limits
-            )
-            if prepared is None:
-                prepare = functools.partial(
-                    sandbox.prepare, spec, config.sandbox, path, found=found, limits=limits
-                )
-                prepared = await asyncio.get_running_loop().run_in_executor(_STARTER, prepare)
-        except (SandboxUnavailable, SandboxSetupError) as exc:
-            empty = OutputCapture()
-            return ProcessOutcome(empty, OutputCapture(), None, start_error=str(exc))
-        run_options = {
-            "spawner": prepared.spawner,
-            "rlimits": prepared.limits.rlimits(own_user_namespace=prepared.counts_processes)
-            if prepared.active
-            else None,
-            "cancel": cancel,
-            "output_limit": output_limit,
-            "stream_all": stream_all,
-        }
-        outcome = await _run_prepared(command, cwd, scope, timeout, on_output, run_options)
-        outcome.sandbox = _describe(
-            prepared, config.confinement or sandbox.support(), mode, network
+        # A running spawner takes a command with a send, on the loop; probing, building a
+        # spawner and forking from the app block, so they go to a thread.
+        begun = begin(may_block=False) or await _off_loop(begin)
+        return await follow_command(
+            begun,
+            timeout=timeout,
+            on_output=on_output,
+            cancel=cancel,
+            output_limit=output_limit,
+            stream_all=stream_all,
         )
-        if prepared.active:
-            _report_limit(outcome, prepared, on_output)
-        return outcome
     finally:
         if own_scope:
             scope.close()
 
 
-async def _run_prepared(
-    command: str | Sequence[str],
-    cwd: Path,
-    scope: CommandScope,
-    timeout: float,
-    sink: OutputSink | None,
-    options: dict[str, Any],
-) -> ProcessOutcome:
-    if not isinstance(command, str):
-        argv = list(command)
-        outcome = await run_process(argv, cwd, scope.env, timeout, sink, **options)
-        if outcome.exit_code is not None:
-            outcome.pipelines = [[StageStatus(argv[0], outcome.exit_code)]]
-        return outcome
-    bash = shutil.which("bash", path=scope.env.get("PATH")) or "/bin/bash"
-    fd, status_path = tempfile.mkstemp(prefix="status-", dir=scope.tmp)
-    os.close(fd)
-    instrumented = instrument(command, status_path)
-    script = instrumented.script if instrumented else command
-    outcome = await run_process([bash, "-c", script], cwd, scope.env, timeout, sink, **options)
-    if instrumented:
-        outcome.pipelines = _read_statuses(Path(status_path), instrumented.pipelines)
-    return outcome
+async def _off_loop(begin: Callable[[], Begun | None]) -> Begun:
+    """`begin()` in a starter thread; what it starts after the caller was cancelled is stopped."""
+    starting = _STARTER.submit(begin)
+    try:
+        begun = await asyncio.shield(asyncio.wrap_future(starting))
+    except asyncio.CancelledError:
+        starting.add_done_callback(_abandon_begun)
+        raise
+    assert begun is not None
+    return begun
+
+
+def _abandon_begun(starting: Future[Begun | None]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        begun = starting.result()
+        if begun is not None:
+            begun.abandon()
 
 
 def _report_limit(

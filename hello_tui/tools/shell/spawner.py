@@ -15,9 +15,13 @@ confinement (its rules, network, mounts and filter: read-only commands
 share one, approved ones get their own, started on the first approved
 command); a few are kept, the least recently used is closed.
 Starting a spawner blocks (callers do it in a thread); handing it a command
-does not: `start` only sends the request, and the keeper's "started" (or
-the errno exec failed with) arrives on the command's control socket, read
-on the event loop with its exit.
+does not. The spawner forks each command's keeper and child ahead, on two
+sockets the app sent it: the command's control socket, which the keeper
+watches from then on, and the child's channel. `start` only sends the
+request down that channel, never through the spawner; the next pair is
+forked once the command has ended, so those forks never compete with a
+command's start. The keeper's one message when the command ends (its exit
+status, or the errno exec failed with) is read on the event loop.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ import os
 import platform
 import re
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -115,7 +118,12 @@ def _probe_code(*args: str) -> int | None:
 
 
 class RemoteCommand:
-    """A command handed to the spawner: its output pipes and the keeper's control socket."""
+    """A command handed to a keeper forked ahead: its output pipes and the control socket.
+
+    The keeper speaks once the command has ended: the errno exec failed with,
+    or the command's pid and exit status, and that every process of it has
+    ended ("gone"), in that message or after the app said "kill".
+    """
 
     def __init__(
         self,
@@ -134,29 +142,17 @@ class RemoteCommand:
         self._on_close: Callable[[], None] | None = on_close
         control.setblocking(False)
 
-    async def started(self) -> None:
-        """Wait until it runs; raises OSError (why exec failed) when it never did."""
-        try:
-            async with asyncio.timeout(START_TIMEOUT):
-                while self.pid is None and self._failed is None and not self._gone:
-                    await self._next_message()
-        except TimeoutError:
-            self._failed = errno.ETIMEDOUT
-            self._gone = True  # a spawner that does not answer: give up on it (close ends it)
-        if self.pid is None:
-            code = self._failed or errno.EPIPE
-            raise OSError(code, os.strerror(code))
-
     async def exited(self) -> int:
         """The exit status as soon as the command itself ends (its pipes may live on).
 
-        Raises OSError when it never started (see `started`).
+        Raises OSError when it never ran: why exec failed, or EPIPE when the
+        keeper went away without a word.
         """
-        await self.started()
-        while self.returncode is None and not self._gone:
+        while self.returncode is None and self._failed is None and not self._gone:
             await self._next_message()
-        if self.returncode is None:  # the keeper is gone without a word: killed with it all
-            self.returncode = -signal.SIGKILL
+        if self.returncode is None:
+            code = self._failed or errno.EPIPE
+            raise OSError(code, os.strerror(code))
         return self.returncode
 
     async def ended(self) -> int | None:
@@ -167,9 +163,7 @@ class RemoteCommand:
         self.stop()
         while not self._gone:
             await self._next_message()
-        if self.pid is None:
-            return None
-        return await self.exited()
+        return self.returncode
 
     async def _next_message(self) -> None:
         try:
@@ -257,6 +251,9 @@ class SpawnerProcess:
             self.close()
             raise SpawnerError("the spawner could not set its process limit (pid_max)")
         self.process.wait()  # the first process only forked the spawner and ended
+        self._ahead: tuple[socket.socket, socket.socket] | None = None
+        with contextlib.suppress(OSError):
+            self._ahead = self._fork_ahead()
 
     @property
     def alive(self) -> bool:
@@ -273,7 +270,7 @@ class SpawnerProcess:
         env: dict[str, str],
         limits: list[tuple[int, int, int]],
     ) -> RemoteCommand:
-        """Hand `argv` to the spawner without waiting for it: `await started()` on the result.
+        """Hand `argv` to a child forked ahead, without waiting: `await exited()` on the result.
 
         `limits` are (RLIMIT_* number, soft, hard) triples the command gets.
         Raises OSError when the spawner cannot take it.
@@ -283,28 +280,72 @@ class SpawnerProcess:
         ).encode()
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
-        control, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            with self._lock:
-                socket.send_fds(self._sock, [request], [out_write, err_write, keeper_end.fileno()])
-                self._running += 1
+            control = self._hand_over(request, out_write, err_write)
         except OSError:
-            for fd in (out_read, err_read):
-                os.close(fd)
-            control.close()
+            os.close(out_read)
+            os.close(err_read)
             raise
         finally:
-            for fd in (out_write, err_write):
-                os.close(fd)
-            keeper_end.close()
+            os.close(out_write)
+            os.close(err_write)
         stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115 - the runner closes them
         stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
         return RemoteCommand(stdout, stderr, control, self._finished)
 
+    def _hand_over(self, request: bytes, stdout: int, stderr: int) -> socket.socket:
+        """Send the request to a child forked ahead; returns its keeper's control socket."""
+        with self._lock:
+            pair = self._ahead or self._fork_ahead()
+            self._ahead = None
+        try:
+            return self._send_request(pair, request, stdout, stderr)
+        except OSError:  # that pair died before its turn (its keeper was killed)
+            return self._send_request(self._fork_ahead(), request, stdout, stderr)
+
+    def _send_request(
+        self, pair: tuple[socket.socket, socket.socket], request: bytes, stdout: int, stderr: int
+    ) -> socket.socket:
+        control, child = pair
+        try:
+            socket.send_fds(child, [request], [stdout, stderr])
+        except OSError:
+            control.close()
+            raise
+        finally:
+            child.close()
+        with self._lock:
+            self._running += 1
+        return control
+
+    def _fork_ahead(self) -> tuple[socket.socket, socket.socket]:
+        """Have the spawner fork a keeper and its command's child now, for a later command.
+
+        Returns the app's ends of their sockets: the command's control socket,
+        which the keeper watches from the start, and the child's channel for
+        the request. A request sent at once waits there until the child reads it.
+        """
+        control, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        child, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            socket.send_fds(self._sock, [b"fork"], [keeper_end.fileno(), child_end.fileno()])
+        except OSError:
+            control.close()
+            child.close()
+            raise
+        finally:
+            keeper_end.close()
+            child_end.close()
+        return control, child
+
     def _finished(self) -> None:
+        """A command ended: fork the next one's keeper and child now, not while one starts."""
         with self._lock:
             self._running -= 1
             idle = self._retired and not self._running
+            if not self._retired and self._ahead is None:
+                with contextlib.suppress(OSError):
+                    self._ahead = self._fork_ahead()
         if idle:
             self.close()
 
@@ -320,6 +361,9 @@ class SpawnerProcess:
         """Closing the socket ends the spawner, and with its namespace every command left."""
         with contextlib.suppress(OSError):
             self._sock.close()
+        ahead, self._ahead = getattr(self, "_ahead", None), None
+        for end in ahead or ():
+            end.close()  # the keeper and child forked ahead end on their own
         process = self.process if hasattr(self, "process") else None
         if process is not None:
             threading.Thread(target=process.wait, daemon=True).start()  # reap it

@@ -23,11 +23,15 @@ and never sees the key. Set-up, once:
 3. non-dumpable, no_new_privs, no capabilities, the Landlock ruleset the app
    built (plus its own /proc) and the app's seccomp filter.
 
-Each command (a message with argv, cwd, environment and rlimits, and its
-stdout, stderr and a control socket as file descriptors) gets a keeper: a
-fork that enters a nested Landlock domain and becomes a subreaper, then
-forks the command, which enters another domain below it. Both are forked
-ahead, before the request comes. Landlock's scoping
+Each command gets a keeper: a fork that enters a nested Landlock domain and
+becomes a subreaper, then forks the command's child, which enters another
+domain below it. Both are forked ahead, before the command comes: the app
+sends the spawner two sockets, the command's control socket and its child's
+channel, and the spawner forks a keeper on them. The keeper watches the
+control socket from then on; the request (argv, cwd, environment, rlimits,
+with stdout and stderr as file descriptors) goes from the app straight to
+the child, never through the spawner. The child dies with its keeper.
+Landlock's scoping
 (ABI 6) lets neither signal, trace or read anything outside its own domain:
 not the keeper, not the spawner, not other commands, not the app. The
 keeper reports the exit status on the control socket; when the app says
@@ -65,6 +69,7 @@ MOUNT_ATTR_RDONLY = 0x1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1, 1 << 2
 SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
@@ -300,25 +305,32 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> bool:
     return True
 
 
-def _exec_command(channel: socket.socket, ruleset_fd: int, report: int) -> None:
-    """The command's child, forked ahead: its own domain, then wait for the request and exec."""
+def _exec_command(channel: socket.socket, ruleset_fd: int, report: int, keeper_pid: int) -> None:
+    """The command's child, forked ahead: its own domain, then wait for the request and exec.
+
+    It dies with its keeper (never runs without it), and does everything that
+    needs no request before it waits, so the request finds only the exec to do.
+    """
     try:
         os.setpgid(0, 0)
         restrict(ruleset_fd)
+        _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        if os.getppid() != keeper_pid:
+            os._exit(0)  # the keeper died before the line above
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        null = os.open("/dev/null", os.O_RDONLY)
+        _touch_request_path()
         data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 2)
-        if not data:
-            os._exit(0)  # never used: the spawner went away
+        if not data or len(fds) != 2:
+            os._exit(0)  # never used: the app went away
         request = json.loads(data)
         for number, soft, hard in request["limits"]:
             resource.setrlimit(number, (soft, hard))
-        null = os.open("/dev/null", os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         os.chdir(request["cwd"])
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.closerange(3, report)
         os.closerange(report + 1, 65536)
         argv = request["argv"]
@@ -328,104 +340,126 @@ def _exec_command(channel: socket.socket, ruleset_fd: int, report: int) -> None:
     os._exit(127)
 
 
-def keeper(channel: socket.socket, ruleset_fd: int, abi: int) -> None:
+# A request's shape, for the warm-up below: argv, a folder, an environment, limits.
+_SAMPLE_REQUEST = json.dumps(
+    {
+        "argv": ["program", "argument"],
+        "cwd": "/",
+        "env": {f"NAME_{i}": "value " * 8 for i in range(64)},
+        "limits": [[0, 0, 0]] * 4,
+    }
+)
+
+
+def _touch_request_path() -> None:
+    """Parse a request like the real one while waiting for it.
+
+    A forked Python shares its memory with the spawner until it writes to
+    it, and every page it first writes costs a fault of microseconds: reading
+    a request touches hundreds of them. Parsing one ahead makes those pages
+    its own, and the real request reuses them.
+    """
+    request = json.loads(_SAMPLE_REQUEST)
+    for number, _soft, _hard in request["limits"]:
+        resource.getrlimit(number)
+    del request
+
+
+def keeper(
+    control: socket.socket, command_channel: socket.socket, ruleset_fd: int, abi: int
+) -> None:
     """Forked ahead from the spawner, with its command's child forked ahead too.
 
     Forks are the slow part of starting a command, so both happen before the
-    request comes; the request then only travels down two sockets (the
-    keeper takes the control socket, the child the rest), so that the
-    command never runs without its keeper. Never returns.
+    command comes, and this keeper watches from the start: the app's request
+    goes to the child alone, and the child dies with its keeper, so the
+    command never runs without it. Never returns.
     """
     try:
         restrict(ruleset_fd)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
     except OSError:
         os._exit(1)
-    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wake_write)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
     report_read, report_write = os.pipe2(os.O_CLOEXEC)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    os.set_blocking(report_read, False)
+    me = os.getpid()
     command = os.fork()
     if command == 0:
-        channel.close()
-        ours.close()
+        control.close()
         os.close(report_read)
-        _exec_command(theirs, ruleset_fd, report_write)
-    theirs.close()
+        _exec_command(command_channel, ruleset_fd, report_write, me)
+    command_channel.close()
     os.close(report_write)
-    try:
-        data, fds, _, _ = socket.recv_fds(channel, MESSAGE_SIZE, 3)
-    except OSError:
-        data, fds = b"", []
-    channel.close()
-    if not data or len(fds) != 3:
-        os._exit(0)  # the spawner is gone (the command's child ends on its own EOF)
-    control = socket.socket(fileno=fds[2])
-    try:
-        socket.send_fds(ours, [data], fds[:2])
-    except OSError:  # the child died before its turn: say so, never run it without us
-        _send(control, {"error": errno.EPIPE, "gone": True})
-        os._exit(0)
-    ours.close()
-    os.close(fds[0])
-    os.close(fds[1])
-    _watch(control, command, report_read, wake_read, abi)
+    _watch(control, command, report_read, abi)
 
 
-def _watch(control: socket.socket, command: int, report: int, wake: int, abi: int) -> None:
-    """Report the start (or why exec failed) and the exit; end the domain when told or done."""
-    status: int | None = None
-    started = said_exit = stop = False
-    watched = [control.fileno(), wake, report]
-    while not stop:
-        ready, _, _ = select.select(watched, [], [])
+def _watch(control: socket.socket, command: int, report: int, abi: int) -> None:
+    """Report how the command went once it ends; end the domain when told or done.
+
+    Only two things wake this keeper: the command's end (its pidfd) and the
+    app's word. Whether exec worked is read from the report pipe after the
+    command ended, so a command costs the app a single message.
+    """
+    ended = os.pidfd_open(command)
+    outcome: dict[str, int] | None = None
+    said = False
+    while True:
+        watched = [control.fileno()] if outcome else [control.fileno(), ended]
+        try:
+            ready, _, _ = select.select(watched, [], [])
+        except InterruptedError:
+            continue
+        if ended in ready:
+            outcome = _outcome(command, os.waitpid(command, 0)[1], report)
+            if _reap_orphans():
+                break  # nothing it started is left (its orphans would be ours): end at once
+            said = _send(control, outcome)
         if control.fileno() in ready:
             try:
-                stop = control.recv(64) in (b"", b"kill")
+                if control.recv(64) in (b"", b"kill"):
+                    break
             except OSError:
-                stop = True
-        if wake in ready:
-            try:
-                while os.read(wake, 512):
-                    pass
-            except BlockingIOError:
-                pass
-        if report in ready:  # closed by a successful exec, or the errno exec failed with
-            failed = os.read(report, 32)
-            watched.remove(report)
-            started = True
-            said_exit = bool(failed)  # a command that never ran has no exit status to tell
-            _send(control, {"error": int(failed)} if failed else {"started": command})
-        childless = False
-        while True:  # reap what has ended; the command's status is reported
-            try:
-                pid, code = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                childless = True
                 break
-            if pid == 0:
-                break
-            if pid == command:
-                status = code
-        if status is not None and childless and started:
-            break  # nothing it started is left (its orphans would be ours): end at once
-        if status is not None and started and not said_exit:
-            said_exit = _send(control, {"exit": status})
     last = _kill_domain(command, scoped=abi >= SCOPED_SIGNALS_ABI)
-    if status is None:
-        status = signal.SIGKILL if last is None else last
-    # Every process of the command has ended and been reaped; one message says both
-    # when it can, sparing the app a round trip.
-    _send(control, {"gone": True} if said_exit else {"exit": status, "gone": True})
+    if outcome is None:
+        outcome = _outcome(command, signal.SIGKILL if last is None else last, report)
+    # Every process of the command has ended and been reaped: one message says so, with
+    # how it went unless that was said already.
+    _send(control, {"gone": True} if said else {**outcome, "gone": True})
     os._exit(0)
+
+
+def _reap_orphans() -> bool:
+    """Reap what the command left that has ended; True when no process of it is left."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+
+
+def _outcome(command: int, status: int, report: int) -> dict[str, int]:
+    """The errno exec failed with, or the command's start and exit status.
+
+    The child has ended, so its end of the report pipe is closed: by a
+    successful exec, or after it wrote why exec failed.
+    """
+    try:
+        failed = os.read(report, 32)
+    except BlockingIOError:
+        failed = b""
+    if failed:
+        return {"error": int(failed)}  # a command that never ran has no exit status
+    return {"started": command, "exit": status}
 
 
 # ---------------------------------------------------------------- the spawner
 
 
 def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
-    """Confine this process once, then start a keeper for every request until the app goes."""
+    """Confine this process once, then fork keepers as the app asks until the app goes."""
     own_proc = setup["pid_namespace"] and mount_own_proc()
     limited = False
     if own_proc:
@@ -446,7 +480,16 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
     # a fork would copy the forked memory page by page: keepers and commands start faster.
     gc.disable()
     gc.freeze()
-    warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
+    _fork_keepers(sock, ruleset_fd, setup["abi"])
+
+
+def _fork_keepers(sock: socket.socket, ruleset_fd: int, abi: int) -> None:
+    """Fork a keeper for each pair of sockets the app sends, until the app goes.
+
+    One is the command's control socket, the other the channel its child
+    gets the request on; the app keeps their other ends, so requests never
+    pass through here.
+    """
     while True:
         try:
             ready, _, _ = select.select([sock], [], [], 5.0)
@@ -456,33 +499,16 @@ def serve(sock: socket.socket, ruleset_fd: int, setup: dict[str, Any]) -> None:
         if not ready:
             continue
         try:
-            data, fds, _, _ = socket.recv_fds(sock, MESSAGE_SIZE, 3)
+            data, fds, _, _ = socket.recv_fds(sock, 64, 2)
         except OSError:
             return
         if not data:
             return  # the app is gone: PID 1 ends, and the namespace with it
-        for _attempt in range(2):
-            try:
-                socket.send_fds(warm, [data], fds)
-                break
-            except OSError:  # that keeper died before its turn: fork a fresh one
-                warm.close()
-                warm = _warm_keeper(sock, ruleset_fd, setup["abi"])
-        warm.close()
+        if len(fds) == 2 and os.fork() == 0:
+            sock.close()
+            keeper(socket.socket(fileno=fds[0]), socket.socket(fileno=fds[1]), ruleset_fd, abi)
         for fd in fds:
             os.close(fd)
-        warm = _warm_keeper(sock, ruleset_fd, setup["abi"])  # the next one, while this runs
-
-
-def _warm_keeper(sock: socket.socket, ruleset_fd: int, abi: int) -> socket.socket:
-    """Fork the keeper for the next command now; the socket hands it its request."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    if os.fork() == 0:
-        sock.close()
-        ours.close()
-        keeper(theirs, ruleset_fd, abi)
-    theirs.close()
-    return ours
 
 
 def _reap() -> None:
