@@ -20,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from hello_tui.tools.shell.pipe_reader import PipeReader, widen
 from hello_tui.tools.shell.spawner import RemoteCommand, SpawnerProcess
@@ -256,7 +256,8 @@ async def follow(
     pipes: list[PipeReader] = []
     readers: list[asyncio.Future[None]] = []
     transports: list[asyncio.BaseTransport] = []
-    waiter = stopper = None
+    waiter: asyncio.Future[int] | None = None
+    stopper: asyncio.Future[Any] | None = None
     returncode: int | None = None
     try:
         pipes = list(
@@ -301,7 +302,7 @@ async def follow(
         # number, which the next command's pipe may get: close the transports first.
         for transport in transports:
             transport.close()
-        for pipe in (started.stdout, started.stderr):
+        for stream in (started.stdout, started.stderr):
             with contextlib.suppress(OSError):
-                pipe.close()
+                stream.close()
     return ProcessOutcome(out, err, returncode, timed_out=timed_out, cancelled=cancelled)

@@ -306,6 +306,7 @@ def begin_command(
         extra_read=scope.extra_read,
     )
     path, found, limits = scope.env["PATH"], config.confinement, config.limits
+    prepared: sandbox.PreparedSandbox | None
     try:
         if may_block:
             prepared = sandbox.prepare(spec, config.sandbox, path, found=found, limits=limits)
