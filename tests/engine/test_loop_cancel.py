@@ -6,9 +6,7 @@ that is still running (a real process, killed with its group)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
-from pathlib import Path
 
 from hello_tui.core.approval import PolicyApprover
 from hello_tui.core.events import (
@@ -28,6 +26,7 @@ from tests.engine.agent_kit import (
     saved,
     transcript,
 )
+from tests.support.processes import running
 from tests.support.scripted_model import call, slow, text, tool_calls
 
 GUARD = 20  # seconds: only a deadlock would ever reach it
@@ -194,7 +193,7 @@ async def test_tool_events_reach_the_consumer_before_the_tool_returns(
     )
 
 
-async def test_aclose_stops_a_tool_that_is_still_running(tmp_path, scripted_server, model_settings):
+async def test_aclose_stops_a_tool_that_is_stillrunning(tmp_path, scripted_server, model_settings):
     server = scripted_server([tool_calls([call("hang", {"what": "x"}, id="h1")])])
     hanging = HangingTool()
     engine = await open_engine(model_settings(tmp_path, server), registry(hanging))
@@ -216,20 +215,6 @@ async def test_aclose_stops_a_tool_that_is_still_running(tmp_path, scripted_serv
     assert transcript(engine)[-1]["type"] == "TurnCancelled"
 
 
-def _running(marker: str) -> bool:
-    """Is a live process running with `marker` on its command line? (A sandboxed command's
-    pids belong to its spawner's PID namespace, so its children are found by what they run.)"""
-    for entry in os.listdir("/proc"):
-        try:
-            cmdline = Path("/proc", entry, "cmdline").read_bytes()
-            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if entry.isdigit() and marker.encode() in cmdline and state not in ("Z", "X"):
-            return True
-    return False
-
-
 async def test_aclose_kills_a_running_terminal_command(tmp_path, scripted_server, model_settings):
     from hello_tui.tools.terminal import TerminalTool
 
@@ -245,12 +230,12 @@ async def test_aclose_kills_a_running_terminal_command(tmp_path, scripted_server
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.05)
-    assert _running(marker)
+    assert running(marker)
     await asyncio.wait_for(engine.aclose(), GUARD)
     for _ in range(200):
-        if not _running(marker):
+        if not running(marker):
             break
         await asyncio.sleep(0.05)
-    assert not _running(marker)
+    assert not running(marker)
     events = await asyncio.wait_for(consumer, GUARD)
     assert events[-1].kind == "TurnCancelled"

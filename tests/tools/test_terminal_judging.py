@@ -14,6 +14,7 @@ from hello_tui.core.tools import ToolContext
 from hello_tui.tools import terminal
 from hello_tui.tools.shell.policy import classify
 from hello_tui.tools.terminal import TerminalArgs, TerminalTool
+from tests.support.processes import running
 
 
 class Declines:
@@ -122,19 +123,6 @@ async def test_a_command_cancelled_while_it_is_judged_leaves_nothing_behind(worl
     assert result.data["stdout"] == "a\n"
 
 
-def _running(marker: str) -> bool:
-    """Is a live process running with `marker` on its command line?"""
-    for entry in os.listdir("/proc"):
-        try:
-            cmdline = Path("/proc", entry, "cmdline").read_bytes()
-            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if entry.isdigit() and marker.encode() in cmdline and state not in ("Z", "X"):
-            return True
-    return False
-
-
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 async def test_a_read_only_command_started_as_its_caller_left_is_stopped(
     world, sandbox, monkeypatch
@@ -175,7 +163,7 @@ async def test_a_read_only_command_started_as_its_caller_left_is_stopped(
     while not begun.is_set():
         await asyncio.sleep(0.01)
     for _ in range(500):
-        if not _running(marker):
+        if not running(marker):
             break
         await asyncio.sleep(0.02)
-    assert not _running(marker)
+    assert not running(marker)
