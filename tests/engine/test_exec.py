@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from tests.support.scripted_model import call, error, slow, text, tool_calls
 
@@ -144,6 +145,23 @@ def test_continue_resumes_the_latest_session(tmp_path, scripted_server):
     assert users == ["remember the word kiwi", "which word?"]
 
 
+SIGNAL_MASKS = ("SigBlk", "SigIgn", "SigCgt")
+
+
+def signal_state(pid: int) -> dict[str, str]:
+    """How each thread of `pid` treats signals (ignored, blocked, caught masks), for a
+    failure's message: a SIGINT that did nothing was ignored, blocked or swallowed."""
+    state = {}
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            lines = status.read_text().splitlines()
+        except OSError:
+            continue  # the thread ended meanwhile
+        masks = [line.replace(":\t", "=") for line in lines if line.startswith(SIGNAL_MASKS)]
+        state[status.parent.name] = " ".join(masks)
+    return state
+
+
 def test_ctrl_c_saves_the_session_and_exits_130(tmp_path, scripted_server):
     server = scripted_server([slow("word " * 400, delay=0.02), text("after")])
     proc = subprocess.Popen(
@@ -170,13 +188,14 @@ def test_ctrl_c_saves_the_session_and_exits_130(tmp_path, scripted_server):
         while not server.chat_requests and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc.stdout is not None
-        proc.stdout.read(10)  # the answer is streaming
+        first = proc.stdout.read(10)  # the answer is streaming
+        state = signal_state(proc.pid)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=GUARD)
+        out, err = proc.communicate(timeout=GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (err, first + out[:200], state)
     assert "Traceback" not in err
     (session,) = (tmp_path / ".helloagents" / "sessions").glob("*.json")
     data = json.loads(session.read_text())
