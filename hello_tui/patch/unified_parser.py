@@ -98,6 +98,7 @@ class _Header:
     epoch_new: bool = False
     epoch_delete: bool = False
     headless: bool = False  # git's header lines without their `diff --git` line
+    headless_mode_line: int | None = None  # the first mode line such a header ignored
 
 
 def _parse_mode(text: str, line_no: int) -> int:
@@ -309,6 +310,7 @@ class UnifiedParser:
             self._one_headless_file(i)
             head.git = head.headless = True
             i = self._extended_header(head, i)
+            self._no_mode_for_a_headless_rename(head)
         else:
             self._name_lines(head, i)
             i += 2
@@ -364,6 +366,7 @@ class UnifiedParser:
                 # only to refuse a section whose `---`/`+++` lines say otherwise.
                 head.is_new = head.is_new or line.startswith("new file mode ")
                 head.is_delete = head.is_delete or line.startswith("deleted file mode ")
+                head.headless_mode_line = head.headless_mode_line or no
                 self._warn_ignored_mode(no)
             elif line.startswith("old mode "):
                 head.old_mode = _parse_mode(line[9:], no)
@@ -387,6 +390,20 @@ class UnifiedParser:
                 self._index_line(head, line[6:])
             i += 1
         return i
+
+    @staticmethod
+    def _no_mode_for_a_headless_rename(head: _Header) -> None:
+        """git writes a rename's mode lines right above its rename lines, and a mode-only
+        file's right above the next file's: with the `diff --git` lines lost both read the
+        same. Ignoring them (as for a plain `---` section) would move the file with a mode
+        the patch may have changed, and git itself ignores the whole rename there."""
+        if head.headless_mode_line is not None and (head.rename or head.copy):
+            raise PatchError(
+                f"Corrupt patch at patch line {head.headless_mode_line}: mode lines and "
+                f"{'copy' if head.copy else 'rename'} lines without their 'diff --git' "
+                "line; whether the mode change is this file's or belongs to a file before "
+                "it cannot be known. Give each file its 'diff --git a/PATH b/PATH' line."
+            )
 
     def _warn_ignored_mode(self, line_no: int) -> None:
         self.warnings.append(

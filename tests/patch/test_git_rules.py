@@ -686,6 +686,24 @@ def test_rename_lines_run_into_another_files_header_are_refused(repo, settings):
         )
 
 
+def test_a_rename_whose_mode_lines_lost_their_diff_git_line_is_refused(repo, settings):
+    """git diff -M of f.txt (0755) renamed to dir/g.py (0644), `diff --git` and `index`
+    dropped: the mode lines may be the rename's or a mode-only file's before it."""
+    write(repo, "f.txt", "\n--- a/x\n").chmod(0o755)
+    patch = (
+        "old mode 100755\nnew mode 100644\nsimilarity index 50%\n"
+        "rename from f.txt\nrename to dir/g.py\n"
+        "--- a/f.txt\n+++ b/dir/g.py\n@@ -1,2 +1 @@\n-\n --- a/x\n"
+    )
+    with pytest.raises(PatchError, match="mode lines and rename lines without"):
+        plan_patch_text(patch, settings)
+    assert mode(repo / "f.txt") == 0o755 and not (repo / "dir").exists()
+    # With its `diff --git` line the same section is the rename with its mode change.
+    apply(settings, "diff --git a/f.txt b/dir/g.py\n" + patch)
+    assert (repo / "dir" / "g.py").read_text() == "--- a/x\n"
+    assert mode(repo / "dir" / "g.py") == 0o644 and not (repo / "f.txt").exists()
+
+
 def test_git_header_line_that_names_no_file_is_refused(repo, settings):
     write(repo, "keep.txt", "a\n")
     with pytest.raises(PatchError, match="outside any file section"):
