@@ -157,7 +157,7 @@ class HelloApp(App[int]):
             }
         )
         self.attention = Attention(self.notifier)
-        self.ctrl_c = CtrlC(self, self.turns, self.action_cancel_turn)
+        self.ctrl_c = CtrlC(self, self.turns, self.action_cancel_turn, clock=clock)
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:

@@ -126,8 +126,7 @@ def make_app(
         engine_factory=scripted_factory(script or Script(), display),
         approver_factory=lambda app: PolicyApprover(yes=False),
         preflight=False,
-        clock=lambda: 0.0,
-        **kwargs,
+        **{"clock": lambda: 0.0, **kwargs},
     )
 
 

@@ -271,6 +271,23 @@ async def test_ctrl_c_twice_quits(tmp_path):
     assert app.return_value == 0
 
 
+async def test_ctrl_c_twice_quits_only_within_the_window_on_the_apps_clock(tmp_path):
+    from hello_tui.screens.main.keys import CTRL_C_WINDOW
+
+    now = [100.0]
+    app = make_app(fake_settings(tmp_path), clock=lambda: now[0])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+c")
+        now[0] += CTRL_C_WINDOW + 0.5  # too late: this press arms again, it does not quit
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        now[0] += CTRL_C_WINDOW - 0.5
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
 async def test_no_model_configured_opens_the_setup_screen(tmp_path):
     app = make_app(fake_settings(tmp_path, configured=False))
     async with app.run_test(size=(120, 40)) as pilot:
