@@ -5,6 +5,8 @@ Kept free of textual so engine tests never load the UI.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,12 @@ import pytest
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from tests.support.scripted_model import ScriptedModelServer, settings_for_server
+
+# The suite starts hundreds of Python processes (the xdist workers, `hello-tui exec`, ACP
+# agents, MCP servers); with PYTHONDONTWRITEBYTECODE set each one would compile hello_tui
+# from source again. Loaded before the workers start, so they and their children inherit it.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # Variables that would change which model a test talks to.
 MODEL_ENV_VARS = (

@@ -7,6 +7,8 @@ JSON schema for native tool calling and validates ReAct JSON input.
 from __future__ import annotations
 
 import abc
+import copy
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +101,9 @@ class Tool(abc.ABC):
         """Do the work; never raise for expected failures, return an error result."""
 
     def schema(self) -> dict[str, Any]:
-        params = compact_parameters(self.Args.model_json_schema())
+        # Every request carries every schema, and pydantic builds one in about a millisecond:
+        # built once per model, copied so that a caller may change what it is given.
+        params = copy.deepcopy(_parameters(self.Args))
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": params},
@@ -126,6 +130,11 @@ def _compact_property(prop: dict[str, Any]) -> dict[str, Any]:
     if "default" in prop and (prop["default"] is None or prop["default"] is False):
         del prop["default"]
     return prop
+
+
+@functools.cache
+def _parameters(args: type[ToolArgs]) -> dict[str, Any]:
+    return compact_parameters(args.model_json_schema())
 
 
 def compact_parameters(params: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from typing import Any
 from hello_tui.core import logs
 from hello_tui.core.approval import Approver, ServerStartRequest, ToolVerdict
 from hello_tui.core.events import Event, McpStartup
+from hello_tui.core.tools import Tool
 from hello_tui.mcp.approvals import ApprovalMemory
 from hello_tui.mcp.budget import DEFAULT_MAX_TOOLS, DEFAULT_TOKEN_BUDGET, Offer, trim
 from hello_tui.mcp.config import McpConfigError, McpServerConfig, configured_servers, expanded
@@ -311,8 +312,6 @@ class McpManager:
             self._sync_registry()
 
     def _sync_registry(self) -> None:
-        from hello_tui.mcp.tool import McpTool
-
         taken = {n.lower() for n in self.registry.names if not n.startswith("mcp__")}
         offers: list[Offer] = []
         for connection in self._connections.values():
@@ -327,8 +326,16 @@ class McpManager:
             self._notices += trimmed.notices()
             self._trim_state = trim_state
         self._functions = {(o.server, o.tool): o.name for o in offers}
-        tools = [McpTool(self, o.server, o.tool, o.name, o.schema) for o in trimmed.offers]
-        self.registry.set_group(REGISTRY_GROUP, tools)
+        self.registry.set_group(REGISTRY_GROUP, self._tools(trimmed.offers))
+
+    def _tools(self, offers: list[Offer]) -> list[Tool]:
+        if not offers:
+            # The adapter imports the MCP SDK, seconds of start-up on a cold disk: a session
+            # with no server running (most of them) never loads it.
+            return []
+        from hello_tui.mcp.tool import McpTool
+
+        return [McpTool(self, o.server, o.tool, o.name, o.schema) for o in offers]
 
     # ------------------------------------------------------------------ approvals of calls
 
