@@ -4,7 +4,9 @@ that answers as told and records what it was asked, and engines with MCP servers
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -140,3 +142,20 @@ def http_demo() -> Any:
     demo = HttpDemo().start()
     yield demo
     demo.stop()
+
+
+EXEC_GUARD = 120  # seconds: only a hang would reach it
+
+
+def run_exec(repo, server, *args, launcher=("-m", "hello_tui")):
+    """`hello-tui exec` on `repo` against the scripted model, as a real process."""
+    return subprocess.run(
+        [sys.executable, *launcher, "exec", "--repo", str(repo)]
+        + ["--base-url", server.base_url, "--model", "scripted-model", *args],
+        capture_output=True,
+        text=True,
+        timeout=EXEC_GUARD,
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )

@@ -3,11 +3,7 @@ which a session without MCP servers (most of them) must not pay."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-from tests.mcp.conftest import stdio_definition, write_mcp_json
+from tests.mcp.conftest import run_exec, stdio_definition, write_mcp_json
 from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 120
@@ -23,16 +19,7 @@ CHILD = (
 
 
 def _exec(repo, server, *args):
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, "exec", "--repo", str(repo)]
-        + ["--base-url", server.base_url, "--model", "scripted-model", *args],
-        capture_output=True,
-        text=True,
-        timeout=GUARD,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    proc = run_exec(repo, server, *args, launcher=("-c", CHILD))
     assert proc.returncode == 0, proc.stderr
     return proc, proc.stderr.strip().splitlines()[-1]
 

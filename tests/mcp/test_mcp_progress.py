@@ -4,16 +4,19 @@ sent as ACP updates, drawn by the app. Real SDK servers over stdio."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 from hello_tui.acp.updates import EventUpdates
 from hello_tui.core import events as ev
 from hello_tui.core.events import McpStartup, ToolCallFinished, ToolCallStarted, ToolProgress
 from hello_tui.mcp import McpServerConfig
 from tests.engine.agent_kit import collect, of, open_engine
-from tests.mcp.conftest import AskedApprover, stdio_config, stdio_definition, write_mcp_json
+from tests.mcp.conftest import (
+    AskedApprover,
+    run_exec,
+    stdio_config,
+    stdio_definition,
+    write_mcp_json,
+)
 from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 120
@@ -96,7 +99,7 @@ def test_exec_prints_start_up_and_progress_on_stderr(tmp_path, scripted_server):
     server = scripted_server(
         [tool_calls([call("mcp__demo__progress", {"steps": 2})]), text("done")]
     )
-    proc = _exec(tmp_path, server, "--yes", "work")
+    proc = run_exec(tmp_path, server, "--yes", "work")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "done\n"
     lines = proc.stderr.splitlines()
@@ -108,22 +111,9 @@ def test_exec_prints_start_up_and_progress_on_stderr(tmp_path, scripted_server):
     server = scripted_server(
         [tool_calls([call("mcp__demo__progress", {"steps": 1})]), text("done")]
     )
-    proc = _exec(tmp_path, server, "--yes", "--json", "work")
+    proc = run_exec(tmp_path, server, "--yes", "--json", "work")
     kinds = [json.loads(line)["type"] for line in proc.stdout.splitlines()]
     assert kinds[:2] == ["McpStartup", "McpStartup"] and "ToolProgress" in kinds
-
-
-def _exec(repo, server, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "hello_tui", "exec", "--repo", str(repo)]
-        + ["--base-url", server.base_url, "--model", "scripted-model", *args],
-        capture_output=True,
-        text=True,
-        timeout=GUARD,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def test_acp_updates_show_start_up_as_a_tool_call_and_progress_as_its_content(tmp_path):

@@ -4,29 +4,13 @@ stdout, or an HTTP server that goes away, writes no traceback, only one clear li
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 
 from hello_tui.core import logs
 from hello_tui.mcp.sdk_log import route_sdk_logging
-from tests.mcp.conftest import stdio_definition, write_mcp_json
+from tests.mcp.conftest import run_exec, stdio_definition, write_mcp_json
 from tests.support.scripted_model import call, text, tool_calls
 
 GUARD = 120
-
-
-def _exec(repo, server, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "hello_tui", "exec", "--repo", str(repo)]
-        + ["--base-url", server.base_url, "--model", "scripted-model", *args],
-        capture_output=True,
-        text=True,
-        timeout=GUARD,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def test_a_server_printing_junk_on_stdout_still_works_and_is_one_line(tmp_path, scripted_server):
@@ -34,7 +18,7 @@ def test_a_server_printing_junk_on_stdout_still_works_and_is_one_line(tmp_path, 
     server = scripted_server(
         [tool_calls([call("mcp__chatty__add", {"a": 2, "b": 3})]), text("It is 5.")]
     )
-    proc = _exec(tmp_path, server, "--yes", "add")
+    proc = run_exec(tmp_path, server, "--yes", "add")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "It is 5.\n"
     assert "Traceback" not in proc.stderr and "launcher line" not in proc.stderr
