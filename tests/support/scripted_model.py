@@ -21,6 +21,7 @@ sync tests, async tests, CLI subprocesses and the Textual app alike.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -89,6 +90,17 @@ class StallReply:
     after_chunks: int
     seconds: float
     reply: CompletionReply
+
+
+@dataclass(frozen=True)
+class HeldReply:
+    """Streams `after_chunks` chunks of `reply`, then waits until the test sets `release`
+    (or the server stops), then goes on: a turn that lasts exactly as long as a test needs,
+    where a long slow answer would cost wall time and depend on the machine's speed."""
+
+    after_chunks: int
+    reply: CompletionReply
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True)
@@ -161,6 +173,7 @@ Reply = (
     | ErrorReply
     | DropReply
     | StallReply
+    | HeldReply
     | EndlessReply
     | PageReply
     | UnstreamedReply
@@ -227,6 +240,11 @@ def drop(
 def stall(after_chunks: int, seconds: float, reply: CompletionReply | None = None) -> StallReply:
     """Go silent for `seconds` after `after_chunks` chunks (a server that stalls mid-answer)."""
     return StallReply(after_chunks, seconds, reply or text("this answer stalls half way through"))
+
+
+def held(reply: CompletionReply, after_chunks: int = 20) -> HeldReply:
+    """`reply`, held open after `after_chunks` chunks until `.release.set()`."""
+    return HeldReply(after_chunks, reply)
 
 
 def endless(piece: str = "and on ", delay: float = 0.0, framing: str = "chunked") -> EndlessReply:
@@ -378,6 +396,7 @@ class _Cut:
     garbage_after: int | None = None
     error_after: tuple[int, dict] | None = None
     pause: tuple[int, float] | None = None
+    hold: tuple[int, threading.Event] | None = None
 
 
 class FaultHandler(ModelHandler):
@@ -555,6 +574,13 @@ class FaultHandler(ModelHandler):
             else:
                 time.sleep(reply.seconds)
                 self.send_json(200, self.full_response(reply.reply, body))
+        elif isinstance(reply, HeldReply):
+            if stream:
+                self._cut_stream(reply.reply, body, _Cut(hold=(reply.after_chunks, reply.release)))
+            else:
+                while not reply.release.wait(0.05) and self.owner.running:
+                    pass
+                self.send_json(200, self.full_response(reply.reply, body))
         elif isinstance(reply, EndlessReply):
             self._stream_endless(reply, body)
         elif isinstance(reply, DropReply):
@@ -612,6 +638,10 @@ class FaultHandler(ModelHandler):
             return False
         if cut.pause is not None and sent == cut.pause[0]:
             time.sleep(cut.pause[1])
+        if cut.hold is not None and sent == cut.hold[0]:
+            while not cut.hold[1].wait(0.05) and self.owner.running:
+                pass
+            return self.owner.running
         return True
 
     def _stream_endless(self, reply: EndlessReply, body: dict) -> None:

@@ -24,7 +24,7 @@ from hello_tui.screens.reject import RejectReasonScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.store.notes import NoteStore
 from hello_tui.store.sessions import SessionStore
-from tests.support.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, held, settings_for_server, text, tool_calls
 from tests.ui.engine_double import armed, wait_until
 
 ORIGINAL = (
@@ -156,8 +156,9 @@ async def test_escape_while_streaming_stops_the_turn_and_keeps_the_session_valid
 ):
     repo = tmp_path / "stats-demo"
     repo.mkdir()
-    long_answer = "word " * 2000
-    server = scripted_server([text(long_answer, chunk_size=5, delay=0.01), text("Second answer.")])
+    # Held open after 20 chunks until the server stops: the turn lasts until Esc.
+    long_answer = held(text("word " * 2000, chunk_size=5), after_chunks=20)
+    server = scripted_server([long_answer, text("Second answer.")])
     app = HelloApp(settings_for_server(server, repo), preflight=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "write a lot")

@@ -13,10 +13,15 @@ import pytest
 from hello_tui.app import HelloApp
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.store.sessions import SessionStore
-from tests.support.scripted_model import call, settings_for_server, text, tool_calls
+from tests.support.scripted_model import call, held, settings_for_server, text, tool_calls
 from tests.ui.engine_double import wait_until
 
 LONG = "word " * 3000
+
+
+def long_answer():
+    """A long answer that streams 20 chunks, then holds the turn open until released."""
+    return held(text(LONG, chunk_size=5), after_chunks=20)
 
 
 def _app(tmp_path, server) -> HelloApp:
@@ -38,7 +43,7 @@ async def _send(pilot, app: HelloApp, prompt: str) -> None:
 async def test_ctrl_c_interrupts_the_turn_and_the_session_stays_consistent(
     tmp_path, scripted_server
 ):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01), text("Second answer.")])
+    server = scripted_server([long_answer(), text("Second answer.")])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "write a lot")
@@ -92,9 +97,8 @@ async def test_ctrl_c_clears_the_prompt_then_twice_on_an_empty_prompt_quits(tmp_
 async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_it_ends(
     tmp_path, scripted_server
 ):
-    server = scripted_server(
-        [text("first " * 600, chunk_size=5, delay=0.01), text("Answer to the queued one.")]
-    )
+    first = held(text("first " * 600, chunk_size=5), after_chunks=20)
+    server = scripted_server([first, text("Answer to the queued one.")])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "first")
@@ -103,6 +107,7 @@ async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_it_ends(
         await pilot.press("enter")
         assert app.queued.items == ["also this"] and app.queued.display
         assert app.prompt.text == ""
+        first.release.set()  # the first turn ends: the queued message goes out
         await wait_until(pilot, lambda: "Answer to the queued one." in _chat(app), timeout=20)
         assert app.queued.items == [] and not app.queued.display
         users = [m["content"] for m in server.chat_requests[-1]["messages"] if m["role"] == "user"]
@@ -110,7 +115,7 @@ async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_it_ends(
 
 
 async def test_a_queued_message_can_be_edited_or_dropped(tmp_path, scripted_server):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01), text("Edited answer.")])
+    server = scripted_server([long_answer(), text("Edited answer.")])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "first")
@@ -130,7 +135,7 @@ async def test_a_queued_message_can_be_edited_or_dropped(tmp_path, scripted_serv
 
 
 async def test_an_interrupted_turn_hands_the_queue_back_to_the_prompt(tmp_path, scripted_server):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    server = scripted_server([long_answer()])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "first")
@@ -148,7 +153,7 @@ async def test_an_interrupted_turn_hands_the_queue_back_to_the_prompt(tmp_path, 
 async def test_two_queued_messages_come_back_in_order_and_the_notice_counts_them(
     tmp_path, scripted_server
 ):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    server = scripted_server([long_answer()])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "first")
@@ -171,7 +176,7 @@ def _entries(app: HelloApp) -> list[tuple[str, str]]:
 async def test_turn_cancelled_comes_after_the_partial_answer_it_cut_off(
     tmp_path, scripted_server, key
 ):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    server = scripted_server([long_answer()])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "write a lot")
@@ -186,7 +191,7 @@ async def test_turn_cancelled_comes_after_the_partial_answer_it_cut_off(
 
 
 async def test_a_turn_cancelled_with_a_queue_says_so_in_the_same_words(tmp_path, scripted_server):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    server = scripted_server([long_answer()])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "first")
@@ -203,7 +208,7 @@ async def test_a_turn_cancelled_with_a_queue_says_so_in_the_same_words(tmp_path,
 async def test_ctrl_x_after_the_queued_message_was_taken_back_keeps_its_text(
     tmp_path, scripted_server
 ):
-    server = scripted_server([text(LONG, chunk_size=5, delay=0.01)])
+    server = scripted_server([long_answer()])
     app = _app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         await _send(pilot, app, "first")
