@@ -21,6 +21,10 @@ from tests.support.scripted_model import ScriptedModelServer, settings_for_serve
 # from source again. Loaded before the workers start, so they and their children inherit it.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# Textual repaints up to 60 times a second; a test reads the screen after it settles, never
+# between frames, so fewer frames change no outcome and spare the CPU a fifth of the UI
+# tests' time (2 cores run the suite). Set before textual is imported; a test may override.
+os.environ.setdefault("TEXTUAL_FPS", "15")
 
 # Variables that would change which model a test talks to.
 MODEL_ENV_VARS = (
