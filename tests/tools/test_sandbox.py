@@ -136,6 +136,58 @@ async def test_a_program_that_cannot_start_is_a_start_error(world, mode):
     assert (await run(world, ["cat", "a.txt"], mode=mode)).stdout.text() == "inside\n"
 
 
+def _program(folder: Path, name: str, says: str, executable: bool = True) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text(f"#!/bin/sh\necho {says}\n")
+    program.chmod(0o755 if executable else 0o644)
+    return program
+
+
+def _with_path(*folders: str) -> dict[str, str]:
+    return {"PATH": os.pathsep.join(folders)}
+
+
+@needs_landlock
+async def test_a_name_is_found_on_path_as_execvp_finds_it(world, tmp_path):
+    system = os.environ.get("PATH", "/usr/bin:/bin")
+    first, second = tmp_path / "first", tmp_path / "second"
+    _program(first, "tool", "first", executable=False)
+    _program(second, "tool", "second")
+    # An earlier candidate that exists but may not run does not stop the search.
+    found = await run(world, ["tool"], environ=_with_path(str(first), str(second), system))
+    assert found.stdout.text() == "second\n" and found.exit_code == 0
+    # Nothing else found: its error is the one reported, not "no such file".
+    refused = await run(world, ["tool"], environ=_with_path("/no/such/folder", str(first), system))
+    assert refused.exit_code is None and refused.start_error.endswith("tool: Permission denied")
+    missing = await run(world, ["no-such-tool"], environ=_with_path(str(first), system))
+    assert missing.start_error.endswith("no-such-tool: No such file or directory")
+
+
+@needs_landlock
+async def test_an_empty_path_entry_is_the_current_folder(world):
+    # Approved commands may run programs of the repo (read-only ones may not execute there).
+    _program(world["repo"], "here", "from-cwd")
+    system = os.environ.get("PATH", "/usr/bin:/bin")
+    found = await run(world, ["here"], mode="approved", environ=_with_path("/no/such", "", system))
+    assert found.stdout.text() == "from-cwd\n"
+    unlisted = await run(world, ["here"], mode="approved", environ=_with_path(system))
+    assert unlisted.start_error.endswith("here: No such file or directory")
+
+
+@needs_landlock
+async def test_a_name_with_a_slash_is_never_looked_up_on_path(world, tmp_path):
+    _program(tmp_path / "bin" / "sub", "tool", "from-path")
+    _program(world["repo"] / "sub", "tool", "from-cwd")
+    system = os.environ.get("PATH", "/usr/bin:/bin")
+    environ = _with_path(str(tmp_path / "bin"), system)
+    found = await run(world, ["sub/tool"], mode="approved", environ=environ)
+    assert found.stdout.text() == "from-cwd\n"
+    (world["repo"] / "sub" / "tool").unlink()
+    missing = await run(world, ["sub/tool"], mode="approved", environ=environ)
+    assert missing.start_error.endswith("sub/tool: No such file or directory")
+
+
 @needs_landlock
 @needs_namespace
 @pytest.mark.parametrize(
