@@ -13,10 +13,8 @@ failures of the tool: they do not count towards the circuit breaker.
 Judging a command walks folders and reads git's config, and opening its
 scope probes the kernel and makes folders: both run in one trip to a worker
 thread, as the other tools' file work does, so the event loop stays free.
-A command the policy lets run is readied in that same trip, as soon as it
-is judged; the loop launches it once it watches the output, and only
-follows it from there (waking the loop while the command starts would take
-a CPU from it).
+A command the policy lets run starts in that same trip, as soon as it is
+judged; the loop then only follows it.
 """
 
 from __future__ import annotations

@@ -98,13 +98,9 @@ class Started:
         exited: Callable[[], Awaitable[int]],
         stop: Callable[[], None],
         finish: Callable[[], Awaitable[int | None]],
-        launch: Callable[[], None] = lambda: None,
     ) -> None:
-        """`launch` starts a command readied ahead (raising OSError when it cannot);
-        one the app forked itself runs already."""
         self.stdout, self.stderr = stdout, stderr
         self.exited, self.stop, self.finish = exited, stop, finish
-        self.launch = launch
 
     def abandon(self) -> None:
         """Stop it all and reap it in the background: no one follows it (its caller left)."""
@@ -129,10 +125,9 @@ def start_process(
 ) -> Started:
     """Start `cmd`; raises OSError when it cannot.
 
-    Through a spawner this readies the request, fit for the event loop, and
-    `follow` launches it (whether exec worked comes with its exit: `exited`
-    raises OSError when it never ran). Without one the app forks it, which
-    blocks: call that from a thread.
+    Through a spawner this is a send, fit for the event loop (whether exec
+    worked comes with its exit: `exited` raises OSError when it never ran).
+    Without one the app forks it, which blocks: call that from a thread.
     """
     if spawner is not None:
         return _remote(spawner.start(cmd, cwd, env, limits))
@@ -174,9 +169,7 @@ def _remote(command: RemoteCommand) -> Started:
         finally:
             command.close()
 
-    return Started(
-        command.stdout, command.stderr, command.exited, command.stop, finish, command.launch
-    )
+    return Started(command.stdout, command.stderr, command.exited, command.stop, finish)
 
 
 def _kill_group(pgid: int) -> None:
@@ -278,12 +271,6 @@ async def follow(
             )
         )
         readers = [pipe.done for pipe in pipes]
-        # The command starts once its output is watched: from here the app only waits,
-        # and takes no CPU from it.
-        try:
-            started.launch()
-        except OSError as exc:
-            return not_started(cmd, exc, output_limit)
         waiter = asyncio.ensure_future(started.exited())
         stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         pending = {waiter} | ({stopper} if stopper else set())

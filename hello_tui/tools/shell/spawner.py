@@ -17,11 +17,10 @@ command); a few are kept, the least recently used is closed.
 Starting a spawner blocks (callers do it in a thread); handing it a command
 does not. The spawner forks each command's keeper and child ahead, on two
 sockets the app sent it: the command's control socket, which the keeper
-watches from then on, and the child's channel. `start` readies the
-request and `launch` sends it down that channel, never through the
-spawner: the caller launches once it watches the command's output, so the
-app does no work while the command starts. The next pair is forked once the
-command has ended, so those forks never compete with a command's start. The keeper's one message when the command ends (its exit
+watches from then on, and the child's channel. `start` only sends the
+request down that channel, never through the spawner; the next pair is
+forked once the command has ended, so those forks never compete with a
+command's start. The keeper's one message when the command ends (its exit
 status, or the errno exec failed with) is read on the event loop.
 """
 
@@ -130,40 +129,18 @@ class RemoteCommand:
         self,
         stdout: IO[bytes],
         stderr: IO[bytes],
-        launch: Callable[[], socket.socket],
+        control: socket.socket,
         on_close: Callable[[], None],
-        drop: Callable[[], None] = lambda: None,
     ) -> None:
-        """`launch` sends the request and returns the keeper's control socket; `drop`
-        lets go of what the request would have carried, for a command never launched."""
         self.pid: int | None = None  # in the spawner's PID namespace when it has one
         self.stdout = stdout
         self.stderr = stderr
         self.returncode: int | None = None
         self._failed: int | None = None  # the errno it could not start with
         self._gone = False
-        self._control: socket.socket | None = None
-        self._launch: Callable[[], socket.socket] | None = launch
-        self._drop: Callable[[], None] | None = drop
-        self._on_close: Callable[[], None] | None = on_close
-
-    def launch(self) -> None:
-        """Send the request to the child forked ahead: the command starts now.
-
-        The caller does this once it is ready to follow the command, so that
-        the command never waits for the app's set-up. Raises OSError when the
-        spawner cannot take it.
-        """
-        launch, self._launch, self._drop = self._launch, None, None
-        if launch is None:
-            return
-        try:
-            control = launch()
-        except OSError:
-            self._gone = True
-            raise
-        control.setblocking(False)
         self._control = control
+        self._on_close: Callable[[], None] | None = on_close
+        control.setblocking(False)
 
     async def exited(self) -> int:
         """The exit status as soon as the command itself ends (its pipes may live on).
@@ -189,9 +166,6 @@ class RemoteCommand:
         return self.returncode
 
     async def _next_message(self) -> None:
-        if self._control is None:  # never launched (or the launch failed): nothing runs
-            self._gone = True
-            return
         try:
             data = await asyncio.get_running_loop().sock_recv(self._control, 4096)
         except OSError:
@@ -211,12 +185,6 @@ class RemoteCommand:
 
     def stop(self) -> None:
         """Kill the command and everything it started (the keeper kills its whole domain)."""
-        if self._control is None:  # never launched: it never will be
-            self._gone = True
-            drop, self._launch, self._drop = self._drop, None, None
-            if drop is not None:
-                drop()
-            return
         if self._gone:
             return
         with contextlib.suppress(OSError):
@@ -224,8 +192,7 @@ class RemoteCommand:
 
     def close(self) -> None:
         self.stop()
-        if self._control is not None:
-            self._control.close()
+        self._control.close()
         if self._on_close is not None:
             self._on_close()
             self._on_close = None
@@ -303,41 +270,28 @@ class SpawnerProcess:
         env: dict[str, str],
         limits: list[tuple[int, int, int]],
     ) -> RemoteCommand:
-        """Ready `argv` for a child forked ahead: `launch()` the result to start it, then
-        `await exited()`.
+        """Hand `argv` to a child forked ahead, without waiting: `await exited()` on the result.
 
-        Everything but the send happens here, so launching costs the caller
-        one message. `limits` are (RLIMIT_* number, soft, hard) triples the
-        command gets.
+        `limits` are (RLIMIT_* number, soft, hard) triples the command gets.
+        Raises OSError when the spawner cannot take it.
         """
         request = json.dumps(
             {"argv": argv, "cwd": os.fspath(cwd), "env": env, "limits": limits}
         ).encode()
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
         try:
-            err_read, err_write = os.pipe2(os.O_CLOEXEC)
+            control = self._hand_over(request, out_write, err_write)
         except OSError:
             os.close(out_read)
-            os.close(out_write)
+            os.close(err_read)
             raise
-        writers = [out_write, err_write]
-
-        def drop() -> None:
-            # The child got its own copies (or never will): the app's ends go.
-            while writers:
-                os.close(writers.pop())
-
-        def launch() -> socket.socket:
-            try:
-                return self._hand_over(request, out_write, err_write)
-            finally:
-                drop()
-
+        finally:
+            os.close(out_write)
+            os.close(err_write)
         stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115 - the runner closes them
         stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
-        with self._lock:
-            self._running += 1
-        return RemoteCommand(stdout, stderr, launch, self._finished, drop)
+        return RemoteCommand(stdout, stderr, control, self._finished)
 
     def _hand_over(self, request: bytes, stdout: int, stderr: int) -> socket.socket:
         """Send the request to a child forked ahead; returns its keeper's control socket."""
@@ -360,6 +314,8 @@ class SpawnerProcess:
             raise
         finally:
             child.close()
+        with self._lock:
+            self._running += 1
         return control
 
     def _fork_ahead(self) -> tuple[socket.socket, socket.socket]:
