@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell import housekeeping, sandbox
 from hello_tui.tools.shell.landlock import (
     FS_IOCTL_DEV,
     FS_REFER,
@@ -382,7 +382,62 @@ async def test_the_private_folder_is_emptied_afterwards(world):
     )
     home, tmp = outcome.stdout.text().split()
     assert Path(home).name == "home" and Path(tmp).name == "tmp"
+    housekeeping.settle()  # emptied in the background, after the result
     assert list(Path(home).iterdir()) == [] and list(Path(tmp).iterdir()) == []
+
+
+@needs_landlock
+async def test_what_a_command_left_is_gone_for_the_next_even_before_housekeeping(
+    world, monkeypatch
+):
+    housekeeping.settle()
+    put_off: list = []
+    monkeypatch.setattr(housekeeping, "later", put_off.append)  # it never gets its turn
+    first = await run(world, "touch $HOME/.x $TMPDIR/y; mkdir $TMPDIR/d; echo $PPID")
+    assert first.exit_code == 0 and put_off  # the emptying (and the next keeper) waits
+    second = await run(world, "ls -A $HOME $TMPDIR; echo $PPID")
+    assert second.exit_code == 0
+    assert ".x" not in second.stdout.text() and "y" not in second.stdout.text().split()
+    # A keeper of its own, forked for it since none was forked ahead.
+    assert first.stdout.text().split()[-1] != second.stdout.text().split()[-1]
+
+
+@needs_landlock
+@pytest.mark.skipif(FOUND.landlock_abi < 6, reason="signal scoping needs Landlock ABI 6")
+async def test_the_next_command_cannot_reach_the_one_before_it(world):
+    pids: list[str] = []
+    cancel = asyncio.Event()
+    repo = world["repo"]
+
+    def heard(text: str, stream: str) -> None:
+        pids.extend(text.split())
+
+    first = asyncio.ensure_future(
+        run_command(
+            "echo $$ $PPID; sleep 30",
+            cwd=repo,
+            config=config_for(repo),
+            timeout=60,
+            on_output=heard,
+            cancel=cancel,
+        )
+    )
+    for _ in range(500):
+        if len(pids) == 2:
+            break
+        await asyncio.sleep(0.01)
+    command, keeper = pids
+    try:
+        second = await run(
+            world,
+            f"kill -0 {command} 2>/dev/null && echo reached-command; "
+            f"kill -0 {keeper} 2>/dev/null && echo reached-keeper; echo $PPID",
+        )
+    finally:
+        cancel.set()
+        await first
+    assert second.stdout.text().split() == [second.stdout.text().split()[-1]]
+    assert second.stdout.text().split()[-1] != keeper  # a fresh keeper, a domain of its own
 
 
 # ---------------------------------------------------------------- older kernels
@@ -481,6 +536,7 @@ def test_the_private_folder_is_emptied_only_when_no_command_uses_it(world):
         with CommandScope(config) as second:
             assert second.private_dir == first.private_dir
         assert (first.tmp / "mine").exists()  # the first command still runs
+    housekeeping.settle()
     assert list(first.tmp.iterdir()) == []
 
 

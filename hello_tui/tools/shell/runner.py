@@ -16,7 +16,8 @@ whose keeper ends every process the command started, `setsid` or not.
 Without a sandbox the app forks it, in a session of its own whose process
 group is stopped. Commands get stdin closed, the environment of
 `environment.py` and a private folder for HOME and TMPDIR that is emptied
-afterwards. A timeout, a cancellation or the end of the command stops it
+afterwards (in the background, or before the next command if it comes
+first). A timeout, a cancellation or the end of the command stops it
 all, so nothing it started lives on. stdout and stderr are captured apart;
 a pipeline reports every stage's exit status, so `pytest | tail` cannot
 hide a failing pytest.
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
-from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell import housekeeping, sandbox
 from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
 from hello_tui.tools.shell.parse import instrument
@@ -118,17 +119,23 @@ class PrivateFolder:
     Making and removing folders costs milliseconds on some file systems, and a
     stable folder lets read-only commands reuse one confined spawner thread.
     What a command leaves there is removed when no other command of the repo
-    is still running; the folder itself goes when the process ends.
+    is still running: in the background once its result is on its way
+    (`housekeeping.py`), or by the next command first if it comes sooner, so
+    no command ever sees what another left. The folder itself goes when the
+    process ends.
     """
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="hello-tui-cmd-")).resolve()
         self.home, self.tmp = private_dirs(self.root)
         self._users = 0
+        self._dirty = False  # a command left it, and it is not emptied yet
         self._lock = threading.Lock()
 
     def enter(self) -> None:
         with self._lock:
+            if self._dirty:
+                self._empty_now()
             if not self.home.is_dir() or not self.tmp.is_dir():
                 self.home, self.tmp = private_dirs(self.root)
             self._users += 1
@@ -138,8 +145,19 @@ class PrivateFolder:
             self._users -= 1
             if self._users:
                 return
-            for folder in (self.home, self.tmp):
-                _empty(folder)
+            self._dirty = True
+        housekeeping.later(self.tidy)
+
+    def tidy(self) -> None:
+        """Empty HOME and TMPDIR if no command uses them and one left them."""
+        with self._lock:
+            if self._dirty and not self._users:
+                self._empty_now()
+
+    def _empty_now(self) -> None:
+        for folder in (self.home, self.tmp):
+            _empty(folder)
+        self._dirty = False
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
