@@ -66,10 +66,10 @@ class TerminalTool(Tool):
 
     async def run(self, args: TerminalArgs, ctx: ToolContext) -> ToolResult:
         command = args.command.strip()
-        repo = ctx.repo.resolve()
-        cwd = session_cwd(ctx)
-        setting = ctx.settings.sandbox
         config = RunConfig.from_settings(ctx.settings)
+        repo = config.repo  # resolved once per settings
+        cwd = session_cwd(ctx)  # the `cd` target is checked anew for every command
+        setting = ctx.settings.sandbox
         state = ctx.settings.state.root
 
         def judge() -> _Judged:

@@ -579,3 +579,17 @@ def test_a_pyenv_shims_folder_on_path_grants_its_root(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     found = sandbox.program_dirs(str(root / "shims"))
     assert root.resolve() in found and (root / "shims").resolve() in found
+
+
+def test_a_run_config_is_made_once_per_settings_with_fresh_secrets(tmp_path, monkeypatch):
+    from hello_tui.config import load_settings
+
+    settings = load_settings(tmp_path, environ={"LLM_API_KEY": "key-of-the-session"})
+    first = RunConfig.from_settings(settings)
+    assert RunConfig.from_settings(settings) is first
+    assert first.repo == tmp_path.resolve() and "key-of-the-session" in first.secrets
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set-later-on")
+    later = RunConfig.from_settings(settings)
+    assert "sk-set-later-on" in later.secrets  # secrets are read for every command
+    other = load_settings(tmp_path, environ={"LLM_API_KEY": "another-key"})
+    assert RunConfig.from_settings(other).secrets != later.secrets

@@ -103,14 +103,31 @@ class RunConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunConfig:
+        """The config of `settings`' commands: made once per settings object (the repo's
+        path resolved then), with the secrets read anew each time."""
         values = tuple(os.environ.get(name, "") for name in SECRET_ENV_VARS)
         secrets = tuple(v for v in (*values, settings.api_key or "") if v)
-        return cls(
+        with _CONFIGS_LOCK:
+            found = _CONFIGS.get(id(settings))
+            if found is not None and found[0] is settings and found[1].secrets == secrets:
+                return found[1]
+        made = cls(
             repo=settings.repo.resolve(),
             state_dir=settings.state.root,
             sandbox=settings.sandbox,
             secrets=secrets,
         )
+        with _CONFIGS_LOCK:
+            # The settings object is kept with its config, so its id is not reused meanwhile.
+            _CONFIGS[id(settings)] = (settings, made)
+            while len(_CONFIGS) > _MAX_CONFIGS:
+                _CONFIGS.pop(next(iter(_CONFIGS)))
+        return made
+
+
+_MAX_CONFIGS = 8
+_CONFIGS: dict[int, tuple[Settings, RunConfig]] = {}
+_CONFIGS_LOCK = threading.Lock()
 
 
 class PrivateFolder:
