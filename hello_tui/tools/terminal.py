@@ -68,7 +68,7 @@ class TerminalTool(Tool):
         command = args.command.strip()
         config = RunConfig.from_settings(ctx.settings)
         repo = config.repo  # resolved once per settings
-        cwd = session_cwd(ctx)  # the `cd` target is checked anew for every command
+        cwd = session_cwd(ctx, repo)  # the `cd` target is checked anew for every command
         setting = ctx.settings.sandbox
         state = ctx.settings.state.root
 
@@ -258,9 +258,13 @@ def _answer(result: ToolResult) -> ToolResult:
     return result.model_copy(update={"declined": True})
 
 
-def session_cwd(ctx: ToolContext) -> Path:
-    """The terminal's directory: the session's `cd` target while it still exists in the repo."""
-    repo = ctx.repo.resolve()
+def session_cwd(ctx: ToolContext, repo: Path | None = None) -> Path:
+    """The terminal's directory: the session's `cd` target while it still exists in the repo.
+
+    `repo` is the repo's resolved path when the caller has it; the `cd` target
+    is resolved and checked here every time.
+    """
+    repo = repo or ctx.repo.resolve()
     if ctx.cwd is not None:
         cwd = ctx.cwd.resolve()
         if cwd.is_dir() and cwd.is_relative_to(repo):
