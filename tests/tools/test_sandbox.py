@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -593,3 +594,19 @@ def test_a_run_config_is_made_once_per_settings_with_fresh_secrets(tmp_path, mon
     assert "sk-set-later-on" in later.secrets  # secrets are read for every command
     other = load_settings(tmp_path, environ={"LLM_API_KEY": "another-key"})
     assert RunConfig.from_settings(other).secrets != later.secrets
+
+
+def test_housekeeping_runs_each_job_once_shortly_after_and_settle_runs_them_now():
+    done: list[str] = []
+    housekeeping.later(lambda: done.append("first"))
+    housekeeping.later(lambda: done.append("second"))
+    for _ in range(200):  # the timer's grace, then the thread
+        if len(done) == 2:
+            break
+        time.sleep(0.005)
+    assert done == ["first", "second"]
+    housekeeping.later(lambda: done.append("third"))
+    housekeeping.settle()
+    assert done == ["first", "second", "third"]
+    time.sleep(housekeeping.GRACE * 4)
+    assert done == ["first", "second", "third"]  # never twice
