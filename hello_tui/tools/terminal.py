@@ -42,6 +42,7 @@ from hello_tui.tools.shell.runner import (
     run_command,
     runnable_without_shell,
 )
+from hello_tui.tools.shell.spawner import wake_recent
 
 MODEL_OUTPUT_LIMIT = 64 * 1024
 SIGPIPE_STATUS = 141  # a stage stopped because the next one quit reading (`| head`)
@@ -65,6 +66,8 @@ class TerminalTool(Tool):
     classify: Callable[..., PolicyVerdict] = staticmethod(classify)
 
     async def run(self, args: TerminalArgs, ctx: ToolContext) -> ToolResult:
+        if ctx.settings.sandbox != "off":
+            wake_recent()  # its child forked ahead takes the command at once if it runs
         command = args.command.strip()
         config = RunConfig.from_settings(ctx.settings)
         repo = config.repo  # resolved once per settings

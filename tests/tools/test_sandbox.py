@@ -610,3 +610,16 @@ def test_housekeeping_runs_each_job_once_shortly_after_and_settle_runs_them_now(
     assert done == ["first", "second", "third"]
     time.sleep(housekeeping.GRACE * 4)
     assert done == ["first", "second", "third"]  # never twice
+
+
+@needs_landlock
+async def test_wake_words_before_a_command_are_not_taken_for_it(world):
+    from hello_tui.tools.shell import spawner
+
+    assert (await run(world, ["echo", "one"])).stdout.text() == "one\n"
+    housekeeping.settle()  # the next keeper and child are forked ahead
+    spawner.wake_recent()
+    spawner.wake_recent()
+    await asyncio.sleep(0.01)  # the child is awake, watching for the request
+    second = await run(world, ["echo", "two"])
+    assert second.stdout.text() == "two\n" and second.exit_code == 0

@@ -47,7 +47,7 @@ from typing import IO, Any
 
 from hello_tui.tools.shell import housekeeping
 from hello_tui.tools.shell.seccomp import SYS_SECCOMP
-from hello_tui.tools.shell.spawner_main import MESSAGE_SIZE, PROBE_NO_PID_MAX
+from hello_tui.tools.shell.spawner_main import MESSAGE_SIZE, PROBE_NO_PID_MAX, WAKE
 
 # MESSAGE_SIZE and the probe's exit codes have one home, the spawner's own file.
 MAX_SPAWNERS = 8
@@ -295,6 +295,14 @@ class SpawnerProcess:
         stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
         return RemoteCommand(stdout, stderr, control, self._finished)
 
+    def wake(self) -> None:
+        """A command may come soon: the child forked ahead stays awake a moment to take it."""
+        with self._lock:
+            ahead = self._ahead
+            if ahead is not None:
+                with contextlib.suppress(OSError):
+                    ahead[1].send(WAKE, socket.MSG_DONTWAIT)
+
     def _hand_over(self, request: bytes, stdout: int, stderr: int) -> socket.socket:
         """Send the request to a child forked ahead; returns its keeper's control socket."""
         with self._lock:
@@ -383,6 +391,14 @@ class SpawnerProcess:
 
 _SPAWNERS: OrderedDict[Hashable, SpawnerProcess] = OrderedDict()
 _LOCK = threading.Lock()
+
+
+def wake_recent() -> None:
+    """A command is about to be judged: wake the most recently used spawner's next child."""
+    with _LOCK:
+        recent = next(reversed(_SPAWNERS.values()), None)
+    if recent is not None:
+        recent.wake()
 
 
 def live_spawner(key: Hashable) -> SpawnerProcess | None:
