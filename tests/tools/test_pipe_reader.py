@@ -56,3 +56,19 @@ async def test_flush_leaves_a_pipe_still_held_open_to_the_loop():
     await asyncio.wait_for(reader.done, 5)
     assert b"".join(got) == b"early\nlate\n"
     transport.close()
+
+
+def test_a_capture_keeps_head_and_tail_and_says_what_it_left_out():
+    from hello_tui.tools.shell.processes import OutputCapture
+
+    small = OutputCapture(limit=16)
+    small.add("héllo".encode())
+    assert small.text() == "héllo" and small.data() == "héllo".encode()
+    whole = OutputCapture(limit=16)
+    whole.add(b"0123456789")  # past the head's half, all kept
+    assert whole.text() == "0123456789" and whole.dropped == 0
+    flooded = OutputCapture(limit=16)
+    for _ in range(10):
+        flooded.add(b"abcdefgh")
+    assert flooded.dropped > 0 and flooded.text().startswith("abcdefgh\n[… ")
+    assert flooded.text().endswith("bytes not kept …]\n" + flooded.tail.decode())
