@@ -21,7 +21,10 @@ watches from then on, and the child's channel. `start` only sends the
 request down that channel, never through the spawner; the next pair is
 forked in the background once the command has ended and its result is on
 its way (`housekeeping.py`), so those forks compete neither with a
-command's start nor with its report. The keeper's one message when the command ends (its exit
+command's start nor with its report. When the terminal starts judging a
+command it says "wake" to the child forked ahead (`wake_recent`), which
+then watches its channel for a moment instead of sleeping: a sleeping
+process is slow to run again, on a virtual machine most of all. The keeper's one message when the command ends (its exit
 status, or the errno exec failed with) is read on the event loop.
 """
 
