@@ -623,3 +623,18 @@ async def test_wake_words_before_a_command_are_not_taken_for_it(world):
     await asyncio.sleep(0.01)  # the child is awake, watching for the request
     second = await run(world, ["echo", "two"])
     assert second.stdout.text() == "two\n" and second.exit_code == 0
+
+
+def test_a_program_found_on_path_before_is_looked_for_again_once_it_is_gone(tmp_path):
+    from hello_tui.tools.shell.runner import runnable_without_shell
+
+    folder = _program(tmp_path / "bin", "tool", "x").parent
+    path = f"{folder}{os.pathsep}/usr/bin"
+    assert runnable_without_shell(["tool"], tmp_path, path)
+    assert runnable_without_shell(["tool"], tmp_path, path)  # the remembered one
+    (folder / "tool").chmod(0o644)
+    assert not runnable_without_shell(["tool"], tmp_path, path)
+    (folder / "tool").unlink()
+    assert not runnable_without_shell(["tool"], tmp_path, path)
+    _program(tmp_path / "bin", "tool", "back")
+    assert runnable_without_shell(["tool"], tmp_path, path)

@@ -287,7 +287,23 @@ def runnable_without_shell(argv: Sequence[str], cwd: Path, path_value: str | Non
     if "/" in name:
         target = cwd / name
         return target.is_file() and os.access(target, os.X_OK)
-    return shutil.which(name, path=path_value) is not None
+    # The program found last time for this PATH, if it is still there and executable: the
+    # answer is the same (which would find it, or one before it), for one stat, not one a folder.
+    key = (name, path_value)
+    known = _FOUND_ON_PATH.get(key)
+    if known is not None and os.path.isfile(known) and os.access(known, os.X_OK):
+        return True
+    found = shutil.which(name, path=path_value)
+    if found is None or not os.path.isabs(found):
+        _FOUND_ON_PATH.pop(key, None)
+        return found is not None
+    if len(_FOUND_ON_PATH) >= 256:
+        _FOUND_ON_PATH.clear()
+    _FOUND_ON_PATH[key] = found
+    return True
+
+
+_FOUND_ON_PATH: dict[tuple[str, str | None], str] = {}
 
 
 @dataclass
