@@ -42,6 +42,7 @@ from hello_tui.tools.shell.runner import (
     run_command,
     runnable_without_shell,
 )
+from hello_tui.tools.shell.spawner import wake_recent
 
 MODEL_OUTPUT_LIMIT = 64 * 1024
 SIGPIPE_STATUS = 141  # a stage stopped because the next one quit reading (`| head`)
@@ -65,11 +66,13 @@ class TerminalTool(Tool):
     classify: Callable[..., PolicyVerdict] = staticmethod(classify)
 
     async def run(self, args: TerminalArgs, ctx: ToolContext) -> ToolResult:
+        if ctx.settings.sandbox != "off":
+            wake_recent()  # its child forked ahead takes the command at once if it runs
         command = args.command.strip()
-        repo = ctx.repo.resolve()
-        cwd = session_cwd(ctx)
-        setting = ctx.settings.sandbox
         config = RunConfig.from_settings(ctx.settings)
+        repo = config.repo  # resolved once per settings
+        cwd = session_cwd(ctx, repo)  # the `cd` target is checked anew for every command
+        setting = ctx.settings.sandbox
         state = ctx.settings.state.root
 
         def judge() -> _Judged:
@@ -258,9 +261,13 @@ def _answer(result: ToolResult) -> ToolResult:
     return result.model_copy(update={"declined": True})
 
 
-def session_cwd(ctx: ToolContext) -> Path:
-    """The terminal's directory: the session's `cd` target while it still exists in the repo."""
-    repo = ctx.repo.resolve()
+def session_cwd(ctx: ToolContext, repo: Path | None = None) -> Path:
+    """The terminal's directory: the session's `cd` target while it still exists in the repo.
+
+    `repo` is the repo's resolved path when the caller has it; the `cd` target
+    is resolved and checked here every time.
+    """
+    repo = repo or ctx.repo.resolve()
     if ctx.cwd is not None:
         cwd = ctx.cwd.resolve()
         if cwd.is_dir() and cwd.is_relative_to(repo):

@@ -14,12 +14,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell import housekeeping, sandbox
 from hello_tui.tools.shell.landlock import (
     FS_IOCTL_DEV,
     FS_REFER,
@@ -134,6 +135,58 @@ async def test_a_program_that_cannot_start_is_a_start_error(world, mode):
     assert not_executable.exit_code is None
     assert not_executable.start_error.endswith("plain.txt: Permission denied")
     assert (await run(world, ["cat", "a.txt"], mode=mode)).stdout.text() == "inside\n"
+
+
+def _program(folder: Path, name: str, says: str, executable: bool = True) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text(f"#!/bin/sh\necho {says}\n")
+    program.chmod(0o755 if executable else 0o644)
+    return program
+
+
+def _with_path(*folders: str) -> dict[str, str]:
+    return {"PATH": os.pathsep.join(folders)}
+
+
+@needs_landlock
+async def test_a_name_is_found_on_path_as_execvp_finds_it(world, tmp_path):
+    system = os.environ.get("PATH", "/usr/bin:/bin")
+    first, second = tmp_path / "first", tmp_path / "second"
+    _program(first, "tool", "first", executable=False)
+    _program(second, "tool", "second")
+    # An earlier candidate that exists but may not run does not stop the search.
+    found = await run(world, ["tool"], environ=_with_path(str(first), str(second), system))
+    assert found.stdout.text() == "second\n" and found.exit_code == 0
+    # Nothing else found: its error is the one reported, not "no such file".
+    refused = await run(world, ["tool"], environ=_with_path("/no/such/folder", str(first), system))
+    assert refused.exit_code is None and refused.start_error.endswith("tool: Permission denied")
+    missing = await run(world, ["no-such-tool"], environ=_with_path(str(first), system))
+    assert missing.start_error.endswith("no-such-tool: No such file or directory")
+
+
+@needs_landlock
+async def test_an_empty_path_entry_is_the_current_folder(world):
+    # Approved commands may run programs of the repo (read-only ones may not execute there).
+    _program(world["repo"], "here", "from-cwd")
+    system = os.environ.get("PATH", "/usr/bin:/bin")
+    found = await run(world, ["here"], mode="approved", environ=_with_path("/no/such", "", system))
+    assert found.stdout.text() == "from-cwd\n"
+    unlisted = await run(world, ["here"], mode="approved", environ=_with_path(system))
+    assert unlisted.start_error.endswith("here: No such file or directory")
+
+
+@needs_landlock
+async def test_a_name_with_a_slash_is_never_looked_up_on_path(world, tmp_path):
+    _program(tmp_path / "bin" / "sub", "tool", "from-path")
+    _program(world["repo"] / "sub", "tool", "from-cwd")
+    system = os.environ.get("PATH", "/usr/bin:/bin")
+    environ = _with_path(str(tmp_path / "bin"), system)
+    found = await run(world, ["sub/tool"], mode="approved", environ=environ)
+    assert found.stdout.text() == "from-cwd\n"
+    (world["repo"] / "sub" / "tool").unlink()
+    missing = await run(world, ["sub/tool"], mode="approved", environ=environ)
+    assert missing.start_error.endswith("sub/tool: No such file or directory")
 
 
 @needs_landlock
@@ -330,7 +383,62 @@ async def test_the_private_folder_is_emptied_afterwards(world):
     )
     home, tmp = outcome.stdout.text().split()
     assert Path(home).name == "home" and Path(tmp).name == "tmp"
+    housekeeping.settle()  # emptied in the background, after the result
     assert list(Path(home).iterdir()) == [] and list(Path(tmp).iterdir()) == []
+
+
+@needs_landlock
+async def test_what_a_command_left_is_gone_for_the_next_even_before_housekeeping(
+    world, monkeypatch
+):
+    housekeeping.settle()
+    put_off: list = []
+    monkeypatch.setattr(housekeeping, "later", put_off.append)  # it never gets its turn
+    first = await run(world, "touch $HOME/.x $TMPDIR/y; mkdir $TMPDIR/d; echo $PPID")
+    assert first.exit_code == 0 and put_off  # the emptying (and the next keeper) waits
+    second = await run(world, "ls -A $HOME $TMPDIR; echo $PPID")
+    assert second.exit_code == 0
+    assert ".x" not in second.stdout.text() and "y" not in second.stdout.text().split()
+    # A keeper of its own, forked for it since none was forked ahead.
+    assert first.stdout.text().split()[-1] != second.stdout.text().split()[-1]
+
+
+@needs_landlock
+@pytest.mark.skipif(FOUND.landlock_abi < 6, reason="signal scoping needs Landlock ABI 6")
+async def test_the_next_command_cannot_reach_the_one_before_it(world):
+    pids: list[str] = []
+    cancel = asyncio.Event()
+    repo = world["repo"]
+
+    def heard(text: str, stream: str) -> None:
+        pids.extend(text.split())
+
+    first = asyncio.ensure_future(
+        run_command(
+            "echo $$ $PPID; sleep 30",
+            cwd=repo,
+            config=config_for(repo),
+            timeout=60,
+            on_output=heard,
+            cancel=cancel,
+        )
+    )
+    for _ in range(500):
+        if len(pids) == 2:
+            break
+        await asyncio.sleep(0.01)
+    command, keeper = pids
+    try:
+        second = await run(
+            world,
+            f"kill -0 {command} 2>/dev/null && echo reached-command; "
+            f"kill -0 {keeper} 2>/dev/null && echo reached-keeper; echo $PPID",
+        )
+    finally:
+        cancel.set()
+        await first
+    assert second.stdout.text().split() == [second.stdout.text().split()[-1]]
+    assert second.stdout.text().split()[-1] != keeper  # a fresh keeper, a domain of its own
 
 
 # ---------------------------------------------------------------- older kernels
@@ -429,6 +537,7 @@ def test_the_private_folder_is_emptied_only_when_no_command_uses_it(world):
         with CommandScope(config) as second:
             assert second.private_dir == first.private_dir
         assert (first.tmp / "mine").exists()  # the first command still runs
+    housekeeping.settle()
     assert list(first.tmp.iterdir()) == []
 
 
@@ -471,3 +580,61 @@ def test_a_pyenv_shims_folder_on_path_grants_its_root(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     found = sandbox.program_dirs(str(root / "shims"))
     assert root.resolve() in found and (root / "shims").resolve() in found
+
+
+def test_a_run_config_is_made_once_per_settings_with_fresh_secrets(tmp_path, monkeypatch):
+    from hello_tui.config import load_settings
+
+    settings = load_settings(tmp_path, environ={"LLM_API_KEY": "key-of-the-session"})
+    first = RunConfig.from_settings(settings)
+    assert RunConfig.from_settings(settings) is first
+    assert first.repo == tmp_path.resolve() and "key-of-the-session" in first.secrets
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set-later-on")
+    later = RunConfig.from_settings(settings)
+    assert "sk-set-later-on" in later.secrets  # secrets are read for every command
+    other = load_settings(tmp_path, environ={"LLM_API_KEY": "another-key"})
+    assert RunConfig.from_settings(other).secrets != later.secrets
+
+
+def test_housekeeping_runs_each_job_once_shortly_after_and_settle_runs_them_now():
+    done: list[str] = []
+    housekeeping.later(lambda: done.append("first"))
+    housekeeping.later(lambda: done.append("second"))
+    for _ in range(200):  # the timer's grace, then the thread
+        if len(done) == 2:
+            break
+        time.sleep(0.005)
+    assert done == ["first", "second"]
+    housekeeping.later(lambda: done.append("third"))
+    housekeeping.settle()
+    assert done == ["first", "second", "third"]
+    time.sleep(housekeeping.GRACE * 4)
+    assert done == ["first", "second", "third"]  # never twice
+
+
+@needs_landlock
+async def test_wake_words_before_a_command_are_not_taken_for_it(world):
+    from hello_tui.tools.shell import spawner
+
+    assert (await run(world, ["echo", "one"])).stdout.text() == "one\n"
+    housekeeping.settle()  # the next keeper and child are forked ahead
+    spawner.wake_recent()
+    spawner.wake_recent()
+    await asyncio.sleep(0.01)  # the child is awake, watching for the request
+    second = await run(world, ["echo", "two"])
+    assert second.stdout.text() == "two\n" and second.exit_code == 0
+
+
+def test_a_program_found_on_path_before_is_looked_for_again_once_it_is_gone(tmp_path):
+    from hello_tui.tools.shell.runner import runnable_without_shell
+
+    folder = _program(tmp_path / "bin", "tool", "x").parent
+    path = f"{folder}{os.pathsep}/usr/bin"
+    assert runnable_without_shell(["tool"], tmp_path, path)
+    assert runnable_without_shell(["tool"], tmp_path, path)  # the remembered one
+    (folder / "tool").chmod(0o644)
+    assert not runnable_without_shell(["tool"], tmp_path, path)
+    (folder / "tool").unlink()
+    assert not runnable_without_shell(["tool"], tmp_path, path)
+    _program(tmp_path / "bin", "tool", "back")
+    assert runnable_without_shell(["tool"], tmp_path, path)

@@ -123,7 +123,8 @@ def command_environment(
     """
     home, tmp = folders or private_dirs(private_dir)
     env = {name: source[name] for name in PASSED_THROUGH if source.get(name)}
-    env.update({name: value for name, value in source.items() if name.startswith("LC_")})
+    # The names alone are walked: reading every value of os.environ decodes them all.
+    env.update({name: source[name] for name in source if name.startswith("LC_")})
     env.setdefault("PATH", DEFAULT_PATH)
     venv = source.get("VIRTUAL_ENV")
     if venv and any(Path(os.path.realpath(venv)).is_relative_to(r) for r in readable):

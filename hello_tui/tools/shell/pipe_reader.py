@@ -61,20 +61,23 @@ class PipeReader(asyncio.Protocol):
     def flush(self) -> None:
         """Read on without resting: the writer has ended (or is being stopped).
 
-        What it left is read at once, not on the loop's next turn; the pipe
-        is watched again only if something still holds it open.
+        What it left, and its end, are read at once, resting or not, not on
+        the loop's next turns; the pipe is watched again only if something
+        still holds it open.
         """
         self._flushing = True
-        if self._resting is None or self._transport is None:
+        if self._transport is None or self._transport.is_closing():
             return
-        self._resting.cancel()
-        self._resting = None
+        resting, self._resting = self._resting, None
+        if resting is not None:
+            resting.cancel()
         pipe = self._transport.get_extra_info("pipe")
         while True:
             try:
                 data = os.read(pipe.fileno(), _FLUSH_READ)
             except BlockingIOError:
-                self._transport.resume_reading()
+                if resting is not None:
+                    self._transport.resume_reading()
                 return
             except OSError:
                 data = b""

@@ -57,13 +57,15 @@ class OutputCapture:
 
     def data(self) -> bytes:
         """Every byte kept (all of them when nothing was dropped)."""
-        return bytes(self.head) + bytes(self.tail)
+        return bytes(self.head + self.tail) if self.tail else bytes(self.head)
 
     def text(self) -> str:
-        head = bytes(self.head).decode("utf-8", errors="replace")
+        if not self.tail:  # all of it fits the head: decoded where it lies, no copy first
+            return self.head.decode("utf-8", errors="replace")
         if not self.dropped:
-            return self.data().decode("utf-8", errors="replace")
-        tail = bytes(self.tail).decode("utf-8", errors="replace")
+            return (self.head + self.tail).decode("utf-8", errors="replace")
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
         return f"{head}\n[… {self.dropped} bytes not kept …]\n{tail}"
 
 

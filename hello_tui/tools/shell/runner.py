@@ -16,7 +16,8 @@ whose keeper ends every process the command started, `setsid` or not.
 Without a sandbox the app forks it, in a session of its own whose process
 group is stopped. Commands get stdin closed, the environment of
 `environment.py` and a private folder for HOME and TMPDIR that is emptied
-afterwards. A timeout, a cancellation or the end of the command stops it
+afterwards (in the background, or before the next command if it comes
+first). A timeout, a cancellation or the end of the command stops it
 all, so nothing it started lives on. stdout and stderr are captured apart;
 a pipeline reports every stage's exit status, so `pytest | tail` cannot
 hide a failing pytest.
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
-from hello_tui.tools.shell import sandbox
+from hello_tui.tools.shell import housekeeping, sandbox
 from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
 from hello_tui.tools.shell.parse import instrument
@@ -102,14 +103,31 @@ class RunConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunConfig:
+        """The config of `settings`' commands: made once per settings object (the repo's
+        path resolved then), with the secrets read anew each time."""
         values = tuple(os.environ.get(name, "") for name in SECRET_ENV_VARS)
         secrets = tuple(v for v in (*values, settings.api_key or "") if v)
-        return cls(
+        with _CONFIGS_LOCK:
+            found = _CONFIGS.get(id(settings))
+            if found is not None and found[0] is settings and found[1].secrets == secrets:
+                return found[1]
+        made = cls(
             repo=settings.repo.resolve(),
             state_dir=settings.state.root,
             sandbox=settings.sandbox,
             secrets=secrets,
         )
+        with _CONFIGS_LOCK:
+            # The settings object is kept with its config, so its id is not reused meanwhile.
+            _CONFIGS[id(settings)] = (settings, made)
+            while len(_CONFIGS) > _MAX_CONFIGS:
+                _CONFIGS.pop(next(iter(_CONFIGS)))
+        return made
+
+
+_MAX_CONFIGS = 8
+_CONFIGS: dict[int, tuple[Settings, RunConfig]] = {}
+_CONFIGS_LOCK = threading.Lock()
 
 
 class PrivateFolder:
@@ -118,17 +136,23 @@ class PrivateFolder:
     Making and removing folders costs milliseconds on some file systems, and a
     stable folder lets read-only commands reuse one confined spawner thread.
     What a command leaves there is removed when no other command of the repo
-    is still running; the folder itself goes when the process ends.
+    is still running: in the background once its result is on its way
+    (`housekeeping.py`), or by the next command first if it comes sooner, so
+    no command ever sees what another left. The folder itself goes when the
+    process ends.
     """
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="hello-tui-cmd-")).resolve()
         self.home, self.tmp = private_dirs(self.root)
         self._users = 0
+        self._dirty = False  # a command left it, and it is not emptied yet
         self._lock = threading.Lock()
 
     def enter(self) -> None:
         with self._lock:
+            if self._dirty:
+                self._empty_now()
             if not self.home.is_dir() or not self.tmp.is_dir():
                 self.home, self.tmp = private_dirs(self.root)
             self._users += 1
@@ -138,8 +162,19 @@ class PrivateFolder:
             self._users -= 1
             if self._users:
                 return
-            for folder in (self.home, self.tmp):
-                _empty(folder)
+            self._dirty = True
+        housekeeping.later(self.tidy)
+
+    def tidy(self) -> None:
+        """Empty HOME and TMPDIR if no command uses them and one left them."""
+        with self._lock:
+            if self._dirty and not self._users:
+                self._empty_now()
+
+    def _empty_now(self) -> None:
+        for folder in (self.home, self.tmp):
+            _empty(folder)
+        self._dirty = False
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -252,7 +287,23 @@ def runnable_without_shell(argv: Sequence[str], cwd: Path, path_value: str | Non
     if "/" in name:
         target = cwd / name
         return target.is_file() and os.access(target, os.X_OK)
-    return shutil.which(name, path=path_value) is not None
+    # The program found last time for this PATH, if it is still there and executable: the
+    # answer is the same (which would find it, or one before it), for one stat, not one a folder.
+    key = (name, path_value)
+    known = _FOUND_ON_PATH.get(key)
+    if known is not None and os.path.isfile(known) and os.access(known, os.X_OK):
+        return True
+    found = shutil.which(name, path=path_value)
+    if found is None or not os.path.isabs(found):
+        _FOUND_ON_PATH.pop(key, None)
+        return found is not None
+    if len(_FOUND_ON_PATH) >= 256:
+        _FOUND_ON_PATH.clear()
+    _FOUND_ON_PATH[key] = found
+    return True
+
+
+_FOUND_ON_PATH: dict[tuple[str, str | None], str] = {}
 
 
 @dataclass

@@ -19,8 +19,12 @@ does not. The spawner forks each command's keeper and child ahead, on two
 sockets the app sent it: the command's control socket, which the keeper
 watches from then on, and the child's channel. `start` only sends the
 request down that channel, never through the spawner; the next pair is
-forked once the command has ended, so those forks never compete with a
-command's start. The keeper's one message when the command ends (its exit
+forked in the background once the command has ended and its result is on
+its way (`housekeeping.py`), so those forks compete neither with a
+command's start nor with its report. When the terminal starts judging a
+command it says "wake" to the child forked ahead (`wake_recent`), which
+then watches its channel for a moment instead of sleeping: a sleeping
+process is slow to run again, on a virtual machine most of all. The keeper's one message when the command ends (its exit
 status, or the errno exec failed with) is read on the event loop.
 """
 
@@ -44,8 +48,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
+from hello_tui.tools.shell import housekeeping
 from hello_tui.tools.shell.seccomp import SYS_SECCOMP
-from hello_tui.tools.shell.spawner_main import MESSAGE_SIZE, PROBE_NO_PID_MAX
+from hello_tui.tools.shell.spawner_main import MESSAGE_SIZE, PROBE_NO_PID_MAX, WAKE
 
 # MESSAGE_SIZE and the probe's exit codes have one home, the spawner's own file.
 MAX_SPAWNERS = 8
@@ -293,6 +298,14 @@ class SpawnerProcess:
         stderr = open(err_read, "rb", buffering=0)  # noqa: SIM115
         return RemoteCommand(stdout, stderr, control, self._finished)
 
+    def wake(self) -> None:
+        """A command may come soon: the child forked ahead stays awake a moment to take it."""
+        with self._lock:
+            ahead = self._ahead
+            if ahead is not None:
+                with contextlib.suppress(OSError):
+                    ahead[1].send(WAKE, socket.MSG_DONTWAIT)
+
     def _hand_over(self, request: bytes, stdout: int, stderr: int) -> socket.socket:
         """Send the request to a child forked ahead; returns its keeper's control socket."""
         with self._lock:
@@ -339,15 +352,23 @@ class SpawnerProcess:
         return control, child
 
     def _finished(self) -> None:
-        """A command ended: fork the next one's keeper and child now, not while one starts."""
+        """A command ended: the next one's keeper and child are forked in the background,
+        after this command's result (a command that comes first forks its own)."""
         with self._lock:
             self._running -= 1
             idle = self._retired and not self._running
-            if not self._retired and self._ahead is None:
-                with contextlib.suppress(OSError):
-                    self._ahead = self._fork_ahead()
+            refill = not self._retired and self._ahead is None
         if idle:
             self.close()
+        elif refill:
+            housekeeping.later(self._refill)
+
+    def _refill(self) -> None:
+        """Fork a keeper and child ahead, unless one waits already or the spawner is done."""
+        with self._lock:
+            if not self._retired and self._ahead is None and self.alive:
+                with contextlib.suppress(OSError):
+                    self._ahead = self._fork_ahead()
 
     def retire(self) -> None:
         """Close once no command of this spawner runs any more (closing kills them)."""
@@ -359,9 +380,11 @@ class SpawnerProcess:
 
     def close(self) -> None:
         """Closing the socket ends the spawner, and with its namespace every command left."""
-        with contextlib.suppress(OSError):
-            self._sock.close()
-        ahead, self._ahead = getattr(self, "_ahead", None), None
+        with self._lock:  # no keeper is forked ahead from here on
+            self._retired = True
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            ahead, self._ahead = getattr(self, "_ahead", None), None
         for end in ahead or ():
             end.close()  # the keeper and child forked ahead end on their own
         process = self.process if hasattr(self, "process") else None
@@ -371,6 +394,14 @@ class SpawnerProcess:
 
 _SPAWNERS: OrderedDict[Hashable, SpawnerProcess] = OrderedDict()
 _LOCK = threading.Lock()
+
+
+def wake_recent() -> None:
+    """A command is about to be judged: wake the most recently used spawner's next child."""
+    with _LOCK:
+        recent = next(reversed(_SPAWNERS.values()), None)
+    if recent is not None:
+        recent.wake()
 
 
 def live_spawner(key: Hashable) -> SpawnerProcess | None:
