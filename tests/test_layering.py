@@ -133,8 +133,30 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
 # `undo` and `history`; apply holds no key to hide (ctypes makes the app undumpable) and
 # logs nothing (logging is loaded for an uncaught error only); TOML is read only when
 # there is a user config file; temp files are made without `tempfile` (and `random`); a
-# plain command line is read without argparse (and the gettext, locale and shutil behind it).
+# plain command line is read without argparse (and the gettext, locale and shutil behind it);
+# the UI, the model client and their libraries are never needed; base64, zlib and quopri
+# serve binary patches and encoded mails only, difflib only explains a patch that does not
+# match.
 APPLY_NEVER_IMPORTS = (
+    "textual",
+    "rich",
+    "openai",
+    "httpx",
+    "httpx2",
+    "pydantic",
+    "tiktoken",
+    "mcp",
+    "yaml",
+    "hello_tui.app",
+    "hello_tui.engine",
+    "hello_tui.agent",
+    "hello_tui.llm",
+    "base64",
+    "binascii",
+    "zlib",
+    "quopri",
+    "difflib",
+    "string",
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
     "unidiff",

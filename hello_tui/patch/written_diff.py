@@ -28,9 +28,6 @@ the changes into hunks.
 
 from __future__ import annotations
 
-import string
-import zlib
-from base64 import b85encode
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -230,7 +227,7 @@ def _ops_from_hunks(hunks: Sequence[Hunk], a: Lines, b: Lines) -> list[Op] | Non
 
 
 # xdiff's default rule (`def_ff`): a function line starts with an ASCII letter, `_` or `$`.
-_FUNCNAME_START = frozenset(string.ascii_letters + "_$")
+_FUNCNAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
 
 
 class _FuncContext:
@@ -323,6 +320,9 @@ def _text_hunks(change: FileChange, context: int) -> list[HunkDiff]:
 
 def _base85_lines(data: bytes) -> list[str]:
     """git's data lines: a length letter, then base85 of the (zero-padded) 4-byte groups."""
+    import zlib  # here: a diff of text files never needs them
+    from base64 import b85encode
+
     deflated = zlib.compress(data, 9)
     out = []
     for k in range(0, len(deflated), 52):
