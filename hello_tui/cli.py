@@ -213,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     command = args.command or "tui"
     if command in PATCH_COMMANDS:
+        # dataclasses imports inspect for classes without a docstring only: the engine's
+        # all have one (tests/test_layering.py), so inspect is loaded only if used.
+        from hello_tui.core.lazy_module import defer
+
+        defer("inspect")
         code = _run(args, command)
         _FINISHED_PATCH_COMMAND = True
         return code

@@ -157,6 +157,11 @@ APPLY_NEVER_IMPORTS = (
     "quopri",
     "difflib",
     "string",
+    # inspect is deferred (core/lazy_module.py): what it would bring must stay out.
+    "ast",
+    "dis",
+    "tokenize",
+    "linecache",
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
     "unidiff",
@@ -233,3 +238,44 @@ def test_the_dataclasses_apply_loads_have_docstrings():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
+
+
+DEFERRED = '''
+import sys
+from hello_tui.core.lazy_module import defer, is_loaded
+defer("inspect")
+import dataclasses, inspect
+
+@dataclasses.dataclass
+class Documented:
+    """A docstring: dataclasses needs no signature."""
+    a: int
+
+print("BEFORE", is_loaded("inspect"), "ast" in sys.modules)
+
+@dataclasses.dataclass
+class Bare:
+    a: int
+
+real = sys.modules["inspect"]
+print("AFTER", is_loaded("inspect"), Bare.__doc__, inspect.signature is real.signature)
+defer("json")
+from json import dumps
+print("FROM", dumps([1]), is_loaded("json"))
+'''
+
+
+def test_a_deferred_module_loads_at_its_first_use_and_is_the_real_one_after():
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", DEFERRED],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(Path(hello_tui.__file__).resolve().parents[1])},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "BEFORE False False",
+        "AFTER True Bare(a: int) True",
+        "FROM [1] True",
+    ]
