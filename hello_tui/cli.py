@@ -213,11 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     command = args.command or "tui"
     if command in PATCH_COMMANDS:
-        # dataclasses imports inspect for classes without a docstring only: the engine's
-        # all have one (tests/test_layering.py), so inspect is loaded only if used.
+        # dataclasses imports inspect for classes without a docstring only (the engine's
+        # all have one, tests/test_layering.py), urllib.parse (for pathlib) ipaddress for
+        # a bracketed host only, pathlib ntpath for Windows paths only: each is loaded
+        # only if used.
         from hello_tui.core.lazy_module import defer
 
-        defer("inspect")
+        for name in ("inspect", "ipaddress", "ntpath"):
+            defer(name)
         code = _run(args, command)
         _FINISHED_PATCH_COMMAND = True
         return code

@@ -157,7 +157,10 @@ APPLY_NEVER_IMPORTS = (
     "quopri",
     "difflib",
     "string",
-    # inspect is deferred (core/lazy_module.py): what it would bring must stay out.
+    # Deferred (core/lazy_module.py) and unused: neither they nor what they bring load.
+    "inspect",
+    "ipaddress",
+    "ntpath",
     "ast",
     "dis",
     "tokenize",
@@ -187,7 +190,8 @@ def test_apply_loads_only_what_applying_needs(tmp_path):
         "import sys\n"
         "from hello_tui.cli import main\n"
         f"rc = main(['apply', '--yes', '--repo', {str(tmp_path)!r}, {str(patch)!r}])\n"
-        f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if m in sys.modules]\n"
+        "from hello_tui.core.lazy_module import is_loaded\n"
+        f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if is_loaded(m)]\n"
         "print('RC=%d LOADED=%s' % (rc, ','.join(loaded)))\n"
     )
     # No user config file; -S: only what apply imports counts, not what this machine's
