@@ -18,10 +18,11 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from hello_tui import __version__
 from hello_tui.commands import patch_args
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 
 if TYPE_CHECKING:
     import argparse

@@ -157,6 +157,7 @@ APPLY_NEVER_IMPORTS = (
     "quopri",
     "difflib",
     "string",
+    "typing",  # annotations only: under TYPE_CHECKING, which is False at run time
     # Deferred (core/lazy_module.py) and unused: neither they nor what they bring load.
     "inspect",
     "ipaddress",

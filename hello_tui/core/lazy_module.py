@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def defer(name: str) -> None:

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Literal
 
 from hello_tui.patch.types import PatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Literal
 
 # base64 and zlib are imported where a binary patch is read: a text patch never needs them.
 

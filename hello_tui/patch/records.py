@@ -22,11 +22,14 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable
 from hello_tui.patch.lines import sha256
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"

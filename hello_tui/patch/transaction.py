@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.core.file_lock import FileLock, Timeout
@@ -40,6 +39,10 @@ from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_tras
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.space import SpaceNeeds
 from hello_tui.patch.types import PatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ANY",
@@ -64,8 +67,9 @@ def _write_point(label: str) -> None:
     durable.write_point(label)
 
 
-# Fields of the undo stack for the transaction about to be written, given its folder name.
-StackFields = Callable[[str], dict[str, Any]]
+if TYPE_CHECKING:
+    # Fields of the undo stack for the transaction about to be written, given its folder name.
+    StackFields = Callable[[str], dict[str, Any]]
 
 
 @dataclass

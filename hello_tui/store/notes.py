@@ -16,11 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from hello_tui.core.file_lock import FileLock
 from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.store.atomic import write_text_atomic
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 NOTE_TYPES: tuple[str, ...] = (
     "task_state",
