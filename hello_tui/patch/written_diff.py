@@ -29,7 +29,6 @@ the changes into hunks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from hello_tui.core.hunk_header import hunk_header
 from hello_tui.patch.binary import blob_id
@@ -38,6 +37,7 @@ from hello_tui.patch.line_diff import Op, hunk_groups, line_ops
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
 from hello_tui.patch.similarity import similarity_percent
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
+from hello_tui.plain_data import dataclass, field
 
 CONTEXT = 3
 NO_EOL = "\\ No newline at end of file"
