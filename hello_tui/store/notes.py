@@ -215,7 +215,9 @@ class NoteStore:
             "version": INDEX_VERSION,
             "notes": {n.id: self._index_entry(n) for n in notes},
         }
-        write_text_atomic(self.index_path, json.dumps(index, ensure_ascii=False, indent=2))
+        write_text_atomic(
+            self.index_path, json.dumps(index, ensure_ascii=False, indent=2), sync=False
+        )
 
     def _load_all(self, known: Note | None = None) -> builtins.list[Note]:
         """Every readable note from the files; corrupt ones are skipped and reported.
@@ -280,7 +282,9 @@ class NoteStore:
             index["notes"].pop(removed, None)
         if note is not None:
             index["notes"][note.id] = self._index_entry(note)
-        write_text_atomic(self.index_path, json.dumps(index, ensure_ascii=False, indent=2))
+        write_text_atomic(
+            self.index_path, json.dumps(index, ensure_ascii=False, indent=2), sync=False
+        )
 
     def _save(self, note: Note) -> None:
         self.notes_dir.mkdir(parents=True, exist_ok=True)
