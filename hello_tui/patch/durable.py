@@ -186,9 +186,11 @@ class FileWrite:
         self.target, self.data, self.what, self.mode, self.owner = target, data, what, mode, owner
 
 
-# At most this many temp files are open at once; their fsyncs run on this many threads.
+# At most this many temp files are open at once; their fsyncs run on this many threads
+# (the calling one included). Four commit 21 small files' fsyncs on ext4 as fast as eight,
+# and each thread more costs its start on every group of fsyncs.
 WRITE_BATCH = 64
-FSYNC_THREADS = 8
+FSYNC_THREADS = 4
 
 
 def write_files(
