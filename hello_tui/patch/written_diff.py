@@ -35,7 +35,6 @@ from hello_tui.patch.binary import blob_id
 from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.line_diff import Op, hunk_groups, line_ops
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
-from hello_tui.patch.similarity import similarity_percent
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
 from hello_tui.plain_data import dataclass, field
 
@@ -362,6 +361,8 @@ def _header(change: FileChange) -> list[str]:
         if old_mode != new_mode:
             out += [f"old mode {old_mode}", f"new mode {new_mode}"]
         if change.old_path != change.new_path:
+            from hello_tui.patch.similarity import similarity_percent  # renames only
+
             out += [
                 f"similarity index {similarity_percent(old, new)}%",
                 f"rename from {quote_path(change.old_path)}",
