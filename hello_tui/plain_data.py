@@ -151,9 +151,6 @@ def _process(cls: Any, *, frozen: bool, eq: bool, slots: bool) -> Any:
             cls.__hash__ = lambda self: hash(key(self))
         elif eq:
             cls.__hash__ = None
-    if frozen and slots:  # copy and pickle cannot set the slots through __setattr__
-        cls.__getstate__ = _slots_getstate
-        cls.__setstate__ = _slots_setstate
     if frozen:
         cls.__setattr__ = _frozen_setattr
         cls.__delattr__ = _frozen_delattr
@@ -245,15 +242,6 @@ def _repr(self: Any) -> str:
         f"{f.name}={getattr(self, f.name)!r}" for f in getattr(self, _FIELDS) if f.repr
     )
     return f"{type(self).__qualname__}({shown})"
-
-
-def _slots_getstate(self: Any) -> list[Any]:
-    return [getattr(self, f.name) for f in getattr(self, _FIELDS)]
-
-
-def _slots_setstate(self: Any, state: list[Any]) -> None:
-    for f, value in zip(getattr(self, _FIELDS), state, strict=True):
-        object.__setattr__(self, f.name, value)
 
 
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:
