@@ -13,14 +13,13 @@ the repo, with no symbolic link in it: otherwise nothing starts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import urlparse
-
-from hello_tui import plain_data
-from hello_tui.plain_data import dataclass, field
 
 PROTOCOLS: tuple[str, ...] = ("auto", "tools", "react")
 SANDBOX_SETTINGS: tuple[str, ...] = ("auto", "require", "off")
@@ -283,7 +282,7 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with `changes`, checked as a loaded one is (an unknown name is a TypeError)."""
-        return plain_data.replace(self, **changes)
+        return dataclasses.replace(self, **changes)
 
     @property
     def state(self) -> StatePaths:
@@ -342,7 +341,7 @@ def _number(raw: str, name: str, kind: type) -> Any:
 
 def _default(name: str) -> Any:
     """A setting's default, as the model declares it."""
-    return next(f.default for f in plain_data.fields(Settings) if f.name == name)
+    return next(f.default for f in dataclasses.fields(Settings) if f.name == name)
 
 
 @dataclass

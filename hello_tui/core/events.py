@@ -14,8 +14,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hello_tui import plain_data
-
 ToolStatus = Literal["success", "partial", "error"]
 NoticeLevel = Literal["info", "warning", "error"]
 CommandVerdictName = Literal["once", "session", "network", "deny"]
@@ -47,8 +45,6 @@ class Event:
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if plain_data.is_dataclass(value) and not isinstance(value, type):  # the patch engine's
-        return {f.name: _plain(getattr(value, f.name)) for f in plain_data.fields(value)}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

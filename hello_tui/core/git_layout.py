@@ -30,9 +30,8 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-
-from hello_tui.plain_data import dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ carries them, so results and sources are checked against it.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ byte for byte: nothing of a unified diff is normalised.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.colour import strip_diff_colour
@@ -19,7 +20,6 @@ from hello_tui.patch.mail import strip_mail_messages
 from hello_tui.patch.model import FileOperation
 from hello_tui.patch.types import PatchError
 from hello_tui.patch.unified_parser import UnifiedParser, bare
-from hello_tui.plain_data import dataclass, field
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ from hello_tui.patch.recovery import Interrupted
 from hello_tui.patch.rollback import classify, file_state
 from hello_tui.patch.transaction import ANY, Write, recovered_lock, run_locked
 from hello_tui.patch.types import CommitResult, PatchError
-from hello_tui.plain_data import dataclass, field
 
 PATCH_KINDS = ("patch", "restore")
 

@@ -18,10 +18,10 @@ its first 8000 bytes.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass
 
 BOM = "\ufeff"
 _EOL_SPLIT = lazy_compile(r"(\r\n|\r|\n)")

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import compress
 
 from hello_tui.patch.model import Chunk
 from hello_tui.patch.types import Hunk, PatchError
-from hello_tui.plain_data import dataclass
 
 _PUNCT = str.maketrans(
     {

@@ -8,7 +8,7 @@ binary data and blob ids; those fields stay None for Codex patches.
 
 from __future__ import annotations
 
-from hello_tui.plain_data import dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from hello_tui.config import Settings
@@ -40,7 +41,6 @@ from hello_tui.patch.paths import check_git_control_files, resolve_patch_path
 from hello_tui.patch.rebuild import apply_hunks, diff_hunks, diff_texts
 from hello_tui.patch.risk import assess_risk, check_limits, check_strict_suffixes
 from hello_tui.patch.types import FilePlan, Hunk, PatchError, PatchPlan, printable
-from hello_tui.plain_data import dataclass
 
 _S_IFMT = 0o170000
 _REGULAR, _SYMLINK, _GITLINK = 0o100000, 0o120000, 0o160000

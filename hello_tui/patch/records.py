@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable
 from hello_tui.patch.lines import sha256
-from hello_tui.plain_data import dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

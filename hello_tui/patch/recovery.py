@@ -31,6 +31,7 @@ or deleted, and every write refused until it is resolved.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -39,7 +40,6 @@ from hello_tui.patch import durable, records
 from hello_tui.patch.records import Damaged
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass, field
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

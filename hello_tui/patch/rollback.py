@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable
 from hello_tui.patch.lines import sha256
 from hello_tui.patch.records import Damaged, Entry, backup_bytes, entries_of
-from hello_tui.plain_data import dataclass, field
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ without new space.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass, field
 
 MARGIN_BYTES = 1 << 20
 BLOCK = 4096  # every file rounds up to at least one block

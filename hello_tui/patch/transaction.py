@@ -25,6 +25,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -38,7 +39,6 @@ from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_tras
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.space import SpaceNeeds
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

@@ -18,13 +18,13 @@ folder, and never skip to an older record.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from hello_tui.config import Settings
 from hello_tui.patch import records
 from hello_tui.patch.records import Damaged
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.binary import BinaryCorrupt, parse_binary_patch
 from hello_tui.patch.gitquote import QuoteError, is_quoted, unquote_c_style
 from hello_tui.patch.model import Chunk, FileOperation
 from hello_tui.patch.types import PatchError
-from hello_tui.plain_data import dataclass, field
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _BARE_HUNK = lazy_compile(r"^@@(?:\s.*)?$")

@@ -29,6 +29,7 @@ the changes into hunks.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from hello_tui.core.hunk_header import hunk_header
 from hello_tui.patch.binary import blob_id
@@ -36,7 +37,6 @@ from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.line_diff import Op, hunk_groups, line_ops
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
-from hello_tui.plain_data import dataclass, field
 
 CONTEXT = 3
 NO_EOL = "\\ No newline at end of file"

@@ -13,12 +13,12 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from hello_tui.core.file_lock import FileLock
 from hello_tui.core.lazy_regex import lazy_compile
-from hello_tui.plain_data import dataclass, field
 from hello_tui.store.atomic import write_text_atomic
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command

@@ -24,13 +24,12 @@ import asyncio
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hello_tui.config import Settings
 from hello_tui.core.editor_files import BlockingEditor, EditorFiles, EditorRefused
 from hello_tui.patch.types import CommitResult, FilePlan, PatchError, PatchPlan
-from hello_tui.plain_data import replace
 
 log = logging.getLogger(__name__)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
 
-from hello_tui import plain_data
 from hello_tui.config import (
     DEFAULT_CONTEXT_BUDGET,
     PROVIDERS,
@@ -42,14 +42,14 @@ def test_defaults_with_an_empty_environment(tmp_path):
 
 def test_what_no_source_sets_is_the_models_default(tmp_path):
     s = load_settings(tmp_path, environ={})
-    for field in plain_data.fields(Settings):
-        if field.default is not plain_data.MISSING:
+    for field in dataclasses.fields(Settings):
+        if field.default is not dataclasses.MISSING:
             assert getattr(s, field.name) == field.default, field.name
 
 
 def test_settings_are_frozen_and_a_copy_changes_nothing_else(tmp_path):
     s = load_settings(tmp_path, environ={"CODE_AGENT_CONTEXT_BUDGET": "4000"})
-    with pytest.raises(plain_data.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         s.context_budget = 9000  # type: ignore[misc]
     with pytest.raises(TypeError):
         s.sources["model"] = "flag"  # type: ignore[index]
