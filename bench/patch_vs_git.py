@@ -14,7 +14,8 @@ the bare interpreter's start-up beside them, the floor of any Python command. Ru
 with the interpreter users have: a fresh venv's, with `pip install .` in it (a
 machine-wide Python's `.pth` files can cost more than the whole apply).
 
-    python bench/patch_vs_git.py [--runs N] [--lines N] [--hunks N] [--files N]
+    python bench/patch_vs_git.py [--only code|indented|small] [--runs N] [--lines N] [--hunks N]
+                                 [--files N]
 """
 
 from __future__ import annotations
@@ -140,8 +141,13 @@ def compare(
     print(f"{label}, {runs} runs each (medians)")
     for name, times in results.items():
         print(f"  {name:<22} {statistics.median(times) * 1000:8.1f} ms")
+    floor = statistics.median(results["python -c pass"])
     for name in ("python -c pass", "hello-tui (codex)", "hello-tui (unified)"):
-        print(f"ratio {name} / git apply: {statistics.median(results[name]) / git:.2f}x")
+        mine = statistics.median(results[name])
+        peers = f"{mine * 1000:.1f} ms / git apply {git * 1000:.1f} ms"
+        if name != "python -c pass":
+            peers += f"; python -c pass {floor * 1000:.1f} ms"
+        print(f"ratio {name} / git apply: {mine / git:.2f}x ({peers})")
 
 
 def main() -> int:
@@ -150,6 +156,9 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--hunks", type=int, default=2_000)
     parser.add_argument("--files", type=int, default=20, help="files of the small change")
+    parser.add_argument(
+        "--only", choices=("code", "indented", "small"), help="run one shape (default: all three)"
+    )
     args = parser.parse_args()
     if shutil.which("git") is None:
         print("git not found: nothing to compare against")
@@ -160,11 +169,15 @@ def main() -> int:
     compileall.compile_dir(Path(hello_tui.__file__).parent, quiet=1)
     env["CODE_AGENT_PATCH_MAX_LINES"] = str(10 * args.hunks + 1000)
     for shape, code in (("code", True), ("indented", False)):
+        if args.only not in (None, shape):
+            continue
         lines = make_file(args.lines, code=code)
         codex, unified = make_patches(lines, args.hunks)
         big = {"big.py": "\n".join(lines) + "\n"}
         label = f"{args.lines:,}-line file ({shape}), {args.hunks:,} hunks"
         compare(label, big, codex, unified, args.runs, env)
+    if args.only not in (None, "small"):
+        return 0
     tree, codex, unified = make_small_change(args.files, 300, 5)
     compare(f"small change: {args.files} files, 5 hunks each", tree, codex, unified, args.runs, env)
     return 0

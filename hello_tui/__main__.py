@@ -1,3 +1,3 @@
-from hello_tui.cli import main
+from hello_tui.cli import run
 
-raise SystemExit(main())
+run()

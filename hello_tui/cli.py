@@ -15,12 +15,14 @@ hello-tui acp                                  an ACP agent on stdio (Zed, Toad,
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from hello_tui import __version__
 from hello_tui.commands import patch_args
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 
 if TYPE_CHECKING:
     import argparse
@@ -170,7 +172,38 @@ def _command_named_first(argv: list[str]) -> str | None:
     return argv[0] if argv and argv[0] in SUBCOMMANDS else None
 
 
+def run() -> None:
+    """The `hello-tui` command and `python -m hello_tui`: `main`, then the process's exit.
+
+    A patch command ends with os._exit once the exit handlers ran (as at any exit: a
+    log's flush is one) and its output is flushed: the interpreter's teardown (freeing
+    every module and object one by one) costs more than many a small apply, and nothing
+    is left for it to do. The command closed and synced every file it wrote and
+    released its locks, and its fsync threads are joined. Any other command, or a
+    patch command with another thread still running, exits as usual.
+    """
+    code = main()
+    threading = sys.modules.get("threading")
+    if _FINISHED_PATCH_COMMAND and (threading is None or threading.active_count() == 1):
+        import atexit
+
+        atexit._run_exitfuncs()
+        try:
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    stream.flush()
+        except (OSError, ValueError):
+            raise SystemExit(code) from None  # the usual exit reports what cannot be written
+        os._exit(code)
+    raise SystemExit(code)
+
+
+_FINISHED_PATCH_COMMAND = False  # set by `main` when a patch command returned
+
+
 def main(argv: list[str] | None = None) -> int:
+    global _FINISHED_PATCH_COMMAND
+    _FINISHED_PATCH_COMMAND = False
     words = sys.argv[1:] if argv is None else list(argv)
     # Before parsing, so that `--help` and a usage error are undumpable too; a patch
     # command after all (`hello-tui --repo . apply`) just pays for it.
@@ -180,6 +213,22 @@ def main(argv: list[str] | None = None) -> int:
         words
     )
     command = args.command or "tui"
+    if command in PATCH_COMMANDS:
+        # dataclasses imports inspect for classes without a docstring only (the engine's
+        # all have one, tests/test_layering.py), urllib.parse (for pathlib) ipaddress for
+        # a bracketed host only, pathlib ntpath for Windows paths only: each is loaded
+        # only if used.
+        from hello_tui.core.lazy_module import defer
+
+        for name in ("inspect", "ipaddress", "ntpath"):
+            defer(name)
+        code = _run(args, command)
+        _FINISHED_PATCH_COMMAND = True
+        return code
+    return _run(args, command)
+
+
+def _run(args: argparse.Namespace, command: str) -> int:
     try:
         if command not in PATCH_COMMANDS:
             _make_undumpable()  # done already unless a flag came first
@@ -257,4 +306,4 @@ def _internal_error(args: argparse.Namespace, command: str, exc: Exception) -> i
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

@@ -19,22 +19,45 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, get_args
 from urllib.parse import urlparse
 
-Protocol = Literal["auto", "tools", "react"]
-SandboxSetting = Literal["auto", "require", "off"]
-SANDBOX_SETTINGS: tuple[str, ...] = get_args(SandboxSetting)
+PROTOCOLS: tuple[str, ...] = ("auto", "tools", "react")
+SANDBOX_SETTINGS: tuple[str, ...] = ("auto", "require", "off")
 # Permission modes (what they do: hello_tui.core.modes).
-Mode = Literal["ask", "auto-edit", "read-only"]
-MODES: tuple[str, ...] = get_args(Mode)
+MODES: tuple[str, ...] = ("ask", "auto-edit", "read-only")
 # When a turn ends or a decision waits while the terminal is not focused: nothing, the
 # bell, a desktop notification (OSC 9 / OSC 777), or both. "on" is the older name of both.
-Notifications = Literal["off", "bell", "desktop", "both"]
-NOTIFICATIONS: tuple[str, ...] = get_args(Notifications)
+NOTIFICATIONS: tuple[str, ...] = ("off", "bell", "desktop", "both")
+
+# The same words as types. typing is not imported at run time (it costs every command):
+# a module that imports one of these names gets it built then (`__getattr__` below).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Protocol = Literal["auto", "tools", "react"]
+    SandboxSetting = Literal["auto", "require", "off"]
+    Mode = Literal["ask", "auto-edit", "read-only"]
+    Notifications = Literal["off", "bell", "desktop", "both"]
+_LITERALS = {
+    "Protocol": PROTOCOLS,
+    "SandboxSetting": SANDBOX_SETTINGS,
+    "Mode": MODES,
+    "Notifications": NOTIFICATIONS,
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LITERALS:
+        from typing import Literal
+
+        return Literal[_LITERALS[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # The settings whose values are one of a few words, and those words.
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "protocol": get_args(Protocol),
+    "protocol": PROTOCOLS,
     "sandbox": SANDBOX_SETTINGS,
     "mode": MODES,
     "notifications": NOTIFICATIONS,
@@ -466,7 +489,7 @@ def _agent_rules(src: _Sources, protocol: str | None, max_steps: int | None) -> 
     """The dialect and the steps a turn may take."""
     proto, src.sources["protocol"] = src.pick(protocol, "CODE_AGENT_PROTOCOL")
     if proto:
-        if proto not in get_args(Protocol):
+        if proto not in PROTOCOLS:
             raise ConfigError(
                 f"--protocol / CODE_AGENT_PROTOCOL must be auto, tools or react, not {proto!r}"
             )

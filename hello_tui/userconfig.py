@@ -28,7 +28,10 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_NAME = "config.toml"
 TOP_LEVEL = ("provider", "model", "base_url", "mode", "theme", "notifications")

@@ -133,8 +133,39 @@ def test_the_app_and_the_loop_stay_small_and_no_screen_or_widget_file_passes_600
 # `undo` and `history`; apply holds no key to hide (ctypes makes the app undumpable) and
 # logs nothing (logging is loaded for an uncaught error only); TOML is read only when
 # there is a user config file; temp files are made without `tempfile` (and `random`); a
-# plain command line is read without argparse (and the gettext, locale and shutil behind it).
+# plain command line is read without argparse (and the gettext, locale and shutil behind it);
+# the UI, the model client and their libraries are never needed; base64, zlib and quopri
+# serve binary patches and encoded mails only, difflib only explains a patch that does not
+# match.
 APPLY_NEVER_IMPORTS = (
+    "textual",
+    "rich",
+    "openai",
+    "httpx",
+    "httpx2",
+    "pydantic",
+    "tiktoken",
+    "mcp",
+    "yaml",
+    "hello_tui.app",
+    "hello_tui.engine",
+    "hello_tui.agent",
+    "hello_tui.llm",
+    "base64",
+    "binascii",
+    "zlib",
+    "quopri",
+    "difflib",
+    "string",
+    "typing",  # annotations only: under TYPE_CHECKING, which is False at run time
+    # Deferred (core/lazy_module.py) and unused: neither they nor what they bring load.
+    "inspect",
+    "ipaddress",
+    "ntpath",
+    "ast",
+    "dis",
+    "tokenize",
+    "linecache",
     "hello_tui.patch.history",
     "hello_tui.patch.diff_summary",
     "unidiff",
@@ -160,7 +191,8 @@ def test_apply_loads_only_what_applying_needs(tmp_path):
         "import sys\n"
         "from hello_tui.cli import main\n"
         f"rc = main(['apply', '--yes', '--repo', {str(tmp_path)!r}, {str(patch)!r}])\n"
-        f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if m in sys.modules]\n"
+        "from hello_tui.core.lazy_module import is_loaded\n"
+        f"loaded = [m for m in {APPLY_NEVER_IMPORTS!r} if is_loaded(m)]\n"
         "print('RC=%d LOADED=%s' % (rc, ','.join(loaded)))\n"
     )
     # No user config file; -S: only what apply imports counts, not what this machine's
@@ -211,3 +243,44 @@ def test_the_dataclasses_apply_loads_have_docstrings():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
+
+
+DEFERRED = '''
+import sys
+from hello_tui.core.lazy_module import defer, is_loaded
+defer("inspect")
+import dataclasses, inspect
+
+@dataclasses.dataclass
+class Documented:
+    """A docstring: dataclasses needs no signature."""
+    a: int
+
+print("BEFORE", is_loaded("inspect"), "ast" in sys.modules)
+
+@dataclasses.dataclass
+class Bare:
+    a: int
+
+real = sys.modules["inspect"]
+print("AFTER", is_loaded("inspect"), Bare.__doc__, inspect.signature is real.signature)
+defer("json")
+from json import dumps
+print("FROM", dumps([1]), is_loaded("json"))
+'''
+
+
+def test_a_deferred_module_loads_at_its_first_use_and_is_the_real_one_after():
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", DEFERRED],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(Path(hello_tui.__file__).resolve().parents[1])},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "BEFORE False False",
+        "AFTER True Bare(a: int) True",
+        "FROM [1] True",
+    ]

@@ -11,7 +11,10 @@ go to argparse, which answers as it always did.
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 REPO_HELP = "repository to work in (default: .)"
 _JSON = ("--json", "print the result as JSON")

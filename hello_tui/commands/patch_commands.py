@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
 from hello_tui.config import ConfigError, Settings, load_settings
 from hello_tui.patch.types import CommitResult, PatchError
 
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from hello_tui.patch.history import HistoryEntry
     from hello_tui.patch.recovery import RecoveryReport
 

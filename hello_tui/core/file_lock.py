@@ -24,10 +24,12 @@ import fcntl
 import os
 import time
 from _thread import get_ident
-from typing import TYPE_CHECKING, Self
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 
 if TYPE_CHECKING:
     from types import TracebackType
+    from typing import Self
 
 POLL_SECONDS = 0.05
 # O_NONBLOCK: opening a FIFO planted at the path must not hang; O_NOFOLLOW: nor may a

@@ -32,7 +32,10 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Literal, Protocol
 
 # Names git keeps in a repository's control folder; a patch may not write them inside one.
 GIT_CONTROL_NAMES = frozenset(
@@ -85,12 +88,14 @@ def named_like_git_dir(name: str) -> bool:
 # ---------------------------------------------------------------- what exists
 
 
-class Tree(Protocol):
-    """What exists at an absolute path: the disk, or the disk as a patch will leave it."""
+if TYPE_CHECKING:
 
-    def kind(self, path: str) -> Literal["file", "dir", "link"] | None: ...
+    class Tree(Protocol):
+        """What exists at an absolute path: the disk, or the disk as a patch will leave it."""
 
-    def read(self, path: str) -> bytes | None: ...
+        def kind(self, path: str) -> Literal["file", "dir", "link"] | None: ...
+
+        def read(self, path: str) -> bytes | None: ...
 
 
 class DiskTree:

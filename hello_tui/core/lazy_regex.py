@@ -12,7 +12,10 @@ the stand-in is not an `re.Pattern` for `isinstance` or for `re.sub(pattern, ...
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _LazyPattern:
@@ -29,4 +32,4 @@ class _LazyPattern:
 
 def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`re.compile(pattern, flags)`, done when the pattern is first used."""
-    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))
+    return _LazyPattern(pattern, flags)  # type: ignore[return-value]

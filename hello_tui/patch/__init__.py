@@ -16,7 +16,8 @@ any import of `hello_tui.patch.history` binds here, so it is imported from there
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 
 _HOMES = {
     "commit_plan": "commit",
@@ -89,6 +90,8 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from hello_tui.patch.codex_writer import codex_patch_text
     from hello_tui.patch.commit import commit_plan
     from hello_tui.patch.extract import contains_patch, extract_patches

@@ -15,13 +15,16 @@ carries them, so results and sources are checked against it.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import zlib
 from dataclasses import dataclass
-from typing import Literal
 
 from hello_tui.patch.types import PatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Literal
+
+# base64 and zlib are imported where a binary patch is read: a text patch never needs them.
 
 NULL_OID_CHARS = set("0")
 
@@ -57,6 +60,9 @@ def _byte_length(ch: str) -> int:
 
 def _parse_hunk(lines: list[str], i: int) -> tuple[BinaryHunk | None, int]:
     """The hunk starting at lines[i] (None when lines[i] is not `literal`/`delta`), next index."""
+    import zlib
+    from base64 import b85decode
+
     if i >= len(lines):
         return None, i
     head = lines[i].rstrip("\r")
@@ -86,7 +92,7 @@ def _parse_hunk(lines: list[str], i: int) -> tuple[BinaryHunk | None, int]:
         if want > available or want <= available - 4:
             raise BinaryCorrupt(f"line {j}: length character does not fit the data")
         try:
-            raw += base64.b85decode(encoded)[:want]
+            raw += b85decode(encoded)[:want]
         except ValueError:
             raise BinaryCorrupt(f"line {j}: not base85 data") from None
     try:

@@ -186,27 +186,72 @@ class FileWrite:
         self.target, self.data, self.what, self.mode, self.owner = target, data, what, mode, owner
 
 
-# At most this many temp files are open at once; their fsyncs run on this many threads.
+# At most this many temp files are open at once; their fsyncs run on this many threads
+# (the calling one included). Four commit 21 small files' fsyncs on ext4 as fast as eight,
+# and each thread more costs its start on every group of fsyncs.
 WRITE_BATCH = 64
-FSYNC_THREADS = 8
+FSYNC_THREADS = 4
 
 
-def write_files(files: list[FileWrite]) -> None:
+def write_files(
+    files: list[FileWrite], *, stage_also: list[FileWrite] | None = None
+) -> list[Staged]:
     """`atomic_write` of each file in order, without syncing folders, their fsyncs together.
 
     Each file's data is durable before its name is replaced, as with `atomic_write`:
     every temp file is written, then all are fsynced at once (a journaling filesystem
     commits them together rather than once per file), then each replaces its target.
     On a failure the temp files not yet in place are removed; those in place stay.
+
+    `stage_also`: files written and fsynced with the last batch but left under their
+    temp names, returned in order for the caller to `place` (or `discard`) later: a
+    record whose content is known early (a commit marker) then costs no fsync of its own.
     """
-    for start in range(0, len(files), WRITE_BATCH):
-        _write_batch(files[start : start + WRITE_BATCH])
+    extra = list(stage_also or [])
+    batches = [files[i : i + WRITE_BATCH] for i in range(0, len(files), WRITE_BATCH)] or [[]]
+    kept: list[Staged] = []
+    for n, batch in enumerate(batches):
+        last = n == len(batches) - 1
+        staged = stage_files(batch + (extra if last else []))
+        try:
+            for one in staged[: len(batch)]:
+                one.place()
+        except BaseException:
+            for one in staged:
+                one.discard()
+            raise
+        if last:
+            kept = staged[len(batch) :]
+    return kept
 
 
-def _write_batch(files: list[FileWrite]) -> None:
+class Staged:
+    """A file written and fsynced under a temp name beside its target, not in place yet."""
+
+    __slots__ = ("file", "placed", "tmp")
+
+    def __init__(self, file: FileWrite, tmp: Path) -> None:
+        self.file, self.tmp, self.placed = file, tmp, False
+
+    def place(self) -> None:
+        """Replace the target with the temp file (its folder's fsync is the caller's)."""
+        with writing(self.file.what):
+            write_point(f"replace {self.file.what}")
+            os.replace(self.tmp, self.file.target)
+        self.placed = True
+
+    def discard(self) -> None:
+        """Remove the temp file unless it was placed."""
+        if not self.placed:
+            _unlink_quietly(self.tmp)
+            self.placed = True  # nothing left to place or remove
+
+
+def stage_files(files: list[FileWrite]) -> list[Staged]:
+    """Write each file to a fresh temp file beside its target and fsync them all together;
+    nothing is replaced. On a failure every temp file is removed."""
     fds: list[int] = []  # the open temp files
-    temps: list[Path] = []  # the temp files, one per file of `files` once all are open
-    placed = 0  # how many temp files replaced their targets
+    temps: list[Path] = []
     try:
         for f in files:
             with writing(f.what):
@@ -222,18 +267,14 @@ def _write_batch(files: list[FileWrite]) -> None:
         for f, error in zip(files, errors, strict=True):
             if error is not None:
                 raise WriteError(error, f.what) from error
-        for f, tmp in zip(files, temps, strict=True):
-            with writing(f.what):
-                write_point(f"replace {f.what}")
-                os.replace(tmp, f.target)
-            placed += 1
     except BaseException:
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        for tmp in temps[placed:]:
+        for tmp in temps:
             _unlink_quietly(tmp)
         raise
+    return [Staged(f, tmp) for f, tmp in zip(files, temps, strict=True)]
 
 
 def _fill(fd: int, f: FileWrite) -> None:
@@ -356,10 +397,23 @@ def remove_file(target: Path, *, what: str, sync_dir: bool = True) -> None:
 
 
 def sync_dirs(folders: list[Path], *, what: str) -> None:
-    """Make the names created, replaced or removed in `folders` durable (once per folder)."""
+    """Make the names created, replaced or removed in `folders` durable: one fsync per
+    folder, all issued together (a journaling filesystem commits them at once)."""
     with writing(what):
-        for folder in dict.fromkeys(folders):
-            fsync_dir(folder)
+        fds: list[int] = []
+        try:
+            for folder in dict.fromkeys(folders):
+                try:
+                    fds.append(os.open(folder, os.O_RDONLY | os.O_DIRECTORY))
+                except OSError:
+                    continue  # as fsync_dir: a folder that cannot be opened has nothing to sync
+            errors = _fsync_together(fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        for error in errors:
+            if error is not None and error.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+                raise error  # a real I/O error; "not supported on folders" is not one
 
 
 def remove_temp_files(target: Path, *, what: str) -> list[Path]:

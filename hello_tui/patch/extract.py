@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
 from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.patch.colour import strip_diff_colour
@@ -21,6 +20,10 @@ from hello_tui.patch.mail import strip_mail_messages
 from hello_tui.patch.model import FileOperation
 from hello_tui.patch.types import PatchError
 from hello_tui.patch.unified_parser import UnifiedParser, bare
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Literal
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")

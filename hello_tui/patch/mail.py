@@ -18,9 +18,6 @@ other, as one transaction.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import quopri
 import re
 
 from hello_tui.core.lazy_regex import lazy_compile
@@ -77,6 +74,10 @@ def _is_patch_break(line: str) -> bool:
 def _decode_body(body: list[str], encoding: str | None) -> list[str]:
     if encoding not in ("quoted-printable", "base64"):
         return body
+    import base64  # here: a patch without an encoded mail body never needs them
+    import binascii
+    import quopri
+
     raw = "\n".join(body).encode("utf-8", "surrogateescape")
     try:
         data = quopri.decodestring(raw) if encoding == "quoted-printable" else base64.b64decode(raw)

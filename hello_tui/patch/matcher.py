@@ -16,7 +16,6 @@ the characters differ.
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -202,6 +201,8 @@ def _difference(want: str, have: str, at: int, j: int) -> str:
 def _aligned_start(lines: list[str], old: list[str], region: int) -> int:
     """Where the chunk's first line sits in the file when aligned around `region`."""
     lo, a, b = _window(lines, old, region)
+    import difflib  # only to explain a patch that does not match
+
     for i, j, size in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
         if size:
             return max(lo + j - i, 0)
@@ -217,6 +218,8 @@ def _window(lines: list[str], old: list[str], region: int) -> tuple[int, list[st
 def _first_difference(lines: list[str], old: list[str], region: int) -> str:
     """The first place where the chunk and the file part ways, aligned as difflib aligns them."""
     lo, a, b = _window(lines, old, region)
+    import difflib  # only to explain a patch that does not match
+
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     started = False
     for tag, i1, i2, j1, j2 in ops:
@@ -260,6 +263,8 @@ def _most_similar(lines: list[str], old: list[str], start: int) -> int | None:
         return None
     key = _normalise(want)
     best, best_ratio = None, 0.6
+    import difflib  # only to explain a patch that does not match
+
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(key)
     for i in range(start, min(len(lines), start + 5000)):
@@ -283,6 +288,8 @@ def _chunk_label(number: int, chunk: Chunk) -> str:
 def _close_line(lines: list[str], header: str) -> str:
     key = _normalise(header)
     candidates = list({_normalise(x) for x in lines[:20000] if x.strip()})
+    import difflib  # only to explain a patch that does not match
+
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
     if not close:
         return ""

@@ -9,12 +9,15 @@ binary data and blob ids; those fields stay None for Codex patches.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from hello_tui.patch.binary import BinaryPatch
 
-ItemKind = Literal[" ", "-", "+"]
+    ItemKind = Literal[" ", "-", "+"]
 
 
 @dataclass

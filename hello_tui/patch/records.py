@@ -22,11 +22,14 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable
 from hello_tui.patch.lines import sha256
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -146,14 +149,35 @@ def write_manifest(
     durable.atomic_write(path, seal(manifest), what=state_label(settings, path), sync_dir=sync_dir)
 
 
+def manifest_write(settings: Settings, folder: Path, manifest: dict[str, Any]) -> durable.FileWrite:
+    """The manifest as a file for `durable.write_files` (the caller fsyncs its folder)."""
+    path = folder / MANIFEST
+    return durable.FileWrite(path, seal(manifest), what=state_label(settings, path))
+
+
 def is_committed(folder: Path) -> bool:
     return os.path.lexists(folder / COMMITTED)
 
 
-def mark_committed(settings: Settings, folder: Path, manifest: dict[str, Any]) -> None:
+def committed_write(
+    settings: Settings, folder: Path, manifest: dict[str, Any]
+) -> durable.FileWrite:
+    """The commit marker as a file to stage early: `place_committed` puts it in place."""
     path = folder / COMMITTED
-    durable.atomic_write(
-        path, str(manifest.get("created_at", "")).encode(), what=state_label(settings, path)
+    data = str(manifest.get("created_at", "")).encode()
+    return durable.FileWrite(path, data, what=state_label(settings, path))
+
+
+def place_committed(staged: durable.Staged) -> None:
+    """The commit point: the staged (already fsynced) marker in place, its folder synced."""
+    staged.place()
+    with durable.writing(staged.file.what):
+        durable.fsync_dir(staged.file.target.parent)
+
+
+def mark_committed(settings: Settings, folder: Path, manifest: dict[str, Any]) -> None:
+    place_committed(
+        durable.write_files([], stage_also=[committed_write(settings, folder, manifest)])[0]
     )
 
 
@@ -165,10 +189,24 @@ def journal_path(settings: Settings) -> Path:
 
 
 def write_journal(settings: Settings, manifest: dict[str, Any]) -> None:
+    place_journal(durable.write_files([], stage_also=[journal_write(settings, manifest)])[0])
+
+
+def journal_write(settings: Settings, manifest: dict[str, Any]) -> durable.FileWrite:
+    """The journal as a file to stage early (its folder made first): `place_journal` opens it."""
     path = journal_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        durable.fsync_dir(path.parent.parent)  # the new folder's own name
     body = {"version": FORMAT_VERSION, "backup": manifest["name"], "manifest": manifest}
-    durable.atomic_write(path, seal(body), what=state_label(settings, path))
+    return durable.FileWrite(path, seal(body), what=state_label(settings, path))
+
+
+def place_journal(staged: durable.Staged) -> None:
+    """The journal opened: the staged (already fsynced) file in place, its folder synced."""
+    staged.place()
+    with durable.writing(staged.file.what):
+        durable.fsync_dir(staged.file.target.parent)
 
 
 def read_journal(settings: Settings) -> tuple[str, dict[str, Any]] | None:

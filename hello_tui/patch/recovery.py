@@ -34,13 +34,16 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable, records
 from hello_tui.patch.records import Damaged
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.types import PatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

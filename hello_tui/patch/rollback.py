@@ -15,14 +15,17 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable
 from hello_tui.patch.lines import sha256
 from hello_tui.patch.records import Damaged, Entry, backup_bytes, entries_of
 
-Side = Literal["before", "after", "other"]
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Side = Literal["before", "after", "other"]
 
 
 @dataclass

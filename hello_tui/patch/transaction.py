@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.core.file_lock import FileLock, Timeout
@@ -40,6 +39,10 @@ from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_tras
 from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.space import SpaceNeeds
 from hello_tui.patch.types import PatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ANY",
@@ -64,8 +67,9 @@ def _write_point(label: str) -> None:
     durable.write_point(label)
 
 
-# Fields of the undo stack for the transaction about to be written, given its folder name.
-StackFields = Callable[[str], dict[str, Any]]
+if TYPE_CHECKING:
+    # Fields of the undo stack for the transaction about to be written, given its folder name.
+    StackFields = Callable[[str], dict[str, Any]]
 
 
 @dataclass
@@ -295,19 +299,25 @@ def run_locked(
         raise
     except OSError as exc:
         raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
+    staged: list[durable.Staged] = []  # the journal, then the commit marker
     try:
-        manifest, written_in = _write_records(
+        manifest, written_in, kept = _write_records(
             settings, repo, name, folder, targets, kind, extra, attachments
         )
         manifest["removed_dirs"] = list(removed_dirs or [])
         if stack is not None:
             manifest.update(stack(name))
-        records.write_manifest(settings, folder, manifest, sync_dir=False)
-        # The backups and the manifest must be durable before the journal lets the tree
-        # change: one fsync for each folder they were written in, the record's own included.
+        # The attachments and the manifest are written and the journal staged beside its
+        # name, all fsynced together; the backups and the manifest must be durable before
+        # the journal lets the tree change: the folders they were written in are synced
+        # (together, the record's own included), then the journal is put in place.
+        kept.append(records.manifest_write(settings, folder, manifest))
+        staged = durable.write_files(kept, stage_also=[records.journal_write(settings, manifest)])
         durable.sync_dirs(written_in, what=records.state_label(settings, folder))
-        records.write_journal(settings, manifest)
+        records.place_journal(staged.pop())
     except BaseException as exc:
+        for one in staged:
+            one.discard()
         try:
             records.close_journal(settings)  # in case it was written but its folder sync failed
         except OSError:
@@ -319,15 +329,19 @@ def run_locked(
             raise PatchError(f"{_failure_message(exc)}; nothing was changed") from None
         raise
     try:
-        _write_targets(repo, targets, manifest)
-        # Every name in the tree durable before the commit point (one fsync per folder).
+        # The commit marker is staged with the last files (its fsync in theirs); it is put
+        # in place once every name in the tree is durable (their folders synced together).
+        marker = records.committed_write(settings, folder, manifest)
+        staged = _write_targets(repo, targets, manifest, marker)
         durable.sync_dirs([t.path.parent for t in targets], what=_plural(targets))
         for rel in reversed(manifest["removed_dirs"]):
             durable.remove_empty_dir(repo / rel, what=rel)
         if before_commit is not None:
             before_commit()
-        records.mark_committed(settings, folder, manifest)
+        records.place_committed(staged[0])
     except BaseException as exc:
+        for one in staged:
+            one.discard()
         problem = _roll_back_now(settings, repo, folder, manifest)
         if problem is not None:
             raise PatchError(
@@ -356,9 +370,9 @@ def _write_records(
     kind: str,
     extra: dict[str, Any] | None,
     attachments: dict[str, bytes],
-) -> tuple[dict[str, Any], list[Path]]:
-    """The manifest, and the folders whose new names (backups, attachments) the caller
-    makes durable."""
+) -> tuple[dict[str, Any], list[Path], list[durable.FileWrite]]:
+    """The manifest, the folders whose new names (backups, attachments) the caller makes
+    durable, and the attachments, for the caller to write with the manifest."""
     entries: list[dict[str, Any]] = []
     created_dirs: list[str] = []
     backup_dirs: list[Path] = [folder]
@@ -385,10 +399,12 @@ def _write_records(
                 if d not in created_dirs:
                     created_dirs.append(d)
         entries.append(records.Entry(t.rel, before, after).to_json())
-    for fname, blob in attachments.items():
-        path = folder / fname
-        durable.atomic_write(path, blob, what=records.state_label(settings, path), sync_dir=False)
+    kept = [
+        durable.FileWrite(folder / fname, blob, what=records.state_label(settings, folder / fname))
+        for fname, blob in attachments.items()
+    ]
     backup_dirs.append(settings.state.backups)  # the record's folder is a new name there
+    backup_dirs.append(settings.state.root)  # and backups/ may be one in the state folder
     manifest = {
         "version": records.FORMAT_VERSION,
         "name": name,
@@ -398,7 +414,7 @@ def _write_records(
         "created_dirs": created_dirs,
         **(extra or {}),
     }
-    return manifest, backup_dirs
+    return manifest, backup_dirs, kept
 
 
 def _keep_backup(settings: Settings, t: _Target, bak: Path) -> None:
@@ -416,10 +432,13 @@ def _plural(targets: list[_Target]) -> str:
     return targets[0].rel if len(targets) == 1 else f"{len(targets)} files"
 
 
-def _write_targets(repo: Path, targets: list[_Target], manifest: dict[str, Any]) -> None:
+def _write_targets(
+    repo: Path, targets: list[_Target], manifest: dict[str, Any], marker: durable.FileWrite
+) -> list[durable.Staged]:
     """Every target written or removed, in order; consecutive writes have their fsyncs
     issued together (`durable.write_files`), and a removal waits for the writes before
-    it (a file removed may be the folder a later one is written in)."""
+    it (a file removed may be the folder a later one is written in). `marker` is staged
+    with the last writes, and returned."""
     pending: list[durable.FileWrite] = []
     for t in targets:
         if t.write.data is None:
@@ -433,7 +452,7 @@ def _write_targets(repo: Path, targets: list[_Target], manifest: dict[str, Any])
         pending.append(
             durable.FileWrite(t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner)
         )
-    durable.write_files(pending)
+    return durable.write_files(pending, stage_also=[marker])
 
 
 def _roll_back_now(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from hello_tui.core.lazy_regex import lazy_compile
 
-FileOp = Literal["add", "update", "delete", "move"]
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Literal
+
+    FileOp = Literal["add", "update", "delete", "move"]
 
 # Bytes of a non-UTF-8 file travel as the lone surrogates of "surrogateescape".
 _ESCAPED_BYTE = lazy_compile("[\udc80-\udcff]")

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from hello_tui.config import Settings
 from hello_tui.patch import records
 from hello_tui.patch.records import Damaged
 from hello_tui.patch.types import PatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

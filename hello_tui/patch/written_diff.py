@@ -28,9 +28,6 @@ the changes into hunks.
 
 from __future__ import annotations
 
-import string
-import zlib
-from base64 import b85encode
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,7 +36,6 @@ from hello_tui.patch.binary import blob_id
 from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.line_diff import Op, hunk_groups, line_ops
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines
-from hello_tui.patch.similarity import similarity_percent
 from hello_tui.patch.types import FilePlan, Hunk, PatchPlan
 
 CONTEXT = 3
@@ -230,7 +226,7 @@ def _ops_from_hunks(hunks: Sequence[Hunk], a: Lines, b: Lines) -> list[Op] | Non
 
 
 # xdiff's default rule (`def_ff`): a function line starts with an ASCII letter, `_` or `$`.
-_FUNCNAME_START = frozenset(string.ascii_letters + "_$")
+_FUNCNAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
 
 
 class _FuncContext:
@@ -323,6 +319,9 @@ def _text_hunks(change: FileChange, context: int) -> list[HunkDiff]:
 
 def _base85_lines(data: bytes) -> list[str]:
     """git's data lines: a length letter, then base85 of the (zero-padded) 4-byte groups."""
+    import zlib  # here: a diff of text files never needs them
+    from base64 import b85encode
+
     deflated = zlib.compress(data, 9)
     out = []
     for k in range(0, len(deflated), 52):
@@ -362,6 +361,8 @@ def _header(change: FileChange) -> list[str]:
         if old_mode != new_mode:
             out += [f"old mode {old_mode}", f"new mode {new_mode}"]
         if change.old_path != change.new_path:
+            from hello_tui.patch.similarity import similarity_percent  # renames only
+
             out += [
                 f"similarity index {similarity_percent(old, new)}%",
                 f"rename from {quote_path(change.old_path)}",

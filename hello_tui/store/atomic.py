@@ -27,14 +27,17 @@ def _open_temp(path: Path) -> tuple[int, Path]:
     raise FileExistsError(f"no fresh temporary name for {path}")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, *, sync: bool = True) -> None:
+    """`sync` False for a cache that is checked when read and rebuilt when wrong: a crash
+    may then leave it empty or old, never half of one version (the rename is atomic)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _open_temp(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -16,11 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from hello_tui.core.file_lock import FileLock
 from hello_tui.core.lazy_regex import lazy_compile
 from hello_tui.store.atomic import write_text_atomic
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
+if TYPE_CHECKING:
+    from typing import Any
 
 NOTE_TYPES: tuple[str, ...] = (
     "task_state",
@@ -212,7 +215,9 @@ class NoteStore:
             "version": INDEX_VERSION,
             "notes": {n.id: self._index_entry(n) for n in notes},
         }
-        write_text_atomic(self.index_path, json.dumps(index, ensure_ascii=False, indent=2))
+        write_text_atomic(
+            self.index_path, json.dumps(index, ensure_ascii=False, indent=2), sync=False
+        )
 
     def _load_all(self, known: Note | None = None) -> builtins.list[Note]:
         """Every readable note from the files; corrupt ones are skipped and reported.
@@ -277,7 +282,9 @@ class NoteStore:
             index["notes"].pop(removed, None)
         if note is not None:
             index["notes"][note.id] = self._index_entry(note)
-        write_text_atomic(self.index_path, json.dumps(index, ensure_ascii=False, indent=2))
+        write_text_atomic(
+            self.index_path, json.dumps(index, ensure_ascii=False, indent=2), sync=False
+        )
 
     def _save(self, note: Note) -> None:
         self.notes_dir.mkdir(parents=True, exist_ok=True)

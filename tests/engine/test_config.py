@@ -414,3 +414,17 @@ def test_the_state_folder_must_be_inside_the_repo(tmp_path, value):
 def test_a_nested_state_folder_inside_the_repo_is_fine(tmp_path):
     s = load_settings(tmp_path, environ={"HELLOAGENTS_DIR": "var/agent-state"})
     assert s.state.root == tmp_path.resolve() / "var" / "agent-state"
+
+
+def test_the_setting_words_and_their_types_agree():
+    """The words are tuples at run time; their Literal types are built when imported."""
+    from typing import get_args
+
+    from hello_tui import config
+
+    assert get_args(config.Mode) == config.MODES
+    assert get_args(config.Protocol) == config.PROTOCOLS
+    assert get_args(config.SandboxSetting) == config.SANDBOX_SETTINGS
+    assert get_args(config.Notifications) == config.NOTIFICATIONS
+    with pytest.raises(AttributeError):
+        _ = config.NoSuchName

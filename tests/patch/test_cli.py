@@ -246,3 +246,40 @@ def test_output_on_a_full_disk_does_not_turn_a_done_change_into_a_failure(repo, 
     assert (repo / "a.txt").read_text() == "a\n" and not (repo / "n.txt").exists()
     assert run("redo", "--json") == 0
     assert (repo / "n.txt").read_text() == "n\n"
+
+
+def _run_entry(repo: Path, argv: list[str], before: str = "") -> subprocess.CompletedProcess:
+    """`hello_tui.cli.run` (the installed command's entry) in a fresh interpreter."""
+    code = (
+        "import sys\n"
+        f"{before}"
+        "from hello_tui.cli import run\n"
+        f"sys.argv = ['hello-tui', *{argv!r}]\n"
+        "run()\n"
+        "print('not reached')\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], input=PATCH, capture_output=True, text=True, check=False
+    )
+
+
+def test_a_patch_command_exits_at_once_with_its_output_flushed(repo):
+    write(repo, "a.txt", "a\n")
+    # Teardown skipped: an object's finaliser is never run, yet every line arrives.
+    finaliser = "class Late:\n    def __del__(self):\n        print('torn down')\nlate = Late()\n"
+    proc = _run_entry(repo, ["apply", "--repo", str(repo), "-"], before=finaliser)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[:2] == ["A n.txt", "M a.txt"]
+    assert "backup: " in proc.stdout and "torn down" not in proc.stdout
+    refused = _run_entry(repo, ["apply", "--repo", str(repo), "-"])
+    assert refused.returncode == 1 and "error:" in refused.stderr
+
+
+def test_exit_handlers_still_run_and_other_commands_exit_as_usual(repo):
+    write(repo, "a.txt", "a\n")
+    handler = "import atexit\natexit.register(lambda: print('handler ran'))\n"
+    proc = _run_entry(repo, ["apply", "--repo", str(repo), "-"], before=handler)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "handler ran"
+    other = _run_entry(repo, ["--version"])
+    assert other.returncode == 0 and other.stdout.strip().startswith("hello-tui ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -402,3 +403,17 @@ def test_a_new_note_changes_one_index_entry_without_reading_the_others(store, mo
     fourth = store.create("fourth", "d")
     index = json.loads(store.index_path.read_text(encoding="utf-8"))["notes"]
     assert set(index) == {first.id, third.id, fourth.id}
+
+
+def test_the_note_is_synced_and_the_index_cache_is_not(store: NoteStore, monkeypatch):
+    from hello_tui.store import atomic
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    note = store.create("first", "a")
+    assert len(synced) == 1  # the note's own file
+    # What a crash could leave of an unsynced index: an empty file. It is rebuilt.
+    store.index_path.write_text("", encoding="utf-8")
+    assert [n.id for n in store.list()] == [note.id]
+    assert note.id in json.loads(store.index_path.read_text(encoding="utf-8"))["notes"]
