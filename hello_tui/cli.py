@@ -183,6 +183,11 @@ def run() -> None:
     patch command with another thread still running, exits as usual.
     """
     code = main()
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        code = _reader_gone(code)
     threading = sys.modules.get("threading")
     if _FINISHED_PATCH_COMMAND and (threading is None or threading.active_count() == 1):
         import atexit
@@ -279,8 +284,39 @@ def _run(args: argparse.Namespace, command: str) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError as exc:
+        if not _stdout_closed_by_reader():
+            return _internal_error(args, command, exc)
+        return _reader_gone(1)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: logged, said in one line
         return _internal_error(args, command, exc)
+
+
+# `hello-tui history | head`: the reader has what it wanted and went away. Like git or
+# any program that the pipe's SIGPIPE ends, stop without a word, with the status a
+# shell shows for that (128 + SIGPIPE); a change already made still exits 0.
+EXIT_READER_GONE = 141
+
+
+def _stdout_closed_by_reader() -> bool:
+    """stdout is a pipe whose reading end is closed (poll says POLLERR for it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _reader_gone(code: int) -> int:
+    """Point stdout at /dev/null so that nothing left buffered fails again at exit."""
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return code if code == 0 else EXIT_READER_GONE
 
 
 def _make_undumpable() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -283,3 +284,25 @@ def test_exit_handlers_still_run_and_other_commands_exit_as_usual(repo):
     assert proc.stdout.splitlines()[-1] == "handler ran"
     other = _run_entry(repo, ["--version"])
     assert other.returncode == 0 and other.stdout.strip().startswith("hello-tui ")
+
+
+@pytest.mark.parametrize("command", [["history"], ["history", "--json"]])
+def test_a_reader_that_went_away_ends_the_command_quietly(repo, command):
+    """`hello-tui history | head`: no error line, and the status a shell shows when a pipe's
+    reader left (128 + SIGPIPE), as git's; nothing is changed by it."""
+    write(repo, "a.txt", "a\n")
+    assert cli(repo, "apply", "-", stdin=PATCH).returncode == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hello_tui", command[0], "--repo", str(repo), *command[1:]],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141
