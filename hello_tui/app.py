@@ -215,6 +215,12 @@ class HelloApp(App[int]):
         self.views.status.state = state
         self.refresh_bindings()
 
+    def refresh_bindings(self) -> None:
+        # A worker's message (the engine ready, a turn's end) can arrive while the app
+        # is closing and its screens are gone: there are no bindings left to refresh.
+        if self.screen_stack:
+            super().refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
             return self.turns.interruptible or self.writes.waiting is not None

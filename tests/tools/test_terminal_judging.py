@@ -11,8 +11,8 @@ import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.core.tools import ToolContext
-from hello_tui.tools import terminal
 from hello_tui.tools.shell.policy import classify
+from hello_tui.tools.shell.runner import Begun
 from hello_tui.tools.terminal import TerminalArgs, TerminalTool
 from tests.support.processes import running
 
@@ -131,22 +131,22 @@ async def test_a_read_only_command_started_as_its_caller_left_is_stopped(
     # caller was cancelled meanwhile, nothing follows it, so it must be stopped.
     marker = f"follow-{os.getpid()}-{sandbox}.txt"  # no one else's
     (world["repo"] / marker).write_text("")
-    judging, release, begun = threading.Event(), threading.Event(), threading.Event()
+    judging, release, abandoned = threading.Event(), threading.Event(), threading.Event()
 
     def held_classify(*args, **kwargs):
         judging.set()
         release.wait(timeout=60)
         return classify(*args, **kwargs)
 
-    begin = terminal.begin_command
+    abandon = Begun.abandon
 
-    def begin_and_tell(*args, **kwargs):
+    def abandon_and_tell(self):
         try:
-            return begin(*args, **kwargs)
+            abandon(self)
         finally:
-            begun.set()
+            abandoned.set()
 
-    monkeypatch.setattr(terminal, "begin_command", begin_and_tell, raising=True)
+    monkeypatch.setattr(Begun, "abandon", abandon_and_tell, raising=True)
     tool = TerminalTool()
     tool.classify = held_classify  # type: ignore[method-assign]
     ctx = ToolContext(
@@ -160,10 +160,22 @@ async def test_a_read_only_command_started_as_its_caller_left_is_stopped(
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await task
-    while not begun.is_set():
-        await asyncio.sleep(0.01)
-    for _ in range(500):
-        if not running(marker):
-            break
+    assert await asyncio.to_thread(abandoned.wait, 10)
+    # The child forked ahead may exec the command a moment after it was handed over, and
+    # the keeper stops it then: gone, and still gone a while later.
+    assert await stays_stopped(marker)
+
+
+async def stays_stopped(marker: str, settle: float = 0.5, timeout: float = 10.0) -> bool:
+    """No process follows `marker` for `settle` seconds on end, within `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline, quiet_since = loop.time() + timeout, None
+    while loop.time() < deadline:
+        if running(marker):
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = loop.time()
+        elif loop.time() - quiet_since >= settle:
+            return True
         await asyncio.sleep(0.02)
-    assert not running(marker)
+    return False

@@ -117,3 +117,14 @@ async def test_an_unknown_theme_in_the_user_config_is_named_in_a_notice(tmp_path
         assert app.theme == default
         chat = "\n".join(e.text for e in app.chat.history.entries)
         assert "no-such-theme" in chat and "nord" in chat  # what it was, and what there is
+
+
+async def test_a_state_change_arriving_as_the_app_closes_is_harmless(tmp_path):
+    # The engine's ready message (or a turn's end) can come after the last screen is gone:
+    # a user who quits at once must not meet an "unhandled error" on the way out.
+    app = make_app(fake_settings(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+    assert not app.screen_stack
+    app.set_state("idle")
+    assert app.views.status.state == "idle"
