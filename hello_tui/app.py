@@ -1,5 +1,4 @@
-"""The full-screen app: composes the main screen, owns its keys, and routes messages to the
-controllers that do the work.
+"""The full-screen app: composes the main screen, owns its keys, routes messages to controllers.
 
 `HelloApp` is deliberately thin: it builds the widgets, hands them to the controllers
 (`hello_tui.screens.main`) and turns bindings and messages into one call each. The app talks to the engine through the facade only (`hello_tui.engine`),
@@ -216,8 +215,7 @@ class HelloApp(App[int]):
         self.refresh_bindings()
 
     def refresh_bindings(self) -> None:
-        # A worker's message (the engine ready, a turn's end) can arrive while the app
-        # is closing and its screens are gone: there are no bindings left to refresh.
+        # A message (the engine ready, a turn's end) may come after the last screen closed.
         if self.screen_stack:
             super().refresh_bindings()
 
@@ -399,5 +397,4 @@ def run_tui(args: Any) -> int:
         resume=getattr(args, "resume", None),
         continue_latest=bool(getattr(args, "continue_", False)),
     )
-    result = app.run()
-    return int(result or 0)
+    return int(app.run() or 0)
