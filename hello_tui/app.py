@@ -20,7 +20,7 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, TextArea
+from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from hello_tui.config import ConfigError, Settings
@@ -56,6 +56,7 @@ from hello_tui.screens.main.stop_signals import StopSignals
 from hello_tui.screens.main.turns import TurnController
 from hello_tui.screens.main.writes import WriteController
 from hello_tui.widgets.completion import CompletionList
+from hello_tui.widgets.footer import SteadyFooter
 from hello_tui.widgets.prompt_input import PromptInput
 from hello_tui.widgets.sidebar import BackupTree, Sidebar
 
@@ -173,7 +174,7 @@ class HelloApp(App[int]):
             with Vertical(id="right"):
                 yield views.trace
                 yield views.todos
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         prompt = self.views.prompt

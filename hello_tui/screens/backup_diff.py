@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hello_tui.widgets.diff_view import DiffView
+from hello_tui.widgets.footer import SteadyFooter
 
 
 class BackupDiffScreen(ModalScreen[None]):
@@ -43,7 +44,7 @@ class BackupDiffScreen(ModalScreen[None]):
             yield Static(self.title_text, id="backup-title", markup=False)
             yield Static("left: the backup · right: the file now", id="backup-legend")
             yield DiffView(show_hunk_state=False, id="backup-diff")
-            yield Footer()
+            yield SteadyFooter()
 
     def on_mount(self) -> None:
         view = self.query_one(DiffView)

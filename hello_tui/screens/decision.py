@@ -258,10 +258,13 @@ class DecisionModal(ModalScreen[ResultType]):
     def _show_state(self) -> None:
         text = self._arming_text()
         if text.plain != self._shown:
+            # Only the bar filling in cannot change how the line wraps: no re-layout of the
+            # whole screen for it, twenty times a second.
+            words_changed = text.plain[ARMING_BAR:] != self._shown[ARMING_BAR:]
             self._shown = text.plain
             line = self._arming_widget()
             if line is not None:
-                line.update(text)
+                line.update(text, layout=words_changed)
 
     def _arming_text(self) -> Text:
         gate = self._gate

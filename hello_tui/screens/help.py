@@ -8,7 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Markdown
+from textual.widgets import Markdown
+
+from hello_tui.widgets.footer import SteadyFooter
 
 
 def help_page(main_screen: Iterable[BindingType]) -> str:
@@ -57,4 +59,4 @@ class HelpScreen(ModalScreen[None]):
         box.border_title = "Help"
         with box:
             yield Markdown(self.text)
-        yield Footer()
+        yield SteadyFooter()

@@ -23,10 +23,11 @@ from textual.content import Content
 from textual.highlight import ANSIDarkHighlightTheme, ANSILightHighlightTheme, HighlightTheme
 from textual.highlight import highlight as highlight_code
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from hello_tui.core.markdown_fence import fence, opens_fence
+from hello_tui.widgets.footer import SteadyFooter
 
 if TYPE_CHECKING:  # the engine's types load with the engine, after the first frame
     from hello_tui.engine.types import DiffSummary
@@ -154,4 +155,4 @@ class NoteViewerScreen(ModalScreen[None]):
             if self.meta:
                 yield Static(self.meta, id="note-meta", markup=False)
             yield NoteMarkdown(self.markdown, id="note-body")
-        yield Footer()
+        yield SteadyFooter()

@@ -20,8 +20,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from hello_tui.widgets.footer import SteadyFooter
 
 # The model picker's one group for every other provider's model (its detail names the
 # provider): said once, not on each of them.
@@ -81,7 +83,7 @@ class PickerScreen(ModalScreen[str | None]):
             yield Input(placeholder=self.placeholder, id="picker-filter")
             yield OptionList(id="picker-list")
             yield Static("", id="picker-empty")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._refill()

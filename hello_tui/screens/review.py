@@ -22,7 +22,7 @@ from textual import on
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from hello_tui.core.approval import PatchDecision
@@ -32,6 +32,7 @@ from hello_tui.screens.decision import DecisionModal
 from hello_tui.screens.reject import RejectReasonScreen, confirm_reject_screen
 from hello_tui.screens.review_help import ReviewHelpScreen
 from hello_tui.widgets.diff_view import DiffView
+from hello_tui.widgets.footer import SteadyFooter
 
 # (plan, {path: text the user wrote}) -> the plan recomputed from the user's text.
 ReplanFn = Callable[[PatchPlan, dict[str, str]], PatchPlan]
@@ -142,7 +143,7 @@ class PatchReviewScreen(DecisionModal[PatchDecision]):
                 yield DiffView(id="review-diff")
             yield Static("", id="review-status", markup=False)
             yield self.arming_line()
-            yield Footer()
+            yield SteadyFooter()
 
     ready_text = "Ready: a accept · space toggle a hunk · r reject · ? help"
 

@@ -25,10 +25,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Markdown, Select, Static
+from textual.widgets import Button, Input, Markdown, Select, Static
 
 from hello_tui.config import PROVIDER_BY_NAME, PROVIDERS, Settings, is_local_url
 from hello_tui.userconfig import save_key, save_local_server
+from hello_tui.widgets.footer import SteadyFooter
 
 if TYPE_CHECKING:
     from hello_tui.engine.types import LocalServer
@@ -239,7 +240,7 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
                     "{providers}", providers_table()
                 )
                 yield Markdown(text, id="setup-text")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#setup-key", Input).focus(scroll_visible=False)

@@ -23,7 +23,7 @@ from hello_tui.core.approval import PatchDecision, ServerStartRequest, ToolCallR
 from hello_tui.screens.arming import SETTLE_SECONDS
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
-from hello_tui.screens.decision import DecisionModal, TypeAhead
+from hello_tui.screens.decision import ARMING_BAR, ArmingLine, DecisionModal, TypeAhead
 from hello_tui.screens.mcp_approval import ServerApprovalScreen, ToolApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.widgets.prompt_input import PromptInput
@@ -289,3 +289,27 @@ def _arrow(name: str, stamp: float) -> Any:
     event = events.Key(name, None)
     event.time = stamp
     return event
+
+
+async def test_the_bar_filling_in_does_not_lay_the_screen_out_again(monkeypatch):
+    """Twenty ticks a second fill the bar: only a change of words may re-layout the
+    screen (the line may wrap differently); the bar alone repaints the one line."""
+    layouts: list[tuple[str, bool]] = []
+    update = ArmingLine.update
+
+    def recorded(line: ArmingLine, content: Any = "", *, layout: bool = True) -> None:
+        layouts.append((str(content), layout))
+        update(line, content, layout=layout)
+
+    monkeypatch.setattr(ArmingLine, "update", recorded)
+    clock = ManualClock()
+    app = PromptHost(clock)
+    async with app.run_test(size=(60, 30)) as pilot:
+        await app.show(pilot, CommandApprovalScreen("make test", "it runs code"))
+        await clock.advance(PAUSE)
+        await deliver(pilot, keys("x", clock.now()))  # held, then typing: new words
+        await clock.advance(PAUSE)
+    assert len(layouts) > 8, "the bar was not shown filling in"
+    for (before, _), (after, layout) in zip(layouts, layouts[1:]):
+        assert layout == (before[ARMING_BAR:] != after[ARMING_BAR:]), (before, after)
+    assert [layout for _, layout in layouts].count(True) >= 2  # armed, holding, typing...
