@@ -6,6 +6,11 @@ the prompt. Tests that are about what an answer does, not about how keys
 arrive, press one key at a time and give each its moment on the real clock.
 The tests of the arming rule itself drive their own clock and deliver key
 events directly (`tests/ui/arming_keys.py`), so this does not touch them.
+
+Where arming is not what a test is about, modals arm and settle in a fraction of
+the real time (QUICK_ARMING): the same rule, with less of the clock spent
+waiting. Tests whose keys must meet the real times say so with
+`@pytest.mark.real_arming` (the rule's own tests, type-ahead while a modal arms).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from textual.pilot import Pilot
 
 from hello_tui.screens.decision import SYSTEM_CLOCK, DecisionModal
 from tests.ui.engine_double import wait_until
+
+QUICK_ARMING = {"arming_seconds": 0.12, "settle_seconds": 0.1}  # real: 0.4 s and 0.3 s
 
 
 @pytest.fixture(autouse=True)
@@ -30,3 +37,10 @@ def _modal_keys_pressed_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
                 await self.pause()
 
     monkeypatch.setattr(Pilot, "press", press)
+
+
+@pytest.fixture(autouse=True)
+def _quick_arming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("real_arming") is None:
+        for name, seconds in QUICK_ARMING.items():
+            monkeypatch.setattr(DecisionModal, name, seconds)

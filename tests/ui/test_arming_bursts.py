@@ -13,6 +13,7 @@ and whether the app watched it pass.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -30,6 +31,8 @@ from hello_tui.widgets.prompt_input import PromptInput
 from tests.ui.arming_keys import ManualClock, deliver, keys, paste
 from tests.ui.engine_double import wait_until
 from tests.ui.review_fixtures import stats_plan
+
+pytestmark = pytest.mark.real_arming  # the arming rule's own times
 
 CALL = ToolCallRequest("time", "get_current_time", {"timezone": "Europe/Oslo"}, "What time.")
 START = ServerStartRequest("time", ".mcp.json", "uvx mcp-server-time", ("TZ",))
@@ -310,6 +313,6 @@ async def test_the_bar_filling_in_does_not_lay_the_screen_out_again(monkeypatch)
         await deliver(pilot, keys("x", clock.now()))  # held, then typing: new words
         await clock.advance(PAUSE)
     assert len(layouts) > 8, "the bar was not shown filling in"
-    for (before, _), (after, layout) in zip(layouts, layouts[1:]):
+    for (before, _), (after, layout) in pairwise(layouts):
         assert layout == (before[ARMING_BAR:] != after[ARMING_BAR:]), (before, after)
     assert [layout for _, layout in layouts].count(True) >= 2  # armed, holding, typing...

@@ -31,6 +31,8 @@ import pytest
 
 from tests.support.scripted_model import call, text, tool_calls
 
+pytestmark = pytest.mark.real_arming  # the arming rule's own times
+
 ROOT = Path(__file__).resolve().parents[2]
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 # Every answer key of both modals opens some burst: y, a, w, n, r and space.

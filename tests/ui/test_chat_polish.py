@@ -26,6 +26,18 @@ def _app(settings) -> HelloApp:
     return HelloApp(settings, preflight=False, clock=lambda: 0.0)
 
 
+async def _steady(pilot, looks) -> None:
+    """Until the screen stops changing: a prompt that grows shrinks the chat above it,
+    which moves the chat's scroll, a repaint or two later."""
+    seen = None
+    for _ in range(200):
+        if (now := looks()) == seen:
+            return
+        seen = now
+        await pilot.pause(0.05)
+    raise AssertionError("the screen kept changing")
+
+
 async def _turn(pilot, app: HelloApp, prompt: str) -> None:
     def answers() -> int:
         return sum(e.role == "assistant" for e in app.chat.history.entries)
@@ -80,7 +92,7 @@ async def test_a_prompt_taller_than_its_box_keeps_its_own_page_keys(tmp_path, sc
         await _turn(pilot, app, "write a lot")
         app.prompt.load_text("\n".join(f"line {n}" for n in range(30)))
         app.prompt.move_cursor(app.prompt.document.end)
-        await pilot.pause()
+        await _steady(pilot, lambda: (app.prompt.size, app.chat.size, app.chat.scroll_y))
         assert app.prompt.max_scroll_y > 0
         chat_before = app.chat.scroll_y
         row_before = app.prompt.cursor_location[0]

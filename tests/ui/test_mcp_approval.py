@@ -114,6 +114,7 @@ async def test_the_app_asks_for_a_repo_server_then_for_the_call_and_lists_it(
         assert "mcp__demo__add" in shown
 
 
+@pytest.mark.real_arming  # typing while the modal arms, on the real clock
 async def test_keys_typed_before_the_modal_armed_never_answer_it():
     from tests.ui.arming_keys import ManualClock, deliver, keys
 

@@ -11,6 +11,8 @@ nothing races a real timer.
 
 from __future__ import annotations
 
+import pytest
+
 from hello_tui.app import HelloApp
 from hello_tui.screens.arming import SETTLE_SECONDS
 from hello_tui.screens.command_approval import CommandApprovalScreen
@@ -20,6 +22,8 @@ from tests.support.scripted_model import call, settings_for_server, text, tool_c
 from tests.ui.arming_keys import ManualClock, deliver, keys, modal_shown
 from tests.ui.engine_double import wait_until
 from tests.ui.review_fixtures import ScreenApp
+
+pytestmark = pytest.mark.real_arming  # the arming rule's own times
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
 # Every decision key of the review and the command approval is in here.
