@@ -167,6 +167,8 @@ APPLY_NEVER_IMPORTS = (
     "tokenize",
     "linecache",
     "hello_tui.patch.history",
+    # Only an interrupted or failed transaction is rolled back.
+    "hello_tui.patch.rollback",
     "hello_tui.patch.diff_summary",
     "unidiff",
     "filelock",
