@@ -344,7 +344,8 @@ def _default(name: str) -> Any:
     return next(f.default for f in dataclasses.fields(Settings) if f.name == name)
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class _Sources:
     """One load's sources, and what they gave: `given` holds only the values some source
     set (the model's defaults fill in the rest), `sources` where each came from."""

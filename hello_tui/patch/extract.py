@@ -131,7 +131,8 @@ def _unified_stop(fence: str | None, heredoc: str | None):
     return stop
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class FoundPatch:
     """One patch found in a text: Codex text as written, or a unified diff already parsed."""
 

@@ -29,7 +29,8 @@ _EOL_SPLIT = lazy_compile(r"(\r\n|\r|\n)")
 BINARY_PROBE_BYTES = 8000
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class TextFile:
     """A decoded text file split into lines, with what is needed to write it back byte-exact."""
 

@@ -142,7 +142,8 @@ def find_header(index: LineIndex, header: str, start: int) -> int | None:
     return None
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Placement:
     """Where in the file a chunk's old lines were found."""
 

@@ -107,7 +107,8 @@ def state_label(settings: Settings, path: Path) -> str:
 # ---- manifests ------------------------------------------------------------------------
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Entry:
     """One file of a transaction: its state before and after (sha256, mode, owner)."""
 

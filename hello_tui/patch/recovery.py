@@ -54,7 +54,8 @@ class Interrupted:
     restored: tuple[records.Entry, ...] = ()
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class RecoveryReport:
     """What recovery did, saw and could not do."""
 

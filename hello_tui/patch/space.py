@@ -36,7 +36,8 @@ def device_of(path: Path) -> tuple[int, Path]:
             probe = probe.parent
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class SpaceNeeds:
     """Bytes to be written, per filesystem, checked against the free space."""
 

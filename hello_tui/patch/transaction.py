@@ -71,7 +71,8 @@ if TYPE_CHECKING:
     StackFields = Callable[[str], dict[str, Any]]
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Write:
     """One file a transaction writes or removes, and what it must hold before."""
 
@@ -184,7 +185,8 @@ def run_transaction(
         )
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class _Target:
     """A write, with the file as read under the lock."""
 

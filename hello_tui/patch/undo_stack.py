@@ -56,7 +56,8 @@ def _dump(p: Pointer | None) -> dict[str, str] | None:
     return None if p is None else p.to_json()
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class StackState:
     """The tops of both stacks."""
 
@@ -156,7 +157,8 @@ def redo_fields(state: StackState, top: dict[str, Any], name: str) -> dict[str, 
     }
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class ChainWalk:
     """The patches of one stack, top first, as far as its records could be read."""
 

@@ -74,7 +74,8 @@ def _is_hunk_line(line: str) -> bool:
     return line == "" or line == "\r" or line[0] in " +-\\"
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class _Header:
     """What the header lines of one file's section said, as read so far."""
 

@@ -84,7 +84,8 @@ class FileChange:
         return self.old == self.new and self.old_path == self.new_path and same_mode
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class HunkDiff:
     """One `@@` hunk: 0-based starts and counts as git_range reads them, and its lines."""
 
@@ -104,7 +105,8 @@ class HunkDiff:
         )
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class FileDiff:
     """One file's section of a git diff, kept as a model so counts need no re-reading."""
 
@@ -257,7 +259,8 @@ class _FuncContext:
 # ---------------------------------------------------------------- text hunks
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Lines:
     """A text's lines and each line's ending ("\\n", "\\r\\n", or "" for a last line without one)."""
 

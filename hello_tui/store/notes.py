@@ -48,7 +48,8 @@ class NoteError(ValueError):
     """A note operation could not be done; the message says why and what to do."""
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Note:
     """One note: its fields and the file it lives in."""
 
