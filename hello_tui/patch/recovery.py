@@ -54,8 +54,9 @@ class Interrupted:
     restored: tuple[records.Entry, ...] = ()
 
 
-# Compared by identity: no generated __eq__, which apply would compile at every start.
-@dataclass(eq=False)
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class RecoveryReport:
     """What recovery did, saw and could not do."""
 

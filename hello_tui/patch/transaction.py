@@ -71,8 +71,9 @@ if TYPE_CHECKING:
     StackFields = Callable[[str], dict[str, Any]]
 
 
-# Compared by identity: no generated __eq__, which apply would compile at every start.
-@dataclass(eq=False)
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class Write:
     """One file a transaction writes or removes, and what it must hold before."""
 
@@ -185,8 +186,9 @@ def run_transaction(
         )
 
 
-# Compared by identity: no generated __eq__, which apply would compile at every start.
-@dataclass(eq=False)
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class _Target:
     """A write, with the file as read under the lock."""
 

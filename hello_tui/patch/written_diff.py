@@ -84,8 +84,9 @@ class FileChange:
         return self.old == self.new and self.old_path == self.new_path and same_mode
 
 
-# Compared by identity: no generated __eq__, which apply would compile at every start.
-@dataclass(eq=False)
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class HunkDiff:
     """One `@@` hunk: 0-based starts and counts as git_range reads them, and its lines."""
 
@@ -105,8 +106,9 @@ class HunkDiff:
         )
 
 
-# Compared by identity: no generated __eq__, which apply would compile at every start.
-@dataclass(eq=False)
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class FileDiff:
     """One file's section of a git diff, kept as a model so counts need no re-reading."""
 
@@ -259,8 +261,9 @@ class _FuncContext:
 # ---------------------------------------------------------------- text hunks
 
 
-# Compared by identity: no generated __eq__, which apply would compile at every start.
-@dataclass(eq=False)
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class Lines:
     """A text's lines and each line's ending ("\\n", "\\r\\n", or "" for a last line without one)."""
 
