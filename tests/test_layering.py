@@ -169,6 +169,8 @@ APPLY_NEVER_IMPORTS = (
     "hello_tui.patch.history",
     # Only an interrupted or failed transaction is rolled back.
     "hello_tui.patch.rollback",
+    # Grouped fsyncs run on plain `_thread` threads (patch/durable.py).
+    "threading",
     "hello_tui.patch.diff_summary",
     "unidiff",
     "filelock",
