@@ -15,6 +15,7 @@ hello-tui acp                                  an ACP agent on stdio (Zed, Toad,
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -227,10 +228,27 @@ def main(argv: list[str] | None = None) -> int:
 
         for name in ("inspect", "ipaddress", "ntpath"):
             defer(name)
-        code = _run(args, command)
+        code = _run_without_collector(args, command)
         _FINISHED_PATCH_COMMAND = True
         return code
     return _run(args, command)
+
+
+def _run_without_collector(args: argparse.Namespace, command: str) -> int:
+    """A patch command with the cyclic garbage collector off, on again after it.
+
+    Its imports and its parse allocate enough to set the collector off some twenty
+    times, each walking every young object (about 2 % of a small apply), and it finds
+    next to nothing: the engine's objects hold no cycles and go with their last
+    reference. A caller that stays (a test, the app) has its collector back as it was.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args, command)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _run(args: argparse.Namespace, command: str) -> int:

@@ -212,7 +212,9 @@ class StatePaths:
         return self.root / "write.lock"
 
 
-@dataclass(frozen=True, slots=True)
+# No generated __repr__: it would show the API key, and compiling it for some thirty
+# fields cost every command about 1 ms.
+@dataclass(frozen=True, slots=True, repr=False)
 class Settings:
     """The resolved configuration: immutable, every default given here once.
 
@@ -344,7 +346,9 @@ def _default(name: str) -> Any:
     return next(f.default for f in dataclasses.fields(Settings) if f.name == name)
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class _Sources:
     """One load's sources, and what they gave: `given` holds only the values some source
     set (the model's defaults fill in the rest), `sources` where each came from."""

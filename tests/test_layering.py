@@ -167,6 +167,10 @@ APPLY_NEVER_IMPORTS = (
     "tokenize",
     "linecache",
     "hello_tui.patch.history",
+    # Only an interrupted or failed transaction is rolled back.
+    "hello_tui.patch.rollback",
+    # Grouped fsyncs run on plain `_thread` threads (patch/durable.py).
+    "threading",
     "hello_tui.patch.diff_summary",
     "unidiff",
     "filelock",
@@ -243,6 +247,42 @@ def test_the_dataclasses_apply_loads_have_docstrings():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
+
+
+# The dataclasses apply loads that are compared by value: frozen settings and records,
+# and the written diff's file changes. Every other one is a work record compared by
+# identity (eq=False): each generated __eq__ is compiled at every start, and all of them
+# together were 4 % of a small apply's instructions.
+COMPARED_BY_VALUE = {
+    "hello_tui.config.Provider",
+    "hello_tui.config.StatePaths",
+    "hello_tui.config.Settings",
+    "hello_tui.core.git_layout.Found",
+    "hello_tui.patch.binary.BinaryHunk",
+    "hello_tui.patch.binary.BinaryPatch",
+    "hello_tui.patch.recovery.Interrupted",
+    "hello_tui.patch.undo_stack.Pointer",
+    "hello_tui.patch.written_diff.FileChange",
+}
+
+
+def test_the_dataclasses_apply_loads_compare_by_identity_unless_they_are_values():
+    code = (
+        "import dataclasses, sys\n"
+        "import hello_tui.cli, hello_tui.commands.patch_commands, hello_tui.patch.commit\n"
+        "import hello_tui.patch.planner, hello_tui.store.notes\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    for cls in vars(module).values() if name.startswith('hello_tui') else ():\n"
+        "        if dataclasses.is_dataclass(cls) and isinstance(cls, type)"
+        " and cls.__module__ == name and '__eq__' in cls.__dict__:\n"
+        "            print(name + '.' + cls.__qualname__)\n"
+    )
+    env = {"PYTHONPATH": str(Path(hello_tui.__file__).resolve().parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=False, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert set(proc.stdout.split()) == COMPARED_BY_VALUE
 
 
 DEFERRED = '''

@@ -20,6 +20,7 @@ files and folders take the owner and group of the folder they are created in.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
@@ -305,20 +306,27 @@ def _fsync_together(fds: list[int]) -> list[OSError | None]:
             except OSError as exc:
                 errors[i] = exc
 
-    helpers = []
-    if len(fds) > 1:
-        import threading  # only for several files: a one-file write needs no thread
-
-        helpers = [threading.Thread(target=work) for _ in range(min(FSYNC_THREADS, len(fds)) - 1)]
+    finished: list[_thread.LockType] = []  # a held lock per helper started; it releases it
     try:
-        for helper in helpers:
-            helper.start()
+        if len(fds) > 1:  # a one-file write needs no thread
+            # Plain `_thread` threads (loaded with the interpreter): `threading` would cost
+            # its import, and each start would wait for its thread to be running.
+            def helper(done: _thread.LockType) -> None:
+                try:
+                    work()
+                finally:
+                    done.release()
+
+            for _ in range(min(FSYNC_THREADS, len(fds)) - 1):
+                done = _thread.allocate_lock()
+                done.acquire()
+                _thread.start_new_thread(helper, (done,))
+                finished.append(done)  # started: it will release it
         work()
     finally:
         pending.clear()  # interrupted: no helper starts another fsync on a closing descriptor
-        for helper in helpers:
-            if helper.ident is not None:  # started
-                helper.join()
+        for done in finished:
+            done.acquire()  # joined: its fsync is over
     return errors
 
 

@@ -131,7 +131,9 @@ def _unified_stop(fence: str | None, heredoc: str | None):
     return stop
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class FoundPatch:
     """One patch found in a text: Codex text as written, or a unified diff already parsed."""
 

@@ -142,7 +142,9 @@ def find_header(index: LineIndex, header: str, start: int) -> int | None:
     return None
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class Placement:
     """Where in the file a chunk's old lines were found."""
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     ItemKind = Literal[" ", "-", "+"]
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Chunk:
     """One change inside an Update: context (" "), removed ("-") and added ("+") lines."""
 
@@ -64,7 +65,8 @@ class Chunk:
         return [text for kind, text in self.items if kind != "-"]
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class FileOperation:
     """One file of a parsed patch, in either dialect: add, delete or update (and move)."""
 

@@ -107,7 +107,9 @@ def state_label(settings: Settings, path: Path) -> str:
 # ---- manifests ------------------------------------------------------------------------
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class Entry:
     """One file of a transaction: its state before and after (sha256, mode, owner)."""
 

@@ -38,7 +38,6 @@ from pathlib import Path
 from hello_tui.config import Settings
 from hello_tui.patch import durable, records
 from hello_tui.patch.records import Damaged
-from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.types import PatchError
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
@@ -55,7 +54,9 @@ class Interrupted:
     restored: tuple[records.Entry, ...] = ()
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class RecoveryReport:
     """What recovery did, saw and could not do."""
 
@@ -140,6 +141,8 @@ def _close_committed(
 def _journal_without_folder(
     settings: Settings, repo: Path, journal: tuple[str, dict[str, Any]], report: RecoveryReport
 ) -> None:
+    from hello_tui.patch.rollback import plan_rollback  # only for an interrupted transaction
+
     name, manifest = journal
     plan = plan_rollback(repo, None, manifest)
     if not plan.to_restore and not plan.changed and not plan.damaged:
@@ -167,6 +170,8 @@ def _resolve_uncommitted(
     salvage: bool,
     report: RecoveryReport,
 ) -> None:
+    from hello_tui.patch.rollback import execute_rollback, plan_rollback  # only when interrupted
+
     label = _label(settings, folder)
     manifest: dict[str, Any] | None = None
     damage: Damaged | None = None

@@ -36,7 +36,9 @@ def device_of(path: Path) -> tuple[int, Path]:
             probe = probe.parent
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class SpaceNeeds:
     """Bytes to be written, per filesystem, checked against the free space."""
 

@@ -36,7 +36,6 @@ from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
 from hello_tui.patch.lines import sha256
 from hello_tui.patch.paths import check_git_control_files, resolve_patch_path
 from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_trash, recover_locked
-from hello_tui.patch.rollback import execute_rollback, plan_rollback
 from hello_tui.patch.space import SpaceNeeds
 from hello_tui.patch.types import PatchError
 
@@ -72,7 +71,9 @@ if TYPE_CHECKING:
     StackFields = Callable[[str], dict[str, Any]]
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class Write:
     """One file a transaction writes or removes, and what it must hold before."""
 
@@ -185,7 +186,9 @@ def run_transaction(
         )
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class _Target:
     """A write, with the file as read under the lock."""
 
@@ -459,6 +462,10 @@ def _roll_back_now(
     settings: Settings, repo: Path, folder: Path, manifest: dict[str, Any]
 ) -> str | None:
     """Undo the writes of a failed transaction; None when done, else what stopped it."""
+    # Imported here: a transaction that succeeds (and a recovery with nothing
+    # interrupted) never needs the roll-back, and its import cost every apply 2 %.
+    from hello_tui.patch.rollback import execute_rollback, plan_rollback
+
     try:
         # Every file was written once COMMITTED exists; without it, recovery rolls back.
         durable.remove_file(folder / records.COMMITTED, what="the commit marker")

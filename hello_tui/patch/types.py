@@ -31,7 +31,8 @@ class PatchError(Exception):
         super().__init__(printable(message))
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Hunk:
     """One reviewable change inside a file: old lines [old_start, old_start+len(old_lines))
     (0-based, in the file's current lines) become new_lines."""
@@ -49,7 +50,8 @@ class Hunk:
     new_eols: list[str | None] | None = None
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class FilePlan:
     """One file of a plan: its operation, contents and modes before and after, its hunks."""
 
@@ -83,7 +85,8 @@ class FilePlan:
         return sum(len(h.old_lines) for h in self.hunks)
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Risk:
     """Whether a plan needs confirmation, and why."""
 
@@ -91,7 +94,8 @@ class Risk:
     reasons: list[str] = field(default_factory=list)
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class PatchPlan:
     """A checked patch, nothing written yet: what each file becomes."""
 
@@ -109,7 +113,8 @@ class PatchPlan:
 Selection = dict[str, set[int]] | None
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class CommitResult:
     """What a commit wrote: the files by kind, the hunks, the backup and the note."""
 

@@ -56,7 +56,9 @@ def _dump(p: Pointer | None) -> dict[str, str] | None:
     return None if p is None else p.to_json()
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class StackState:
     """The tops of both stacks."""
 
@@ -156,7 +158,9 @@ def redo_fields(state: StackState, top: dict[str, Any], name: str) -> dict[str, 
     }
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class ChainWalk:
     """The patches of one stack, top first, as far as its records could be read."""
 

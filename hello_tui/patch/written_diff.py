@@ -84,7 +84,9 @@ class FileChange:
         return self.old == self.new and self.old_path == self.new_path and same_mode
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class HunkDiff:
     """One `@@` hunk: 0-based starts and counts as git_range reads them, and its lines."""
 
@@ -104,7 +106,9 @@ class HunkDiff:
         )
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class FileDiff:
     """One file's section of a git diff, kept as a model so counts need no re-reading."""
 
@@ -257,7 +261,9 @@ class _FuncContext:
 # ---------------------------------------------------------------- text hunks
 
 
-@dataclass
+# A work record, compared by identity and never printed: no generated __eq__ or
+# __repr__, which apply would compile at every start.
+@dataclass(eq=False, repr=False)
 class Lines:
     """A text's lines and each line's ending ("\\n", "\\r\\n", or "" for a last line without one)."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,15 +38,18 @@ INDEX_VERSION = 1
 NOTE_ID_RE = lazy_compile(r"^note_\d{8}_\d{6}_[0-9a-f]{6,32}$")
 # What JSON leaves raw but a YAML double-quoted scalar may not hold as it is: characters
 # outside YAML's printable set (C1 controls, lone surrogates, U+FFFE/F) and the ones
-# YAML reads as line breaks (NEL, LS, PS) or strips (BOM).
-_YAML_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff]")
+# YAML reads as line breaks (NEL, LS, PS) or strips (BOM). All but DEL are outside ASCII,
+# so an ASCII value without DEL (the usual title, tag or date) is never searched; the
+# pattern is compiled at its first use (its surrogate range costs about 1 ms to compile).
+_YAML_UNSAFE = lazy_compile("[\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff]")
 
 
 class NoteError(ValueError):
     """A note operation could not be done; the message says why and what to do."""
 
 
-@dataclass
+# Compared by identity: no generated __eq__, which apply would compile at every start.
+@dataclass(eq=False)
 class Note:
     """One note: its fields and the file it lives in."""
 
@@ -119,6 +121,8 @@ def _yaml_value(value: str | Sequence[str]) -> str:
     if not isinstance(value, str):
         return "[" + ", ".join(_yaml_value(item) for item in value) + "]"
     text = json.dumps(value, ensure_ascii=False)
+    if text.isascii() and "\x7f" not in text:
+        return text
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

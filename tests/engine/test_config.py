@@ -65,6 +65,12 @@ def test_settings_are_frozen_and_a_copy_changes_nothing_else(tmp_path):
         s.with_changes(no_such_setting=1)
 
 
+def test_the_settings_repr_never_shows_the_api_key(tmp_path):
+    s = load_settings(tmp_path, environ={"LLM_API_KEY": "sk-secret-key-1234"})
+    assert s.api_key == "sk-secret-key-1234"
+    assert "secret" not in repr(s) and "secret" not in str(s)
+
+
 def test_flags_beat_environment_beat_dotenv_beat_defaults(tmp_path):
     write_env(
         tmp_path,

@@ -306,3 +306,28 @@ def test_a_reader_that_went_away_ends_the_command_quietly(repo, command):
         os.close(write_end)
     assert proc.stderr == ""
     assert proc.returncode == 141
+
+
+def test_a_patch_command_runs_without_the_collector_and_gives_it_back(repo, monkeypatch, capsys):
+    """The cyclic collector is off while a patch command runs (it finds nothing there and
+    costs a small apply about 2 %), and a caller that stays has it back as it was."""
+    import gc
+
+    from hello_tui import cli as cli_module
+    from hello_tui.commands import patch_commands
+
+    seen: list[bool] = []
+    real = patch_commands.run_history
+    monkeypatch.setattr(
+        patch_commands, "run_history", lambda args: seen.append(gc.isenabled()) or real(args)
+    )
+    assert gc.isenabled()
+    assert cli_module.main(["history", "--repo", str(repo)]) == 0
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert cli_module.main(["history", "--repo", str(repo)]) == 0
+        assert not gc.isenabled()  # off before, off after
+    finally:
+        gc.enable()
+    capsys.readouterr()
