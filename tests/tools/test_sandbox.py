@@ -625,6 +625,17 @@ async def test_wake_words_before_a_command_are_not_taken_for_it(world):
     assert second.stdout.text() == "two\n" and second.exit_code == 0
 
 
+def test_the_keepers_rehearsal_of_a_commands_end_reaps_nothing_and_keeps_no_descriptor():
+    from hello_tui.tools.shell import spawner_main
+
+    pid = os.posix_spawn("/bin/sh", ["sh", "-c", "exit 3"], {})
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # it has ended, and is not reaped yet
+    before = sorted(os.listdir("/proc/self/fd"))
+    spawner_main._rehearse_end()
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert os.waitpid(pid, 0) == (pid, 3 << 8)  # still there for the keeper's own wait
+
+
 def test_a_program_found_on_path_before_is_looked_for_again_once_it_is_gone(tmp_path):
     from hello_tui.tools.shell.runner import runnable_without_shell
 

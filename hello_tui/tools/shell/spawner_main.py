@@ -457,6 +457,7 @@ def _watch(control: socket.socket, command: int, report: int, abi: int) -> None:
     command ended, so a command costs the app a single message.
     """
     ended = os.pidfd_open(command)
+    _rehearse_end()
     outcome: dict[str, int] | None = None
     said = False
     while True:
@@ -483,6 +484,32 @@ def _watch(control: socket.socket, command: int, report: int, abi: int) -> None:
     # how it went unless that was said already.
     _send(control, {"gone": True} if said else {**outcome, "gone": True})
     os._exit(0)
+
+
+def _rehearse_end() -> None:
+    """Walk the path a command's end takes, on things of its own, before the command comes.
+
+    The keeper is a fork of the spawner: the first time it runs a piece of
+    code or makes an object, it copies the pages that touches, a fault each.
+    Rehearsed here (an empty pipe read as `_outcome` reads the report, the
+    "not a child" error the reaping ends on, the closing message encoded),
+    the real end, which the app waits for, finds most of those pages its own:
+    measured, it halves the keeper's time from the command's end to its
+    message (about 0.2 ms). Nothing here touches the command, its report or
+    the control socket.
+    """
+    empty, writer = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.set_blocking(empty, False)
+        _outcome(0, 0, empty)
+    finally:
+        os.close(empty)
+        os.close(writer)
+    try:
+        os.waitpid(os.getpid(), os.WNOHANG)  # never a child of itself: ChildProcessError
+    except ChildProcessError:
+        pass
+    json.dumps({"started": 1, "exit": 0, "gone": True}).encode()
 
 
 def _reap_orphans() -> bool:
