@@ -1,10 +1,9 @@
 """The full-screen app: composes the main screen, owns its keys, routes messages to controllers.
 
 `HelloApp` is deliberately thin: it builds the widgets, hands them to the controllers
-(`hello_tui.screens.main`) and turns bindings and messages into one call each. The app talks to the engine through the facade only (`hello_tui.engine`),
-the event and approval types (`hello_tui.core`) and the settings. Decisions
-(patch review, command approval) come through the approver, whose screens are
-pushed with `push_screen_wait` from inside the turn.
+(`hello_tui.screens.main`) and turns bindings and messages into one call each. It talks
+to the engine through the facade only (`hello_tui.engine`), the event and approval types
+(`hello_tui.core`) and the settings. Decisions come through the approver.
 """
 
 from __future__ import annotations

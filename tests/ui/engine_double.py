@@ -146,6 +146,19 @@ async def wait_until(pilot: Any, predicate: Any, timeout: float = 5.0) -> None:
         await pilot.pause(0.02)
 
 
+async def steady(pilot: Any, looks: Any) -> None:
+    """Let the app run until `looks()` stops changing: geometry a test reads (a scroll
+    offset, a region) settles a repaint or two after what moved it (a prompt that grew
+    shrinks the chat above it)."""
+    seen = None
+    for _ in range(200):
+        if (now := looks()) == seen:
+            return
+        seen = now
+        await pilot.pause(0.05)
+    raise AssertionError("the screen kept changing")
+
+
 async def armed(pilot: Any, timeout: float = 5.0) -> None:
     """Wait until the active decision modal takes keys (it ignores them while it arms)."""
     await wait_until(pilot, lambda: getattr(pilot.app.screen, "armed", True), timeout=timeout)

@@ -9,7 +9,7 @@ from hello_tui.core import events as ev
 from hello_tui.core.display import DisplayRecorder, entry_from_dict, entry_to_dict
 from hello_tui.store.sessions import SessionStore
 from tests.support.scripted_model import call, settings_for_server, text, tool_calls
-from tests.ui.engine_double import wait_until
+from tests.ui.engine_double import steady, wait_until
 
 OLD = [f"line {n}" for n in range(1, 31)]
 NEW = [line.upper() for line in OLD]
@@ -84,6 +84,7 @@ async def test_a_click_on_the_diff_flips_it_and_a_click_elsewhere_does_not(
         assert history.entry_at(you_line) is not entry
 
         # Real clicks: on the question nothing happens, on the diff it unfolds.
+        await steady(pilot, lambda: (history.virtual_region, app.chat.scroll_offset))
         top = history.virtual_region.y - app.chat.scroll_offset.y
         await pilot.click(app.chat, offset=(6, top + you_line))
         await pilot.pause()

@@ -10,7 +10,7 @@ from hello_tui.app import HelloApp
 from hello_tui.screens.command_table import command_named
 from hello_tui.widgets.chat_markdown import fenced_blocks
 from tests.support.scripted_model import settings_for_server, text
-from tests.ui.engine_double import DriverWrites, fake_settings, wait_until
+from tests.ui.engine_double import DriverWrites, fake_settings, steady, wait_until
 
 LONG_ANSWER = "\n\n".join(f"Paragraph {n} of a long answer." for n in range(60))
 
@@ -24,18 +24,6 @@ ANSWER_WITH_CODE = (
 
 def _app(settings) -> HelloApp:
     return HelloApp(settings, preflight=False, clock=lambda: 0.0)
-
-
-async def _steady(pilot, looks) -> None:
-    """Until the screen stops changing: a prompt that grows shrinks the chat above it,
-    which moves the chat's scroll, a repaint or two later."""
-    seen = None
-    for _ in range(200):
-        if (now := looks()) == seen:
-            return
-        seen = now
-        await pilot.pause(0.05)
-    raise AssertionError("the screen kept changing")
 
 
 async def _turn(pilot, app: HelloApp, prompt: str) -> None:
@@ -92,7 +80,7 @@ async def test_a_prompt_taller_than_its_box_keeps_its_own_page_keys(tmp_path, sc
         await _turn(pilot, app, "write a lot")
         app.prompt.load_text("\n".join(f"line {n}" for n in range(30)))
         app.prompt.move_cursor(app.prompt.document.end)
-        await _steady(pilot, lambda: (app.prompt.size, app.chat.size, app.chat.scroll_y))
+        await steady(pilot, lambda: (app.prompt.size, app.chat.size, app.chat.scroll_y))
         assert app.prompt.max_scroll_y > 0
         chat_before = app.chat.scroll_y
         row_before = app.prompt.cursor_location[0]
