@@ -162,13 +162,22 @@ def signal_state(pid: int) -> dict[str, str]:
     return state
 
 
+# The child starts with Ctrl-C live whatever the worker's state when it forks: a SIGINT
+# ignored by the parent stays ignored across exec (as a shell's background jobs have it),
+# and hello-tui keeps it so, as every program does.
+LIVE_CTRL_C = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'hello-tui'; runpy.run_module('hello_tui', run_name='__main__')"
+)
+
+
 def test_ctrl_c_saves_the_session_and_exits_130(tmp_path, scripted_server):
     server = scripted_server([slow("word " * 400, delay=0.02), text("after")])
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "hello_tui",
+            "-c",
+            LIVE_CTRL_C,
             "exec",
             "--repo",
             str(tmp_path),
