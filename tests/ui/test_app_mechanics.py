@@ -310,8 +310,9 @@ async def test_resumed_session_shows_only_the_newest_page_then_reveals_more(tmp_
         display.append({"role": "assistant", "text": f"answer **{i}**"})
     app = make_app(fake_settings(tmp_path), display=display)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.engine is not None)
         history = app.chat.history
+        # The saved display is shown once the engine is ready, a message after it is set.
+        await wait_until(pilot, lambda: app.engine is not None and history.entries)
         assert len(history.entries) == 300
         assert history.window_start == 300 - WINDOW_PAGE
         text = "\n".join(history.plain_lines())
