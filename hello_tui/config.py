@@ -346,8 +346,7 @@ def _default(name: str) -> Any:
     return next(f.default for f in dataclasses.fields(Settings) if f.name == name)
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class _Sources:
     """One load's sources, and what they gave: `given` holds only the values some source

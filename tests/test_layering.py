@@ -260,7 +260,8 @@ def _apply_dataclasses(condition: str) -> set[str]:
 # The dataclasses apply loads that are compared by value: frozen settings and records,
 # and the written diff's file changes. Every other one is a work record compared by
 # identity (eq=False): each generated __eq__ is compiled at every start, and all of them
-# together were 4 % of a small apply's instructions.
+# together were 4 % of a small apply's instructions. The work records carry no generated
+# __repr__ either (repr=False), for the same start-up cost.
 COMPARED_BY_VALUE = {
     "hello_tui.config.Provider",
     "hello_tui.config.StatePaths",

@@ -131,8 +131,7 @@ def _unified_stop(fence: str | None, heredoc: str | None):
     return stop
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class FoundPatch:
     """One patch found in a text: Codex text as written, or a unified diff already parsed."""

@@ -29,8 +29,7 @@ _EOL_SPLIT = lazy_compile(r"(\r\n|\r|\n)")
 BINARY_PROBE_BYTES = 8000
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class TextFile:
     """A decoded text file split into lines, with what is needed to write it back byte-exact."""

@@ -142,8 +142,7 @@ def find_header(index: LineIndex, header: str, start: int) -> int | None:
     return None
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class Placement:
     """Where in the file a chunk's old lines were found."""

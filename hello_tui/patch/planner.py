@@ -70,8 +70,7 @@ def _resolve(settings: Settings, raw: str) -> tuple[str, Path]:
     return resolve_patch_path(settings.repo, raw, settings.state_dir_name)
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class _State:
     """A file as the patch sees it at one point: its bytes and permission bits (None: absent)."""

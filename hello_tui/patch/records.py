@@ -107,8 +107,7 @@ def state_label(settings: Settings, path: Path) -> str:
 # ---- manifests ------------------------------------------------------------------------
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class Entry:
     """One file of a transaction: its state before and after (sha256, mode, owner)."""

@@ -54,8 +54,7 @@ class Interrupted:
     restored: tuple[records.Entry, ...] = ()
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class RecoveryReport:
     """What recovery did, saw and could not do."""

@@ -36,8 +36,7 @@ def device_of(path: Path) -> tuple[int, Path]:
             probe = probe.parent
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class SpaceNeeds:
     """Bytes to be written, per filesystem, checked against the free space."""

@@ -71,8 +71,7 @@ if TYPE_CHECKING:
     StackFields = Callable[[str], dict[str, Any]]
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class Write:
     """One file a transaction writes or removes, and what it must hold before."""
@@ -186,8 +185,7 @@ def run_transaction(
         )
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class _Target:
     """A write, with the file as read under the lock."""

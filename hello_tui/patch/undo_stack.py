@@ -56,8 +56,7 @@ def _dump(p: Pointer | None) -> dict[str, str] | None:
     return None if p is None else p.to_json()
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class StackState:
     """The tops of both stacks."""
@@ -158,8 +157,7 @@ def redo_fields(state: StackState, top: dict[str, Any], name: str) -> dict[str, 
     }
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class ChainWalk:
     """The patches of one stack, top first, as far as its records could be read."""

@@ -74,8 +74,7 @@ def _is_hunk_line(line: str) -> bool:
     return line == "" or line == "\r" or line[0] in " +-\\"
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class _Header:
     """What the header lines of one file's section said, as read so far."""

@@ -84,8 +84,7 @@ class FileChange:
         return self.old == self.new and self.old_path == self.new_path and same_mode
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class HunkDiff:
     """One `@@` hunk: 0-based starts and counts as git_range reads them, and its lines."""
@@ -106,8 +105,7 @@ class HunkDiff:
         )
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class FileDiff:
     """One file's section of a git diff, kept as a model so counts need no re-reading."""
@@ -261,8 +259,7 @@ class _FuncContext:
 # ---------------------------------------------------------------- text hunks
 
 
-# A work record, compared by identity and never printed: no generated __eq__ or
-# __repr__, which apply would compile at every start.
+# A work record: identity, no repr (why: COMPARED_BY_VALUE in tests/test_layering.py).
 @dataclass(eq=False, repr=False)
 class Lines:
     """A text's lines and each line's ending ("\\n", "\\r\\n", or "" for a last line without one)."""
