@@ -447,8 +447,14 @@ class DiffView(ScrollView, can_focus=True):
         """Apply a change of visual lines keeping the row at the top of the view in place."""
         top, _ = self.row_at(int(self.scroll_offset.y))
         change()
-        self.scroll_to(y=self.line_of_row(top), animate=False, immediate=True)
+        self._scroll_to_line(self.line_of_row(top))
         self.refresh()
+
+    def _scroll_to_line(self, line: int) -> None:
+        # Forced: Textual lets a widget scroll only once its scrollbar is shown, which
+        # happens at the next layout; a key burst (`w` then `j`) acts before that, and an
+        # unforced scroll was dropped. The virtual size is already current, so the clamp holds.
+        self.scroll_to(y=line, animate=False, immediate=True, force=True)
 
     # ---- long lines ---------------------------------------------------------
 
@@ -509,8 +515,7 @@ class DiffView(ScrollView, can_focus=True):
             self.post_message(self.HunkChanged(self, position))
         self._line_cache.clear()
         # One row of breathing room above the header, when there is one.
-        line = max(0, self.line_of_row(rows[position]) - 1)
-        self.scroll_to(y=line, animate=False, immediate=True)
+        self._scroll_to_line(max(0, self.line_of_row(rows[position]) - 1))
         self.refresh()
 
     def action_next_hunk(self) -> None:

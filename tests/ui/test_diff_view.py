@@ -510,6 +510,24 @@ async def test_wrapped_rows_keep_j_on_the_hunk_header():
         assert any("hunk 2/2" in text for text in screen_lines(view))
 
 
+async def test_a_burst_that_wraps_then_jumps_scrolls_before_the_scrollbar_exists():
+    """`w` then `j` handled before any refresh: wrapping made the view scrollable, but the
+    scrollbar that Textual's scroll permission waits for appears only at the next layout."""
+    old = "".join(("x" * 300 if i % 2 else f"line {i}") + "\n" for i in range(200))
+    new = old.replace("line 150\n", "changed\n").replace("line 20\n", "other\n")
+    app = ViewApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        app.view.load_texts("t.txt", old, new)
+        await settle(pilot)
+        view = app.view
+        assert not view.show_vertical_scrollbar  # unwrapped, the rows fit
+        view.action_toggle_wrap()
+        view.action_next_hunk()  # the same burst: no layout in between
+        await settle(pilot)
+        line = view.line_of_row(view.hunk_rows[1])
+        assert view.scroll_offset.y <= line < view.scroll_offset.y + view.size.height
+
+
 async def test_added_and_deleted_files_are_one_pane():
     app = ViewApp()
     async with app.run_test(size=(120, 20)) as pilot:
