@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from acp.schema import (
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
+
+from tests.support.warm_python import warm_python
 
 GUARD = 60  # seconds: only a hang would reach it
 
@@ -137,7 +138,7 @@ async def acp_agent(
     try:
         async with spawn_agent_process(
             client,
-            sys.executable,
+            *warm_python(),
             *agent_command(repo, server),
             env=dict(os.environ),
             transport_kwargs={"stderr": stderr},

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 
 import pytest
 from acp import spawn_stdio_connection
 
 from tests.acp.acp_kit import GUARD, agent_command
 from tests.support.scripted_model import call, text, tool_calls
+from tests.support.warm_python import warm_python
 
 BEFORE = "".join(f"line {i}\n" for i in range(1, 21))
 PATCH = (
@@ -43,7 +43,7 @@ async def run_session(repo, server, *, announce: bool, choose) -> list[dict]:
         return None
 
     async with spawn_stdio_connection(
-        handler, sys.executable, *agent_command(repo, server), env=dict(os.environ)
+        handler, *warm_python(), *agent_command(repo, server), env=dict(os.environ)
     ) as (conn, _process):
         capabilities = {"_meta": {"hello-tui": {"hunkChoices": True}}} if announce else {}
         await asyncio.wait_for(

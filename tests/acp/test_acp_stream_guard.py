@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from hello_tui.acp.stdio_guard import GuardedTransport
 from tests.mcp.conftest import stdio_definition
 from tests.support.scripted_model import hang, text
+from tests.support.warm_python import warm_python
 
 GUARD = 60.0  # seconds: only a hang would reach it
 # The promise: the process is gone within 2 s of its stdin closing, whatever the turn is
@@ -60,7 +60,7 @@ class RawClient:
 async def start(repo: Path, server: Any) -> RawClient:
     stderr = os.open(repo.parent / "acp-stderr.txt", os.O_WRONLY | os.O_CREAT, 0o644)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
+        *warm_python(),
         "-m",
         "hello_tui",
         "acp",

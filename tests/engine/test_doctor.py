@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 from tests.support.scripted_model import ScriptedModelServer
+from tests.support.warm_python import warm_python
 
 
 def doctor(repo, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "hello_tui", "doctor", "--repo", str(repo), *flags],
+        [*warm_python(), "-m", "hello_tui", "doctor", "--repo", str(repo), *flags],
         check=False,
         capture_output=True,
         text=True,

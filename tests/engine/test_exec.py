@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from tests.support.scripted_model import call, error, slow, text, tool_calls
+from tests.support.warm_python import warm_python
 
 GUARD = 60  # seconds: only a hang (e.g. reading stdin) would reach it
 
@@ -21,7 +22,7 @@ def cli(tmp_path, *args, server=None, env=None, stdin=subprocess.DEVNULL):
         flags += ["--base-url", server.base_url, "--model", "scripted-model"]
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "hello_tui", "exec", *flags, *args],
+        [*warm_python(), "-m", "hello_tui", "exec", *flags, *args],
         capture_output=True,
         text=True,
         timeout=GUARD,
@@ -88,7 +89,7 @@ def test_exit_2_for_an_unknown_model(tmp_path, scripted_server):
     server = scripted_server([], models=["scripted-model"])
     proc = subprocess.run(
         [
-            sys.executable,
+            *warm_python(),
             "-m",
             "hello_tui",
             "exec",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -23,6 +22,7 @@ from tests.support.scripted_model import (
     text,
     tool_calls,
 )
+from tests.support.warm_python import warm_python
 
 GUARD = 60  # seconds: only a runaway stream that was not stopped would reach it
 TASK = "summarise the repository"
@@ -31,7 +31,7 @@ TASK = "summarise the repository"
 def exec_cli(repo, server, *args: str, env: dict[str, str] | None = None, base_url=None):
     return subprocess.run(
         [
-            sys.executable,
+            *warm_python(),
             "-m",
             "hello_tui",
             "exec",

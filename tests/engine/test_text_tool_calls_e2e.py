@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.llm import Completion, LLMClient, TextDelta
 from tests.support.scripted_model import reject_tools, text
+from tests.support.warm_python import warm_python
 
 TOOLS = [
     {
@@ -101,7 +101,7 @@ async def test_the_non_streamed_path_recognises_them_too(tmp_path, scripted_serv
 def exec_cli(repo, server, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
-            sys.executable,
+            *warm_python(),
             "-m",
             "hello_tui",
             "exec",

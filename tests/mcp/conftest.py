@@ -17,6 +17,7 @@ import pytest
 
 from hello_tui.core.approval import PatchDecision, ServerStartRequest, ToolCallRequest
 from hello_tui.mcp import McpServerConfig
+from tests.support.warm_python import warm_python
 
 DEMO = Path(__file__).with_name("demo_server.py")
 TOKEN = "Bearer demo-token"
@@ -24,7 +25,10 @@ TOKEN = "Bearer demo-token"
 
 def stdio_definition(*extra_args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """A `.mcp.json` / config entry that starts the demo server over stdio."""
-    definition: dict[str, Any] = {"command": sys.executable, "args": [str(DEMO), *extra_args]}
+    definition: dict[str, Any] = {
+        "command": sys.executable,
+        "args": [*warm_python()[1:], str(DEMO), *extra_args],
+    }
     if env:
         definition["env"] = env
     return definition
@@ -35,7 +39,11 @@ def stdio_config(
 ) -> McpServerConfig:
     """The demo server as an editor would hand it over (no approval to start)."""
     return McpServerConfig(
-        name=name, command=sys.executable, args=(str(DEMO), *extra_args), source="client", **fields
+        name=name,
+        command=sys.executable,
+        args=(*warm_python()[1:], str(DEMO), *extra_args),
+        source="client",
+        **fields,
     )
 
 
@@ -150,7 +158,7 @@ EXEC_GUARD = 120  # seconds: only a hang would reach it
 def run_exec(repo, server, *args, launcher=("-m", "hello_tui")):
     """`hello-tui exec` on `repo` against the scripted model, as a real process."""
     return subprocess.run(
-        [sys.executable, *launcher, "exec", "--repo", str(repo)]
+        [*warm_python(), *launcher, "exec", "--repo", str(repo)]
         + ["--base-url", server.base_url, "--model", "scripted-model", *args],
         capture_output=True,
         text=True,

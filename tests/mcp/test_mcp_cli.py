@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 from tests.mcp.conftest import stdio_definition, write_mcp_json, write_user_config
 from tests.support.scripted_model import call, text, tool_calls
+from tests.support.warm_python import warm_python
 
 GUARD = 90
 
@@ -18,7 +18,7 @@ def cli(repo, *args, server=None):
     if server is not None:
         flags = ["--base-url", server.base_url, "--model", "scripted-model"]
     return subprocess.run(
-        [sys.executable, "-m", "hello_tui", *args, "--repo", str(repo), *flags],
+        [*warm_python(), "-m", "hello_tui", *args, "--repo", str(repo), *flags],
         capture_output=True,
         text=True,
         timeout=GUARD,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hello_tui.config import load_settings
+from tests.support.warm_python import warm_python
 
 from .conftest import snapshot, write
 
@@ -21,7 +22,7 @@ PATCH = (
 
 def cli(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "hello_tui", *args[:1], "--repo", str(repo), *args[1:]],
+        [*warm_python(), "-m", "hello_tui", *args[:1], "--repo", str(repo), *args[1:]],
         input=stdin,
         capture_output=True,
         text=True,
@@ -235,7 +236,7 @@ def test_output_on_a_full_disk_does_not_turn_a_done_change_into_a_failure(repo, 
     def run(*args: str) -> int:
         with open(DEV_FULL, "w") as full:
             return subprocess.run(
-                [sys.executable, "-m", "hello_tui", args[0], "--repo", str(repo), *args[1:]],
+                [*warm_python(), "-m", "hello_tui", args[0], "--repo", str(repo), *args[1:]],
                 stdout=full,
                 stderr=full if "stderr" in stream else subprocess.PIPE,
                 check=False,
@@ -296,7 +297,7 @@ def test_a_reader_that_went_away_ends_the_command_quietly(repo, command):
     os.close(read_end)  # the reader is gone before the first line is written
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "hello_tui", command[0], "--repo", str(repo), *command[1:]],
+            [*warm_python(), "-m", "hello_tui", command[0], "--repo", str(repo), *command[1:]],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
