@@ -74,14 +74,17 @@ def warm_python() -> list[str]:
             assert _server.stdout is not None
             if _server.stdout.readline().strip() != b"ready":
                 raise RuntimeError("the warm Python server did not start")
-            atexit.register(_stop, _server)
+            atexit.register(_stop, _server, folder)
     return [sys.executable, "-I", "-S", str(LAUNCHER), _socket_path]
 
 
-def _stop(server: subprocess.Popen[bytes]) -> None:
+def _stop(server: subprocess.Popen[bytes], folder: str) -> None:
+    import shutil
+
     if server.poll() is None:
         server.terminate()
         server.wait(timeout=10)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 # ---- the server --------------------------------------------------------------
