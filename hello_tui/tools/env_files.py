@@ -1,7 +1,9 @@
 """`.env` files, which hold keys: which files they are, and asking before a tool reads one.
 
 `is_env_file` is the one rule for what counts (`.env`, `.env.local`,
-`.envrc`, `prod.env`); the file tools and the terminal policy both use it.
+`.envrc`, `prod.env`); `reaches_env_file` applies it to a path on disk, whose
+name or, through links, whose target may be one. The file tools and the
+terminal policy both use them.
 
 read, grep and context_fetch call `approve_env_read` before they open a
 `.env`-like file the model named. The question goes through the same
@@ -12,7 +14,8 @@ answer is reported like a command's: a "no" is an answer, not a tool failure.
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
+import os
+from pathlib import Path, PurePosixPath
 
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
@@ -23,6 +26,18 @@ _ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 def is_env_file(path: str) -> bool:
     """`.env`, `.env.local`, `.envrc`...: files that usually hold keys (judged by name)."""
     return bool(_ENV_FILE.match(PurePosixPath(path).name))
+
+
+def reaches_env_file(path: Path) -> bool:
+    """Reading `path` reads an env file: by its own name, or by its target's when a link
+    (of the file or of a folder above it) leads there (`notes.txt -> .env`)."""
+    if is_env_file(path.name):
+        return True
+    try:
+        target = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return False
+    return target != path and is_env_file(target.name)
 
 
 ENV_READ_REASON = "it reads {rel}, which usually holds API keys and passwords"

@@ -21,7 +21,7 @@ from hello_tui.core.git_layout import (
     foreign_repository,
     is_git_control_path,
 )
-from hello_tui.tools.env_files import is_env_file
+from hello_tui.tools.env_files import is_env_file, reaches_env_file
 from hello_tui.tools.paths import hidden_area, is_protected
 
 
@@ -198,3 +198,18 @@ def test_one_dotgit_rule_for_every_tool(rel, control):
 )
 def test_one_env_file_rule(name, secret):
     assert is_env_file(name) is secret
+
+
+def test_a_link_to_an_env_file_reaches_it(tmp_path):
+    (tmp_path / ".env").write_text("KEY=1\n")
+    (tmp_path / "notes.txt").symlink_to(".env")
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "prod.env").write_text("KEY=2\n")
+    (tmp_path / "kept" / "plain").symlink_to("prod.env")
+    (tmp_path / "shelf").symlink_to("kept")
+    (tmp_path / "a.txt").write_text("x\n")
+    (tmp_path / "to-a").symlink_to("a.txt")
+    assert reaches_env_file(tmp_path / "notes.txt")
+    assert reaches_env_file(tmp_path / "shelf" / "plain")  # a linked folder, then a link
+    assert reaches_env_file(tmp_path / ".env") and reaches_env_file(tmp_path / "missing.env")
+    assert not reaches_env_file(tmp_path / "to-a") and not reaches_env_file(tmp_path / "a.txt")
