@@ -13,8 +13,8 @@ answer is reported like a command's: a "no" is an answer, not a tool failure.
 
 from __future__ import annotations
 
-import re
 import os
+import re
 from pathlib import Path, PurePosixPath
 
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved

@@ -36,6 +36,10 @@ ATTACKS = [
     f"let 'x=a[{RUN_IT}]'",
     f"printf -v 'a[{RUN_IT}]' x",
     f"declare -i x='a[{RUN_IT}]'",
+    # Prompt expansion (`@P`) runs the substitutions in a value, wherever the value came from.
+    f"x='{RUN_IT}'; echo ${{x@P}}",
+    f"x='{RUN_IT}'; printf %s \"${{x@P}}\"",
+    f"a=('{RUN_IT}'); echo ${{a[0]@P}}",
 ]
 # bash wants integers here, so nothing runs; the policy asks all the same.
 CAUTIOUS = [
@@ -60,6 +64,7 @@ SAFE = [
     "echo ${a[0]} ${a[@]} ${#a[*]} ${x:1:2} ${x: -1} ${!p*}",
     "echo hi {fd}>/dev/null",
     "echo ${x:-y} ${x#y} ${x/a/b}",
+    'echo ${x@Q} ${x@U} "${x@E}" ${!p@}',
 ]
 
 
@@ -134,3 +139,14 @@ def test_variable_reference_rule(text, safe):
     from hello_tui.tools.shell.arithmetic import reference_problem
 
     assert (reference_problem(text, {}.get) is None) == safe
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_folder_named_as_a_command_is_not_run_by_printing_pwd_as_a_prompt(repo):
+    folder = repo / RUN_IT
+    folder.mkdir()
+    form = f"cd '{RUN_IT}' && echo ${{PWD@P}}"
+    action, reason = verdict(repo, form)
+    assert action == "ask", reason
+    subprocess.run(["bash", "-c", form], cwd=repo, capture_output=True, timeout=30, check=False)
+    assert (folder / CANARY).exists(), "bash did not run the folder's name"

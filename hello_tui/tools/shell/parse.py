@@ -243,6 +243,23 @@ def arithmetic_problems(node: tree_sitter.Node, variables: Variables | None) -> 
     return [problem for problem in found if problem]
 
 
+# `${x@OP}` transformations that only reshape the value. `@P` is not one of them: it
+# expands the value as a prompt string, running every `$(...)` in it, so a folder named
+# `$(sh p)` makes `echo ${PWD@P}` run the repo's script. An operator not listed asks.
+_HARMLESS_TRANSFORMS = frozenset("QEAaKkuUL")
+
+
+def _transform_problems(node: tree_sitter.Node) -> list[str]:
+    children = node.children
+    for at, child in enumerate(children[:-1]):
+        if child.type == "@" and children[at + 1].type != "}":
+            operator = text_of(children[at + 1])
+            if operator not in _HARMLESS_TRANSFORMS:
+                why = f"{text_of(node)[:60]} expands the value as a prompt (@{operator})"
+                return [f"{why}, which runs the commands written in it"]
+    return []
+
+
 def _expand_variable(
     node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
 ) -> Word:
@@ -250,7 +267,7 @@ def _expand_variable(
     if variables is None:
         return Word(value=source, source=source, problems=[_variable_problem(node)])
     if node.type == "expansion":
-        evaluated = arithmetic_problems(node, variables)
+        evaluated = arithmetic_problems(node, variables) or _transform_problems(node)
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])
     name = _expansion_name(node)
