@@ -251,6 +251,61 @@ def own_git_dirs(repo: Path, tree: Tree = DISK) -> tuple[str, str] | None:
     return git_dir, common_dir(tree, git_dir)
 
 
+def linked_git_dirs(repo: Path, tree: Tree = DISK) -> list[str]:
+    """The git and common directories outside `repo` that its gitfile names, when they are
+    what the gitfile claims: a linked worktree's (`<main>/.git/worktrees/<id>`, whose
+    `gitdir` file names this `.git`) or a submodule's (`<super>/.git/modules/<name>`, whose
+    `core.worktree` is this folder). The command sandbox lets commands read them.
+
+    Anything else is not the repo's own data, whatever it holds: a hand-made `.git` with
+    `gitdir: /` must not open the file system to every read-only command (a clone cannot
+    make one, an archive can). A target with no such pointer back is left out, and git then
+    fails in the sandbox instead of reading elsewhere.
+    """
+    root = os.path.realpath(repo)
+    dotgit = posixpath.join(root, ".git")
+    if tree.kind(dotgit) != "file":
+        return []
+    named = gitfile_target(tree, dotgit)
+    if named is None:
+        return []
+    git_dir = os.path.realpath(named)
+    if not is_git_directory(tree, git_dir) or not _points_back(tree, git_dir, dotgit, root):
+        return []
+    common = os.path.realpath(common_dir(tree, git_dir))
+    found = [d for d in dict.fromkeys((git_dir, common)) if not _contains(d, root)]
+    return found
+
+
+def _contains(folder: str, path: str) -> bool:
+    """`folder` is `path` or one of its ancestors (`/` holds everything)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _points_back(tree: Tree, git_dir: str, dotgit: str, root: str) -> bool:
+    back = _pointer(tree, posixpath.join(git_dir, "gitdir"))
+    if back is not None:  # a linked worktree: `gitdir` names the worktree's `.git` file
+        named = back.splitlines()[0].strip() if back else ""
+        return bool(named) and os.path.realpath(posixpath.join(git_dir, named)) == dotgit
+    config = _pointer(tree, posixpath.join(git_dir, "config"))
+    worktree = _core_worktree(config or "")
+    return worktree is not None and os.path.realpath(posixpath.join(git_dir, worktree)) == root
+
+
+def _core_worktree(config: str) -> str | None:
+    """`core.worktree` of a git config text (the last one wins, as in git)."""
+    section, found = "", None
+    for raw in config.splitlines():
+        line = raw.split("#", 1)[0].split(";", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+        elif section == "core" and "=" in line:
+            key, value = (part.strip() for part in line.split("=", 1))
+            if key.lower() == "worktree":
+                found = value.strip('"')
+    return found
+
+
 def config_files(repo: Path) -> list[Path]:
     """The repository config files git reads for `repo` (system and global are switched off
     for commands): the common directory's `config` and the worktree's `config.worktree`."""

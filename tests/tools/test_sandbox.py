@@ -649,3 +649,90 @@ def test_a_program_found_on_path_before_is_looked_for_again_once_it_is_gone(tmp_
     assert not runnable_without_shell(["tool"], tmp_path, path)
     _program(tmp_path / "bin", "tool", "back")
     assert runnable_without_shell(["tool"], tmp_path, path)
+
+
+# ---------------------------------------------------------------- a gitfile's folders
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_a_linked_worktree_and_a_submodule_get_their_own_git_folders(tmp_path):
+    from hello_tui.core.git_layout import linked_git_dirs
+
+    main, sub = tmp_path / "main", tmp_path / "sub"
+    for repo in (main, sub):
+        repo.mkdir()
+        _git("init", "-q", cwd=repo)
+        (repo / "a.txt").write_text("a\n")
+        _git("add", "a.txt", cwd=repo)
+        _git("commit", "-qm", "first", cwd=repo)
+    _git("worktree", "add", "-q", str(tmp_path / "linked"), cwd=main)
+    _git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub", cwd=main)
+    git_dir = (main / ".git").resolve()
+    assert linked_git_dirs(tmp_path / "linked") == [
+        str(git_dir / "worktrees" / "linked"),
+        str(git_dir),
+    ]
+    assert linked_git_dirs(main / "sub") == [str(git_dir / "modules" / "sub")]
+    assert linked_git_dirs(main) == []  # its `.git` is a folder inside it
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["/", "..", "{outside}", "{other}/.git", "{other}/.git/worktrees/w"],
+    ids=["root", "parent", "a plain folder", "another repository", "another worktree"],
+)
+def test_a_gitfile_naming_what_is_not_its_own_opens_nothing(tmp_path, target):
+    from hello_tui.core.git_layout import linked_git_dirs
+
+    other = tmp_path / "other"
+    other.mkdir()
+    _git("init", "-q", cwd=other)
+    (other / "a.txt").write_text("a\n")
+    _git("add", "a.txt", cwd=other)
+    _git("commit", "-qm", "first", cwd=other)
+    _git("worktree", "add", "-q", str(tmp_path / "w"), cwd=other)
+    (tmp_path / "outside").mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    named = target.format(outside=tmp_path / "outside", other=other)
+    (repo / ".git").write_text(f"gitdir: {named}\n")
+    assert linked_git_dirs(repo) == []
+
+
+@needs_landlock
+async def test_a_gitfile_naming_the_root_keeps_reads_in_the_repo(world):
+    shutil.rmtree(world["repo"] / ".git")
+    (world["repo"] / ".git").write_text("gitdir: /\n")
+    outcome = await run(world, f"cat {world['outside']}/secret.txt; cat a.txt")
+    assert "outside-secret" not in outcome.stdout.text()
+    assert outcome.stdout.text() == "inside\n"
+
+
+@needs_landlock
+async def test_git_reads_a_linked_worktrees_history_in_the_sandbox(tmp_path):
+    main = tmp_path / "main"
+    main.mkdir()
+    _git("init", "-q", cwd=main)
+    (main / "a.txt").write_text("a\n")
+    _git("add", "a.txt", cwd=main)
+    _git("commit", "-qm", "first", cwd=main)
+    _git("worktree", "add", "-q", str(tmp_path / "linked"), cwd=main)
+    linked = (tmp_path / "linked").resolve()
+    outcome = await run_command(
+        "git log --oneline && git status --short",
+        cwd=linked,
+        config=config_for(linked),
+        mode="read-only",
+        network=False,
+        timeout=60,
+    )
+    assert outcome.exit_code == 0, outcome.stderr.text()
+    assert "first" in outcome.stdout.text()

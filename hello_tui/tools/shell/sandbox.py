@@ -344,22 +344,11 @@ def _venv_home(config: Path) -> list[Path]:
 
 
 def git_metadata_dirs(repo: Path) -> list[Path]:
-    """Where the repo's own git data lives when `.git` is a file (a worktree, a submodule)."""
-    dot_git = repo / ".git"
-    if not dot_git.is_file() or dot_git.is_symlink():
-        return []
-    try:
-        first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
-        return []
-    if not first.startswith("gitdir:"):
-        return []
-    gitdir = Path(os.path.realpath(repo / first.removeprefix("gitdir:").strip()))
-    found = [gitdir]
-    with contextlib.suppress(OSError, IndexError):
-        common = (gitdir / "commondir").read_text(encoding="utf-8").splitlines()[0].strip()
-        found.append(Path(os.path.realpath(gitdir / common)))
-    return found
+    """Where the repo's own git data lives when `.git` is a file (a worktree, a submodule):
+    only folders that are what the gitfile claims (`core.git_layout.linked_git_dirs`)."""
+    from hello_tui.core.git_layout import linked_git_dirs
+
+    return [Path(folder) for folder in linked_git_dirs(repo)]
 
 
 def protected_paths(spec: SandboxSpec) -> list[Path]:
