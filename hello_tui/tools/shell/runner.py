@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import functools
 import os
 import shutil
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Self
 
 from hello_tui.config import SECRET_ENV_VARS, Settings
+from hello_tui.core.tree_removal import remove_contents, remove_tree
 from hello_tui.tools.shell import housekeeping, sandbox
 from hello_tui.tools.shell.environment import command_environment, private_dirs
 from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
@@ -173,24 +173,11 @@ class PrivateFolder:
 
     def _empty_now(self) -> None:
         for folder in (self.home, self.tmp):
-            _empty(folder)
+            remove_contents(folder)  # whatever the command built there (`tree_removal`)
         self._dirty = False
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _empty(folder: Path) -> None:
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+        remove_tree(self.root)
 
 
 _PRIVATE: dict[Path, PrivateFolder] = {}
