@@ -25,7 +25,9 @@ _ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
 
 def is_env_file(path: str) -> bool:
     """`.env`, `.env.local`, `.envrc`...: files that usually hold keys (judged by name)."""
-    return bool(_ENV_FILE.match(PurePosixPath(path).name))
+    # A bare name (the walks ask for every entry) needs no path object.
+    name = path if "/" not in path else PurePosixPath(path).name
+    return bool(_ENV_FILE.match(name))
 
 
 def reaches_env_file(path: Path) -> bool:

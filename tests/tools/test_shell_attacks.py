@@ -365,7 +365,8 @@ MORE: list[tuple[str, str]] = [
     ("git log -p -- config/prod.env", ASK),
     ("rg -g .env KEY", ASK),
     ("rg --glob '*' KEY", ASK),
-    ("rg KEY", RUN),
+    ("rg KEY", ASK),  # rg skips the hidden .env but reads config/prod.env
+    ("rg KEY src", RUN),
     ("cat config/prod.env", ASK),
 ]
 
@@ -389,3 +390,41 @@ def test_unquoted_values_that_bash_would_split_or_glob_are_not_guessed(world):
     # Quoted, the value is one word and is not globbed: a (missing) file inside the repo.
     assert classify('cat "$LC_ALL"', world["repo"], world["repo"], ctx).action == RUN
     assert classify("echo $LANG", world["repo"], world["repo"], ctx).action == RUN
+
+
+@pytest.fixture
+def keys_world(tmp_path) -> dict[str, Path]:
+    """Keys where a name check alone misses them: behind a link, and in a visible `*.env`."""
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".env").write_text("SERVICE_TOKEN=sk-linked\n")
+    (repo / "notes.txt").symlink_to(".env")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "config.env").write_text("SERVICE_TOKEN=sk-visible\n")
+    (repo / "src" / "main.py").write_text("print('hi')\n")
+    (repo / "a.txt").write_text("hello\n")
+    private = tmp_path / "private"
+    (private / "home").mkdir(parents=True)
+    (private / "tmp").mkdir()
+    return {"repo": repo.resolve(), "private": private.resolve()}
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat notes.txt", ASK),
+        ("sed -n p notes.txt", ASK),
+        ("sort notes.txt", ASK),
+        ("grep TOKEN notes.txt", ASK),
+        ("rg TOKEN", ASK),  # rg skips `.env` (hidden) but reads deploy/config.env
+        ("rg TOKEN deploy", ASK),
+        ("rg --hidden -g '!deploy' TOKEN", ASK),
+        ("rg TOKEN src", RUN),
+        ("cat a.txt src/main.py", RUN),
+        ("ls -la", RUN),
+    ],
+)
+def test_keys_behind_links_and_in_visible_env_files_ask(keys_world, command, expected):
+    found = verdict_of(keys_world, command)
+    assert found.action == expected, found.reason

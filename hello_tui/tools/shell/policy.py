@@ -39,7 +39,7 @@ from pathlib import Path
 import tree_sitter
 
 from hello_tui.core.git_layout import foreign_repository, is_git_control_path
-from hello_tui.tools.env_files import is_env_file
+from hello_tui.tools.env_files import is_env_file, reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
     ARITHMETIC_TEST_OPERATORS,
@@ -681,7 +681,7 @@ class _Judge:
             return
         for target in check.writes:
             self.write_target(target, text, f"{name} writes")
-        if check.follow != "args" or (check.recursive_read and check.hidden):
+        if check.follow != "args" or check.recursive_read:
             walked = self.walk(candidates, check)
             if walked is not None:
                 self.add(text, *walked)
@@ -1013,10 +1013,12 @@ class _Judge:
         for word in words:
             values, _ = self.expansions(word)
             for value in values or [word.value]:
-                if is_env_file(value):
-                    for cwd in self.cwds:
-                        if (cwd / value).is_file():
-                            return f"reads {value}, which may hold keys"
+                for cwd in self.cwds:
+                    path = cwd / value
+                    # By name, or through a link (`notes.txt -> .env`).
+                    named = is_env_file(value) or path.is_symlink()
+                    if named and reaches_env_file(path) and path.is_file():
+                        return f"reads {value}, which may hold keys"
         return None
 
     def walk(self, words: list[Word], check: ProgramCheck) -> tuple[Action, str] | None:
@@ -1060,31 +1062,38 @@ class _Judge:
                     return secret  # only looking for .env files: the sandbox holds the rest
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             for entry in entries:
-                path = Path(entry.path)
                 if entry.name == ".git" and not follow_all:
                     continue
                 if entry.is_symlink():
                     if check.follow == "args":
                         continue
-                    objection = self._locate(str(path), self.repo, write=False)
+                    objection = self._locate(entry.path, self.repo, write=False)
                     if objection:
                         return "refuse", (
-                            f"{_display(path, self.repo)} is a symbolic link leading outside "
-                            "the repo, and the command follows links"
+                            f"{_display(Path(entry.path), self.repo)} is a symbolic link "
+                            "leading outside the repo, and the command follows links"
                         )
                     if not follow_all:
                         continue
-                reads_it = check.recursive_read and check.hidden and entry.is_file()
-                if reads_it and secret is None and is_env_file(entry.name):
-                    secret = ("ask", f"reads {_display(path, self.repo)}, which may hold keys")
+                # A walk reads what it lists: hidden files only when it shows hidden ones
+                # (`rg` reads `config.env` though it skips `.env`); links as their targets.
+                shown = check.hidden or not entry.name.startswith(".")
+                reads_it = check.recursive_read and shown and entry.is_file()
+                if reads_it and secret is None and _env_entry(entry):
+                    where = _display(Path(entry.path), self.repo)
+                    secret = ("ask", f"reads {where}, which may hold keys")
                 try:
                     is_dir = entry.is_dir(follow_symlinks=follow_all)
                 except OSError:
                     continue
                 descend = is_dir and recursive and (level == 0 or check.follow != "entries")
                 if descend and (check.hidden or not entry.name.startswith(".")):
-                    stack.append((path, level + 1))
+                    stack.append((Path(entry.path), level + 1))
         return secret
+
+
+def _env_entry(entry: os.DirEntry[str]) -> bool:
+    return is_env_file(entry.name) or (entry.is_symlink() and reaches_env_file(Path(entry.path)))
 
 
 def _display(path: Path, repo: Path) -> str:
