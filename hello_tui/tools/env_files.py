@@ -20,7 +20,11 @@ from pathlib import Path, PurePosixPath
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
 
-_ENV_FILE = re.compile(r"^\.env(\..*)?$|^\.envrc$|.+\.env$")
+_ENV_NAME = r"\.env(\..*)?|\.envrc|.+\.env"
+_ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$")
+# The same rule over many names at once, one per line: a walk asks it once per folder.
+_ENV_LINE = re.compile(f"^(?:{_ENV_NAME})$", re.MULTILINE)
+_VISIBLE_ENV_LINE = re.compile(f"^(?=[^.\n])(?:{_ENV_NAME})$", re.MULTILINE)
 
 
 def is_env_file(path: str) -> bool:
@@ -28,6 +32,15 @@ def is_env_file(path: str) -> bool:
     # A bare name (the walks ask for every entry) needs no path object.
     name = path if "/" not in path else PurePosixPath(path).name
     return bool(_ENV_FILE.match(name))
+
+
+def env_file_names(names: list[str], *, hidden: bool = True) -> list[str]:
+    """The names among `names` that are env files (`hidden=False`: not dotfiles), found with
+    one regular-expression scan instead of one call per name."""
+    if any("\n" in name for name in names):  # a newline would split a name in two
+        return [n for n in names if (hidden or not n.startswith(".")) and is_env_file(n)]
+    pattern = _ENV_LINE if hidden else _VISIBLE_ENV_LINE
+    return [found.group() for found in pattern.finditer("\n".join(names))]
 
 
 def reaches_env_file(path: Path) -> bool:

@@ -39,7 +39,7 @@ from pathlib import Path
 import tree_sitter
 
 from hello_tui.core.git_layout import foreign_repository, is_git_control_path
-from hello_tui.tools.env_files import is_env_file, reaches_env_file
+from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
     ARITHMETIC_TEST_OPERATORS,
@@ -1041,6 +1041,8 @@ class _Judge:
     ) -> tuple[Action, str] | None:
         if not start.is_dir():
             return None
+        if check.follow == "args":  # no link is followed: only env files are looked for
+            return self._env_file_in_walk(start, check.hidden, budget)
         follow_all = check.follow == "tree"
         recursive = follow_all or check.recursive_read
         secret: tuple[Action, str] | None = None  # a .env: asked about unless a refusal comes
@@ -1090,6 +1092,40 @@ class _Judge:
                 if descend and (check.hidden or not entry.name.startswith(".")):
                     stack.append((Path(entry.path), level + 1))
         return secret
+
+    def _env_file_in_walk(
+        self, start: Path, hidden: bool, budget: list[int]
+    ) -> tuple[Action, str] | None:
+        """The first env file a recursive read that follows no links reads (`rg`, `grep -r`):
+        links are not read, nor `.git`, nor dotfiles unless the program shows them. Names
+        are matched a folder at a time; 10,000 files take milliseconds."""
+        stack = [os.fspath(start)]
+        while stack:
+            folder = stack.pop()
+            entries = _entries(folder)
+            budget[0] -= len(entries)
+            if budget[0] < 0:
+                return None  # only env files are looked for: the sandbox holds the rest
+            for name in env_file_names([e.name for e in entries], hidden=hidden):
+                path = os.path.join(folder, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
+            stack += [
+                e.path
+                for e in entries
+                if e.is_dir(follow_symlinks=False)
+                and e.name != ".git"
+                and (hidden or not e.name.startswith("."))
+            ]
+        return None
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
 
 
 def _env_entry(entry: os.DirEntry[str]) -> bool:
