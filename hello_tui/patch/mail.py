@@ -103,7 +103,9 @@ def _multipart_body(mail: list[str]) -> list[str]:
             continue
         text = data.decode("utf-8", "surrogateescape")
         body += text.removesuffix("\n").split("\n") if text else []
-    return body
+    # As a plain mail's lines end: with the empty string after the last line's newline.
+    # Without it a part's last line (the blank line that ends a binary hunk) lost its end.
+    return [*body, ""] if body else body
 
 
 def _one_mail(lines: list[str]) -> list[str]:

@@ -183,6 +183,30 @@ def test_mime_multipart_mails_apply_as_git_apply_does(repo, settings, tmp_path, 
     assert (repo / "h.txt").read_bytes() == "café = 1\n".encode()
 
 
+@needs_git
+@pytest.mark.parametrize("binary_change", ["delete", "add", "modify"])
+def test_a_mime_mail_ending_in_a_binary_patch_applies(repo, settings, tmp_path, binary_change):
+    """The blank line that ends the last binary hunk is the part's last line before the
+    boundary: the unpacked body must keep it (`git format-patch --attach`)."""
+    blob = bytes(range(256)) * 40
+    before = {"a.txt": b"a\n"}
+    after = {"a.txt": b"A\n"}
+    if binary_change != "add":
+        before["z.bin"] = blob
+    after["z.bin"] = None if binary_change == "delete" else blob[::-1] + b"\x00tail"
+    src = history(tmp_path, before, after)
+    mbox = git(src, "format-patch", "--attach", "--stdout", "HEAD~1..HEAD").decode()
+    assert mbox.rstrip("\n").endswith("--") and "GIT binary patch" in mbox
+    for name, data in before.items():
+        (repo / name).write_bytes(data)
+    apply(settings, mbox)
+    assert (repo / "a.txt").read_bytes() == b"A\n"
+    if after["z.bin"] is None:
+        assert not (repo / "z.bin").exists()
+    else:
+        assert (repo / "z.bin").read_bytes() == after["z.bin"]
+
+
 def test_a_failing_later_mail_leaves_every_file_as_it_was(repo, settings):
     write(repo, "f.txt", "a\nb\nc\n")
     second = MAIL.replace("-b\n+B", "-zzz\n+B").replace("Change b", "Change again")
