@@ -250,12 +250,15 @@ class _Planner:
             fp = _binary_plan(rel, "add", _State(None), _State(data, mode))
         else:
             fp = make_add_plan(rel, content, mode, git_lines=op.dialect == "unified")
-            if (
-                op.new_oid
-                and not _null(op.new_oid)
-                and not oid_matches(op.new_oid, fp.new_bytes or b"")
-            ):
-                self._oid_mismatch_warning(rel, op.new_oid, fp.new_bytes or b"")
+            oid = op.new_oid
+            if oid and not _null(oid) and not oid_matches(oid, fp.new_bytes or b""):
+                # A copy of the patch converted to CRLF on its way (a paste, a mail client)
+                # gives a new file CRs it never had; its index line names the file without.
+                unconverted = content.replace("\r\n", "\n")
+                if unconverted != content and oid_matches(oid, encode_str(unconverted, rel)):
+                    fp = make_add_plan(rel, unconverted, mode, git_lines=op.dialect == "unified")
+                else:
+                    self._oid_mismatch_warning(rel, oid, fp.new_bytes or b"")
         self.set(rel, _State(fp.new_bytes, mode))
         return fp
 

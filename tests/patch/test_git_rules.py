@@ -339,6 +339,25 @@ def test_crlf_copy_of_a_diff_with_no_newline_markers(tmp_path, repo, settings, b
     assert (repo / "f.txt").read_bytes() == after
 
 
+@needs_git
+@pytest.mark.parametrize(
+    "content",
+    [b"one\ntwo\n", b"@echo off\r\nexit\r\n", b"mixed\r\nlf\n", b"last"],
+    ids=["lf", "crlf", "mixed", "no-newline"],
+)
+def test_crlf_copy_of_a_diff_adding_a_file_writes_the_file_its_index_line_names(
+    tmp_path, repo, settings, content
+):
+    # Converting the whole copy to CRLF adds a CR to every line of a new file too; there is
+    # no old file to compare with, but git's index line names the blob the file must be.
+    src = history(tmp_path, {"a.txt": b"a\n"}, {"a.txt": b"a\n", "new.txt": content})
+    lf = git(src, "diff", "HEAD~1", "HEAD")
+    assert b"new file mode" in lf and b"\nindex 0000000.." in lf
+    write(repo, "a.txt", b"a\n")
+    apply(settings, lf.replace(b"\n", b"\r\n").decode("utf-8"))
+    assert (repo / "new.txt").read_bytes() == content
+
+
 def test_lone_cr_inside_a_line_is_text_for_a_unified_diff(repo, settings):
     write(repo, "r.txt", b"a\rb\nc\n")
     apply(settings, "--- a/r.txt\n+++ b/r.txt\n@@ -1,2 +1,2 @@\n a\rb\n-c\n+C\n")
