@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,7 @@ from hello_tui.tools.shell.git_guard import (
     configured_programs,
     is_git_variable,
 )
+from hello_tui.tools.shell.git_secrets import shown_env_file
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
@@ -741,6 +743,7 @@ class _Judge:
             secret = next((n for n in named if is_env_file(n)), None)
             if secret:
                 self.add(text, "ask", f"shows {secret}, which may hold keys")
+            self.git_env_files([w.value for w in args], text)
             for target in found.writes:
                 self.write_target(target, text, "git writes")
         finally:
@@ -749,6 +752,20 @@ class _Judge:
             self.add(text, "ask", found.unsafe)
         elif not found.writes:
             self.add(text, "run", "git is read-only here")
+
+    def git_env_files(self, args: list[str], text: str) -> None:
+        """`git diff`, `git grep KEY`...: asks when the output may hold a tracked env file
+        (or, for `grep --no-index`, one on disk) that the command does not name."""
+        for cwd in self.cwds:
+            try:
+                shown = shown_env_file(args, self.repo, cwd)
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                shown = (
+                    f"git's index can't be read ({exc}), so whether it shows env files is unknown"
+                )
+            if shown:
+                self.add(text, "ask", shown)
+                return
 
     def git_cwds(self, chdirs: list[Word], text: str) -> list[Path] | None:
         """The folders git works in after its `-C` options; None when one was refused."""
