@@ -367,7 +367,7 @@ def _config_entries(path: Path) -> list[tuple[str, str]]:
     return entries
 
 
-def _programs_in(repo: Path) -> list[str] | str:
+def _programs_in(repo: Path, *, submodule: bool = False) -> list[str] | str:
     """The program keys one repository's config sets, or why that can't be known."""
     found: list[str] = []
     for path in config_files(repo):
@@ -376,10 +376,17 @@ def _programs_in(repo: Path) -> list[str] | str:
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             return f"git can't read the repository's config ({exc}), so what it runs is unknown"
         for key, value in entries:
+            if submodule and key == "core.worktree" and _is_folder(path.parent, value, repo):
+                continue  # an absorbed submodule's git dir names its own folder: git's layout
             why = program_key(key, value)
             if why:
                 found.append(f"{key} ({why})")
     return found
+
+
+def _is_folder(git_dir: Path, value: str, folder: Path) -> bool:
+    """`core.worktree = value` (relative to the git dir) names `folder` itself."""
+    return os.path.realpath(git_dir / value) == os.path.realpath(folder)
 
 
 # Submodules of submodules are checked this deep; deeper nesting asks.
@@ -408,7 +415,7 @@ def _submodules(repo: Path, top: Path, depth: int) -> str | None:
             return (
                 f"submodules nest deeper than {MAX_SUBMODULE_DEPTH} levels ({_shown(folder, top)})"
             )
-        found = _programs_in(folder)
+        found = _programs_in(folder, submodule=True)
         if isinstance(found, str):
             return found
         if found:
