@@ -129,12 +129,12 @@ def _pathspecs(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[st
     include: list[str] = []
     exclude: list[str] = []
     for spec in specs:
-        excluded, body = _exclusion(spec)
+        excluded, body = exclusion(spec)
         (exclude if excluded else include).append(body if excluded else spec)
     return include, exclude
 
 
-def _exclusion(spec: str) -> tuple[bool, str]:
+def exclusion(spec: str) -> tuple[bool, str]:
     """(is it an exclusion, the pathspec without that magic)."""
     if spec.startswith((":!", ":^")):
         return True, ":" + spec[2:] if spec[2:].startswith(("(", "/")) else spec[2:]

@@ -55,7 +55,7 @@ from hello_tui.tools.shell.git_guard import (
     configured_programs,
     is_git_variable,
 )
-from hello_tui.tools.shell.git_secrets import shown_env_file
+from hello_tui.tools.shell.git_secrets import exclusion, shown_env_file
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
@@ -739,7 +739,8 @@ class _Judge:
                 self.add(text, *verdict)
                 return
             # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
-            named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
+            # An exclusion (`':!.env'`) leaves the file out instead.
+            named = [w.value.rsplit(":", 1)[-1] for w in found.paths if not exclusion(w.value)[0]]
             secret = next((n for n in named if is_env_file(n)), None)
             if secret:
                 self.add(text, "ask", f"shows {secret}, which may hold keys")
