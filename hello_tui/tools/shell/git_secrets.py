@@ -57,7 +57,7 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     if i >= len(args) or args[i] not in CONTENT_COMMANDS:
         return None
     sub, rest = args[i], args[i + 1 :]
-    if not _shows_contents(sub, rest):
+    if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
         return None
     walks = sub == "grep" and any(w in ("--no-index", "--untracked") for w in rest)
     candidates = set(tracked(repo).env_files)
@@ -91,6 +91,15 @@ def _shows_contents(sub: str, rest: list[str]) -> bool:
         return patch
     quiet = any(w == "-s" or w[2:].split("=", 1)[0] in _NO_PATCH for w in options)
     return patch or not quiet
+
+
+def _blobs_only(sub: str, rest: list[str]) -> bool:
+    """`git show HEAD:a.txt`: only the files named after `rev:`, which the caller checks
+    for env files; `:/text` names a commit by its message, and shows its patch."""
+    if sub != "show" or "--" in rest:
+        return False
+    objects = [w for w in rest if not w.startswith("-")]
+    return bool(objects) and all(":" in w and not w.startswith(":/") for w in objects)
 
 
 def _is_patch(word: str) -> bool:
