@@ -101,6 +101,8 @@ async def test_git_that_leaves_the_env_file_out_runs(tmp_path, command):
     [
         "git grep --no-index API_KEY",
         "git grep --untracked --no-exclude-standard API_KEY",
+        "git grep --no-ind API_KEY",
+        "git grep --untr --no-exclude-st API_KEY",
     ],
 )
 @pytest.mark.parametrize("name", [".env", "config.env"])

@@ -44,7 +44,7 @@ _PATCH_LONG = frozenset(
     | {"diff-merges", "dd", "function-context", "patch-with-stat", "patch-with-raw"}
 )
 _OTHER_EXACT = frozenset({"color"})
-_PATCH_SHORT = re.compile(r"-[puUcmWLSG].*|-[a-zA-Z]*p[a-zA-Z]*")
+_PATCH_SHORT = re.compile(r"-[puUcmWLSG].*|-\w*[pu]\w*")
 _MAX_WALK = 20000
 
 
@@ -59,7 +59,7 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     sub, rest = args[i], args[i + 1 :]
     if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
         return None
-    walks = sub == "grep" and any(w in ("--no-index", "--untracked") for w in rest)
+    walks = sub == "grep" and any(_walks_tree(w) for w in rest)
     candidates = set(tracked(repo).env_files)
     if walks:
         found = _env_files_on_disk(repo)
@@ -91,6 +91,14 @@ def _shows_contents(sub: str, rest: list[str]) -> bool:
         return patch
     quiet = any(w == "-s" or w[2:].split("=", 1)[0] in _NO_PATCH for w in options)
     return patch or not quiet
+
+
+def _walks_tree(word: str) -> bool:
+    """`--no-index` or `--untracked`, also abbreviated as git allows (`--no-ind`, `--untr`)."""
+    name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+    return bool(name) and (
+        "untracked".startswith(name) or (len(name) >= 4 and "no-index".startswith(name))
+    )
 
 
 def _blobs_only(sub: str, rest: list[str]) -> bool:
