@@ -11,8 +11,10 @@ strictest verdict wins:
 - ask: anything else that stays inside the repo (the user decides),
   reading `.env` files, which hold keys, text bash would evaluate as
   arithmetic that is not integers and known names (`arithmetic.py`: a
-  subscript like `a[$(id)]` runs `id` even from single quotes), and git
-  where the repo's config names a program git would run (`git_guard.py`);
+  subscript like `a[$(id)]` runs `id` even from single quotes), git
+  where the repo's config (or a submodule's) names a program git would run
+  (`git_guard.py`), and git whose output may hold an env file
+  (`git_secrets.py`);
 - refuse: privilege escalation, any path outside the repo (reads too, also
   through `~`, variables or symlinks), writes into `.git/` or the state
   folder, git pointed at another repository (whether a folder is one is
@@ -26,7 +28,8 @@ command's allow-listed environment (`context.variables`); without it a
 variable is a refusal, as its value could lead anywhere.
 
 Pure classification: the only I/O is resolving paths (symlinks, globs) and
-reading the repo's git config (through `git config --file`, which runs nothing).
+reading the repo's git config (through `git config --file`, which runs nothing) and
+its index (`git ls-files --stage`, cached: tracked env files and submodules).
 """
 
 from __future__ import annotations
