@@ -22,7 +22,8 @@ value holding that letter with it (`GIT_CONFIG_KEY_0` among them).
 
 Read-only commands get more of git switched off (`read_only_git_environment`):
 pagers, editors, ssh, askpass, credential helpers, signature programs and
-every transport, whatever the repository's config says.
+every transport, whatever the repository's config says, and no recursion into
+submodules.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ GIT_READ_ONLY_CONFIG = (
     ("gpg.x509.program", "gpgsm"),
     ("gpg.ssh.program", "ssh-keygen"),
     ("protocol.allow", "never"),
+    # No recursion into submodules: each is a repository whose config (filters, drivers)
+    # no one checked, and git's children for it inherit these entries. `.gitmodules`'
+    # `submodule.<name>.ignore` still overrides the first, so the policy also checks
+    # the config of every submodule git could enter (`git_guard.configured_programs`).
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("diff.submodule", "short"),
 )
 GIT_READ_ONLY_VARIABLES = {
     "GIT_SSH_COMMAND": "false",

@@ -15,7 +15,9 @@ user's; any other repository is not: a planted `evil.git/` with
   alone only prints it;
 - when the repo's own config (`config`, `config.worktree`, read by git
   itself) sets a key that names a program (`configured_programs`), the
-  command asks, saying which key: nothing a clone brought along runs unasked.
+  command asks, saying which key: nothing a clone brought along runs unasked;
+  the same holds for every populated submodule (gitlink) git may enter, whose
+  config git follows there.
 
 The environment (`environment.py`) adds no system or global config, no
 fsmonitor and no hooks for every git the terminal runs, and neutralises
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.core.git_layout import config_files
+from hello_tui.tools.shell.git_index import tracked
 from hello_tui.tools.shell.parse import Word
 
 GIT_READ_ONLY = frozenset(
@@ -222,6 +225,7 @@ def check_git(args: list[Word]) -> GitCheck:
             matched = next((k for k in _GIT_UNSAFE_LONG if name and k.startswith(name)), None)
             if matched:
                 unsafe = unsafe or _GIT_UNSAFE_LONG[matched]
+            unsafe = unsafe or _enters_submodules(name, value if eq else None)
             if eq:
                 paths.append(_value(word, value))
         elif text.startswith("-"):
@@ -230,6 +234,19 @@ def check_git(args: list[Word]) -> GitCheck:
         else:
             paths.append(word)
     return GitCheck(unsafe, paths=paths, writes=writes, chdirs=chdirs)
+
+
+def _enters_submodules(name: str, value: str | None) -> str | None:
+    """Options that make git go into submodules, undoing the environment's
+    `diff.ignoreSubmodules=all` (`name` may be abbreviated, as git allows)."""
+    if name.startswith("recurse") and "recurse-submodules".startswith(name):
+        return "git --recurse-submodules works in the submodules, whose config is not checked"
+    if name.startswith("sub") and "submodule".startswith(name):
+        return "git --submodule shows the submodules' history or runs git diff in them"
+    ignore = name.startswith("ignore-su") and "ignore-submodules".startswith(name)
+    if ignore and value not in (None, "all"):
+        return f"git --ignore-submodules={value} runs git inside the submodules"
+    return None
 
 
 def _value(parent: Word, value: str) -> Word:
@@ -350,8 +367,8 @@ def _config_entries(path: Path) -> list[tuple[str, str]]:
     return entries
 
 
-def configured_programs(repo: Path) -> str | None:
-    """Why git could run a program the repo's own config names, or None when none is set."""
+def _programs_in(repo: Path, *, submodule: bool = False) -> list[str] | str:
+    """The program keys one repository's config sets, or why that can't be known."""
     found: list[str] = []
     for path in config_files(repo):
         try:
@@ -359,10 +376,73 @@ def configured_programs(repo: Path) -> str | None:
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             return f"git can't read the repository's config ({exc}), so what it runs is unknown"
         for key, value in entries:
+            if submodule and key == "core.worktree" and _is_folder(path.parent, value, repo):
+                continue  # an absorbed submodule's git dir names its own folder: git's layout
             why = program_key(key, value)
             if why:
                 found.append(f"{key} ({why})")
-    if not found:
-        return None
-    shown = ", ".join(dict.fromkeys(found))
-    return f"the repository's git config sets {shown}, which git may run"
+    return found
+
+
+def _is_folder(git_dir: Path, value: str, folder: Path) -> bool:
+    """`core.worktree = value` (relative to the git dir) names `folder` itself."""
+    return os.path.realpath(git_dir / value) == os.path.realpath(folder)
+
+
+# Submodules of submodules are checked this deep; deeper nesting asks.
+MAX_SUBMODULE_DEPTH = 4
+
+
+def _submodules(repo: Path, top: Path, depth: int) -> str | None:
+    """Why a populated submodule of `repo` (at any depth) may run a program, or None.
+
+    git enters every gitlink in the index whose folder holds a `.git` (status and
+    diff run git inside it; `.gitmodules` can turn that on whatever our config
+    says), and git there follows that repository's own config and attributes.
+    """
+    try:
+        gitlinks = tracked(repo).gitlinks
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return f"git can't list the index of {_shown(repo, top)} ({exc}), so its submodules are unknown"
+    for link in gitlinks:
+        folder = repo / link
+        if not os.path.lexists(folder / ".git"):
+            continue  # not populated: git has no repository to enter
+        real = Path(os.path.realpath(folder))
+        if not real.is_relative_to(os.path.realpath(top)):
+            return f"the submodule {_shown(folder, top)} leads out of the repo"
+        if depth >= MAX_SUBMODULE_DEPTH:
+            return (
+                f"submodules nest deeper than {MAX_SUBMODULE_DEPTH} levels ({_shown(folder, top)})"
+            )
+        found = _programs_in(folder, submodule=True)
+        if isinstance(found, str):
+            return found
+        if found:
+            shown = ", ".join(dict.fromkeys(found))
+            return (
+                f"the submodule {_shown(folder, top)}'s git config sets {shown}, which git may run"
+            )
+        deeper = _submodules(folder, top, depth + 1)
+        if deeper:
+            return deeper
+    return None
+
+
+def _shown(path: Path, top: Path) -> str:
+    try:
+        return path.relative_to(top).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def configured_programs(repo: Path) -> str | None:
+    """Why git could run a program the config of the repo, or of a submodule git may enter,
+    names; None when none is set."""
+    found = _programs_in(repo)
+    if isinstance(found, str):
+        return found
+    if found:
+        shown = ", ".join(dict.fromkeys(found))
+        return f"the repository's git config sets {shown}, which git may run"
+    return _submodules(repo, repo, 0)

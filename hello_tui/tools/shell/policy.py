@@ -11,8 +11,10 @@ strictest verdict wins:
 - ask: anything else that stays inside the repo (the user decides),
   reading `.env` files, which hold keys, text bash would evaluate as
   arithmetic that is not integers and known names (`arithmetic.py`: a
-  subscript like `a[$(id)]` runs `id` even from single quotes), and git
-  where the repo's config names a program git would run (`git_guard.py`);
+  subscript like `a[$(id)]` runs `id` even from single quotes), git
+  where the repo's config (or a submodule's) names a program git would run
+  (`git_guard.py`), and git whose output may hold an env file
+  (`git_secrets.py`);
 - refuse: privilege escalation, any path outside the repo (reads too, also
   through `~`, variables or symlinks), writes into `.git/` or the state
   folder, git pointed at another repository (whether a folder is one is
@@ -26,13 +28,15 @@ command's allow-listed environment (`context.variables`); without it a
 variable is a refusal, as its value could lead anywhere.
 
 Pure classification: the only I/O is resolving paths (symlinks, globs) and
-reading the repo's git config (through `git config --file`, which runs nothing).
+reading the repo's git config (through `git config --file`, which runs nothing) and
+its index (`git ls-files --stage`, cached: tracked env files and submodules).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +58,7 @@ from hello_tui.tools.shell.git_guard import (
     configured_programs,
     is_git_variable,
 )
+from hello_tui.tools.shell.git_secrets import exclusion, shown_env_file
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
@@ -737,10 +742,12 @@ class _Judge:
                 self.add(text, *verdict)
                 return
             # `git show HEAD:.env`, `git diff -- .env`: the file's contents, from the history too.
-            named = [w.value.rsplit(":", 1)[-1] for w in found.paths]
+            # An exclusion (`':!.env'`) leaves the file out instead.
+            named = [w.value.rsplit(":", 1)[-1] for w in found.paths if not exclusion(w.value)[0]]
             secret = next((n for n in named if is_env_file(n)), None)
             if secret:
                 self.add(text, "ask", f"shows {secret}, which may hold keys")
+            self.git_env_files([w.value for w in args], text)
             for target in found.writes:
                 self.write_target(target, text, "git writes")
         finally:
@@ -749,6 +756,20 @@ class _Judge:
             self.add(text, "ask", found.unsafe)
         elif not found.writes:
             self.add(text, "run", "git is read-only here")
+
+    def git_env_files(self, args: list[str], text: str) -> None:
+        """`git diff`, `git grep KEY`...: asks when the output may hold a tracked env file
+        (or, for `grep --no-index`, one on disk) that the command does not name."""
+        for cwd in self.cwds:
+            try:
+                shown = shown_env_file(args, self.repo, cwd)
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                shown = (
+                    f"git's index can't be read ({exc}), so whether it shows env files is unknown"
+                )
+            if shown:
+                self.add(text, "ask", shown)
+                return
 
     def git_cwds(self, chdirs: list[Word], text: str) -> list[Path] | None:
         """The folders git works in after its `-C` options; None when one was refused."""

@@ -1,0 +1,102 @@
+"""What a repository's index holds that the terminal policy must know about.
+
+- tracked env files: `git diff`, `git show`, `git log -p` and `git grep` print
+  tracked files' contents without naming them, so the policy needs the list to
+  know when such a command could show a `.env`;
+- gitlinks (submodules): git may enter each populated one and run what its
+  own config names, so the policy checks those configs too.
+
+The list comes from `git ls-files --stage` (every index format, split and
+sparse indexes included), run with nothing that could start a program, and is
+cached on the index file's identity: every git command pays one `stat`, and one
+listing per change of the index.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from hello_tui.core.git_layout import own_git_dirs
+from hello_tui.tools.env_files import is_env_file
+
+GITLINK_MODE = "160000"
+
+
+@dataclass(frozen=True)
+class Tracked:
+    env_files: tuple[str, ...]  # repo-relative POSIX paths
+    gitlinks: tuple[str, ...]
+
+
+NOTHING = Tracked((), ())
+_CACHE: dict[tuple[str, int, int, int], Tracked] = {}
+_LOCK = threading.Lock()
+
+
+def tracked(repo: Path) -> Tracked:
+    """Env files and gitlinks in `repo`'s index; raises OSError, ValueError or
+    subprocess.SubprocessError when the index can't be read."""
+    dirs = own_git_dirs(repo)
+    if dirs is None:
+        return NOTHING
+    git_dir = dirs[0]
+    index = Path(git_dir) / "index"
+    try:
+        st = index.stat()
+    except FileNotFoundError:
+        return NOTHING
+    key = (str(index), st.st_ino, st.st_size, st.st_mtime_ns)
+    with _LOCK:
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    found = _list(repo, git_dir)
+    with _LOCK:
+        _CACHE[key] = found
+    return found
+
+
+def _list(repo: Path, git_dir: str) -> Tracked:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/nonexistent",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_OPTIONAL_LOCKS": "0",
+        # The repository's own git dir and work tree: core.worktree is not followed.
+        "GIT_DIR": git_dir,
+        "GIT_WORK_TREE": str(repo),
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": "false",
+        "GIT_CONFIG_KEY_1": "core.hooksPath",
+        "GIT_CONFIG_VALUE_1": "/dev/null",
+    }
+    done = subprocess.run(
+        ["git", "ls-files", "--stage", "-z"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        timeout=20,
+        check=False,
+    )
+    if done.returncode != 0:
+        problem = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(problem[0] if problem else f"git ls-files exited {done.returncode}")
+    env_files: list[str] = []
+    gitlinks: list[str] = []
+    for record in done.stdout.split(b"\0"):
+        meta, tab, raw = record.partition(b"\t")
+        if not tab:
+            continue
+        path = raw.decode("utf-8", "surrogateescape")
+        if meta.startswith(GITLINK_MODE.encode()):
+            gitlinks.append(path)
+        elif is_env_file(path):
+            env_files.append(path)
+    # Unmerged paths appear once per stage.
+    return Tracked(tuple(dict.fromkeys(env_files)), tuple(dict.fromkeys(gitlinks)))

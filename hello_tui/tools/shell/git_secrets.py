@@ -1,0 +1,230 @@
+"""Whether a read-only git command could print an env file's contents without naming it.
+
+`cat .env` and `git diff -- .env` name the file; `git diff`, `git show HEAD`,
+`git log -p` and `git grep KEY` print every tracked file they touch, and
+`git grep --no-index` / `--untracked` every file in the tree. Such a command
+asks when an env file is among what it would read: a tracked one (from the
+index, `git_index.tracked`) or, for the tree walks, one on disk. Its own
+pathspecs may leave them out (`-- src`, `':!.env'`); a repo with no env file
+costs one cached index lookup.
+
+Asking was chosen over appending `:(exclude)` pathspecs: it holds for
+commands run through a shell (`git diff | head`) too, and changes no output.
+Not covered: an env file only in history (removed from the index) that
+`git log -p` or `git show <old commit>` would still print.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.shell.git_index import tracked
+
+CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep"})
+# Options after which the next word is the option's value, never a pathspec.
+_GREP_VALUED = frozenset(
+    {"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth", "--threads"}
+    | {"--regexp", "--file", "--context", "--after-context", "--before-context"}
+)
+_LOG_VALUED = frozenset(
+    {"-S", "-G", "-O", "-L", "-n", "--max-count", "--author", "--committer", "--grep"}
+    | {"--since", "--until", "--after", "--before", "--skip", "--format", "--pretty"}
+    | {"--encoding", "--abbrev", "--date"}
+)
+# What makes diff/show print no patch, and log print one (or search contents).
+_NO_PATCH = frozenset(
+    {"stat", "numstat", "shortstat", "name-only", "name-status", "summary"}
+    | {"dirstat", "raw", "no-patch", "quiet", "compact-summary"}
+)
+_PATCH_LONG = frozenset(
+    {"patch", "unified", "cc", "word-diff", "color-words", "remerge-diff"}
+    | {"diff-merges", "dd", "function-context", "patch-with-stat", "patch-with-raw"}
+)
+_OTHER_EXACT = frozenset({"color"})
+_PATCH_SHORT = re.compile(r"-[puUcmWLSG].*|-\w*[pu]\w*")
+_MAX_WALK = 20000
+
+
+def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
+    """Why the git command `args` (after `git`) may print an env file, or None."""
+    i, literal = 0, False
+    while i < len(args) and args[i].startswith("-"):
+        literal = literal or args[i].endswith("-pathspecs")
+        i += 2 if args[i] == "-C" else 1  # -C's folder is judged by the caller (`cwd`)
+    if i >= len(args) or args[i] not in CONTENT_COMMANDS:
+        return None
+    sub, rest = args[i], args[i + 1 :]
+    if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
+        return None
+    walks = sub == "grep" and any(_walks_tree(w) for w in rest)
+    candidates = set(tracked(repo).env_files)
+    if walks:
+        found = _env_files_on_disk(repo)
+        if isinstance(found, str):
+            return found
+        candidates |= found
+    if not candidates:
+        return None
+    include, exclude = _pathspecs(sub, rest, cwd)
+    try:
+        here = cwd.relative_to(repo).as_posix().removeprefix(".")
+    except ValueError:
+        here = ""
+    for path in sorted(candidates):
+        if include and not any(_matches(s, path, here) for s in include):
+            continue
+        if not literal and any(_matches(s, path, here, exact=True) for s in exclude):
+            continue
+        return f"git {sub} may show {path}, which may hold keys"
+    return None
+
+
+def _shows_contents(sub: str, rest: list[str]) -> bool:
+    if sub == "grep":
+        return True  # even counts and names (-c, -l) tell what an env file holds
+    options = [w for w in rest if w.startswith("-") and w != "--"]
+    patch = any(_is_patch(w) for w in options)
+    if sub == "log":
+        return patch
+    quiet = any(w == "-s" or w[2:].split("=", 1)[0] in _NO_PATCH for w in options)
+    return patch or not quiet
+
+
+def _walks_tree(word: str) -> bool:
+    """`--no-index` or `--untracked`, also abbreviated as git allows (`--no-ind`, `--untr`)."""
+    name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+    return bool(name) and (
+        "untracked".startswith(name) or (len(name) >= 4 and "no-index".startswith(name))
+    )
+
+
+def _blobs_only(sub: str, rest: list[str]) -> bool:
+    """`git show HEAD:a.txt`: only the files named after `rev:`, which the caller checks
+    for env files; `:/text` names a commit by its message, and shows its patch."""
+    if sub != "show" or "--" in rest:
+        return False
+    objects = [w for w in rest if not w.startswith("-")]
+    return bool(objects) and all(":" in w and not w.startswith(":/") for w in objects)
+
+
+def _is_patch(word: str) -> bool:
+    if word.startswith("--"):
+        name = word[2:].split("=", 1)[0]
+        if name in _OTHER_EXACT:
+            return False  # `--color` is itself, not `--color-words` abbreviated
+        return bool(name) and any(p.startswith(name) for p in _PATCH_LONG if len(name) >= 2)
+    return bool(_PATCH_SHORT.fullmatch(word))
+
+
+def _pathspecs(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
+    """(include, exclude) pathspecs of the command; words that may be revisions are
+    pathspecs only when they exist on disk, as git decides without `--`."""
+    if "--" in rest:
+        specs = rest[rest.index("--") + 1 :]
+    else:
+        specs = []
+        pattern_given = sub != "grep" or any(
+            w in ("-e", "-f", "--regexp", "--file") or w.startswith(("-e", "-f")) for w in rest
+        )
+        skip = False
+        valued = _GREP_VALUED if sub == "grep" else _LOG_VALUED
+        for word in rest:
+            if skip:
+                skip = False
+                continue
+            if word.startswith("-"):
+                skip = word in valued
+                continue
+            if not pattern_given:
+                pattern_given = True  # git grep's first word is its pattern
+                continue
+            if os.path.lexists(cwd / word):
+                specs.append(word)
+    include: list[str] = []
+    exclude: list[str] = []
+    for spec in specs:
+        excluded, body = exclusion(spec)
+        (exclude if excluded else include).append(body if excluded else spec)
+    return include, exclude
+
+
+def exclusion(spec: str) -> tuple[bool, str]:
+    """(is it an exclusion, the pathspec without that magic)."""
+    if spec.startswith((":!", ":^")):
+        return True, ":" + spec[2:] if spec[2:].startswith(("(", "/")) else spec[2:]
+    match = re.fullmatch(r":\(([^)]*)\)(.*)", spec, re.DOTALL)
+    if match:
+        words = [w.strip() for w in match.group(1).split(",")]
+        if "exclude" in words:
+            kept = [w for w in words if w != "exclude"]
+            return True, f":({','.join(kept)}){match.group(2)}" if kept else match.group(2)
+    return False, spec
+
+
+def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
+    """Whether pathspec `spec` (given in folder `here`) selects repo path `path`.
+
+    Magic it does not know matches for an include and not for an exclusion
+    (`exact`): when unsure, the env file counts as shown.
+    """
+    magic: list[str] = []
+    body = spec
+    if spec.startswith(":("):
+        close = spec.find(")")
+        magic, body = [w.strip() for w in spec[2:close].split(",")], spec[close + 1 :]
+    elif spec.startswith(":/"):
+        magic, body = ["top"], spec[2:]
+    elif spec.startswith(":") and len(spec) > 1:
+        return not exact
+    if set(magic) - {"top", "glob", "literal", ""}:
+        return not exact
+    base = "" if "top" in magic else here
+    full = os.path.normpath(os.path.join(base, body)) if body else (base or ".")
+    if full in (".", ""):
+        return True
+    if path == full or path.startswith(full + "/"):
+        return True
+    if "literal" in magic:
+        return False
+    return bool(_wildcard(full, glob="glob" in magic).fullmatch(path))
+
+
+def _wildcard(pattern: str, *, glob: bool) -> re.Pattern[str]:
+    """git's pathspec wildcards: `*` crosses `/` unless `glob` magic, where `**/` does."""
+    out, i = [], 0
+    while i < len(pattern):
+        if glob and pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob and pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("/.*")
+            i += 3
+        elif pattern[i] == "*":
+            out.append("[^/]*" if glob else ".*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]" if glob else ".")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _env_files_on_disk(repo: Path) -> set[str] | str:
+    """Env files anywhere in the work tree (a link to one counts), or why it's unknown."""
+    found: set[str] = set()
+    budget = _MAX_WALK
+    for folder, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        budget -= len(dirs) + len(files)
+        if budget < 0:
+            return "the repo holds too many files to check for env files"
+        for name in files:
+            path = Path(folder) / name
+            if reaches_env_file(path):
+                found.add(path.relative_to(repo).as_posix())
+    return found

@@ -1,0 +1,144 @@
+"""Env files through read-only git in the real terminal tool: a command whose output could
+hold one asks, unless its own pathspecs leave the env files out.
+
+`cat .env` and `git diff -- .env` name the file; `git diff`, `git show`,
+`git log -p` and `git grep` print tracked files without naming them, and
+`git grep --no-index` / `--untracked` walk the tree. The approver declines
+everything, so a command that printed the key ran unasked.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.tools.test_git_drivers import git, output, terminal
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+TEMPLATE = "API_KEY=replace-me"
+REAL = "API_KEY=real-user-key-8888"
+
+
+def plain_repo(root: Path) -> Path:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", ".")
+    (root / "a.txt").write_text("one API_KEY mention\n")
+    (root / "src").mkdir()
+    (root / "src" / "m.py").write_text("x = 1\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "one")
+    (root / "a.txt").write_text("one API_KEY mention\ntwo\n")
+    git(root, "commit", "-qam", "two")
+    (root / "a.txt").write_text("one API_KEY mention\ntwo\nthree\n")
+    return root.resolve()
+
+
+def tracked_env_repo(root: Path, name: str = ".env") -> Path:
+    """A committed env template, with the user's real key in the work tree only."""
+    repo = plain_repo(root)
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(TEMPLATE + "\n")
+    git(repo, "add", name)
+    git(repo, "commit", "-qm", "template")
+    (repo / name).write_text(REAL + "\n")
+    return repo
+
+
+@pytest.mark.parametrize("name", [".env", "config/prod.env"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff",
+        "git diff HEAD",
+        "git show",
+        "git show HEAD",
+        "git show ':/template'",
+        "git log -p",
+        "git log --patch -1",
+        "git log -S API_KEY --oneline",
+        "git grep API_KEY",
+        "git grep -c API_KEY",
+        "git diff | cat",
+        "git diff -- ':(exclude)a.txt'",
+    ],
+)
+async def test_git_that_may_show_a_tracked_env_file_asks(tmp_path, name, command):
+    repo = tracked_env_repo(tmp_path / "repo", name)
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result) and "replace-me" not in output(result)
+    assert approver.asked, f"{command} ran without asking"
+    assert name in approver.asked[0][1]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff -- a.txt",
+        "git diff src",
+        "git grep API_KEY -- a.txt",
+        "git grep API_KEY -- ':!.env'",
+        "git grep API_KEY -- ':(exclude,glob)**/.env'",
+        "git log -p -- a.txt",
+        "git diff --stat",
+        "git show --stat",
+        "git show HEAD:a.txt",
+        "git log --oneline",
+        "git status",
+    ],
+)
+async def test_git_that_leaves_the_env_file_out_runs(tmp_path, command):
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+    assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep --no-index API_KEY",
+        "git grep --untracked --no-exclude-standard API_KEY",
+        "git grep --no-ind API_KEY",
+        "git grep --untr --no-exclude-st API_KEY",
+    ],
+)
+@pytest.mark.parametrize("name", [".env", "config.env"])
+async def test_git_grep_over_the_tree_asks_for_an_untracked_env_file(tmp_path, command, name):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / name).write_text(REAL + "\n")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result)
+    assert approver.asked, f"{command} ran without asking"
+
+
+async def test_git_grep_untracked_asks_for_an_env_file_not_ignored(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / "config.env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, "git grep --untracked API_KEY")
+    assert REAL not in output(result)
+    assert approver.asked and "config.env" in approver.asked[0][1]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status",
+        "git log",
+        "git diff",
+        "git log -p",
+        "git show",
+        "git grep API_KEY",
+        "git grep --no-index API_KEY",
+        "cat a.txt",
+        "ls | sort",
+    ],
+)
+async def test_a_repo_without_env_files_keeps_its_read_only_commands_unasked(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == []
+    assert result.data["exit_code"] == 0, output(result)
