@@ -663,17 +663,22 @@ def _git(*args: str, cwd: Path) -> None:
     )
 
 
+def _repo_with_worktree(repo: Path, worktree: Path) -> None:
+    """A repository with one commit and a linked worktree of it."""
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "a.txt").write_text("a\n")
+    _git("add", "a.txt", cwd=repo)
+    _git("commit", "-qm", "first", cwd=repo)
+    _git("worktree", "add", "-q", str(worktree), cwd=repo)
+
+
 def test_a_linked_worktree_and_a_submodule_get_their_own_git_folders(tmp_path):
     from hello_tui.core.git_layout import linked_git_dirs
 
     main, sub = tmp_path / "main", tmp_path / "sub"
-    for repo in (main, sub):
-        repo.mkdir()
-        _git("init", "-q", cwd=repo)
-        (repo / "a.txt").write_text("a\n")
-        _git("add", "a.txt", cwd=repo)
-        _git("commit", "-qm", "first", cwd=repo)
-    _git("worktree", "add", "-q", str(tmp_path / "linked"), cwd=main)
+    _repo_with_worktree(main, tmp_path / "linked")
+    _repo_with_worktree(sub, tmp_path / "sub-linked")
     _git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub", cwd=main)
     git_dir = (main / ".git").resolve()
     assert linked_git_dirs(tmp_path / "linked") == [
@@ -693,12 +698,7 @@ def test_a_gitfile_naming_what_is_not_its_own_opens_nothing(tmp_path, target):
     from hello_tui.core.git_layout import linked_git_dirs
 
     other = tmp_path / "other"
-    other.mkdir()
-    _git("init", "-q", cwd=other)
-    (other / "a.txt").write_text("a\n")
-    _git("add", "a.txt", cwd=other)
-    _git("commit", "-qm", "first", cwd=other)
-    _git("worktree", "add", "-q", str(tmp_path / "w"), cwd=other)
+    _repo_with_worktree(other, tmp_path / "w")
     (tmp_path / "outside").mkdir()
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -718,13 +718,7 @@ async def test_a_gitfile_naming_the_root_keeps_reads_in_the_repo(world):
 
 @needs_landlock
 async def test_git_reads_a_linked_worktrees_history_in_the_sandbox(tmp_path):
-    main = tmp_path / "main"
-    main.mkdir()
-    _git("init", "-q", cwd=main)
-    (main / "a.txt").write_text("a\n")
-    _git("add", "a.txt", cwd=main)
-    _git("commit", "-qm", "first", cwd=main)
-    _git("worktree", "add", "-q", str(tmp_path / "linked"), cwd=main)
+    _repo_with_worktree(tmp_path / "main", tmp_path / "linked")
     linked = (tmp_path / "linked").resolve()
     outcome = await run_command(
         "git log --oneline && git status --short",

@@ -493,9 +493,14 @@ async def test_wrap_in_the_unified_layout():
         assert lines[end].startswith("▌  2 + ")
 
 
-async def test_wrapped_rows_keep_j_on_the_hunk_header():
+def _long_lines_two_hunks() -> tuple[str, str]:
+    """200 lines, every other one 300 wide (they wrap), changed in two places."""
     old = "".join(("x" * 300 if i % 2 else f"line {i}") + "\n" for i in range(200))
-    new = old.replace("line 150\n", "changed\n").replace("line 20\n", "other\n")
+    return old, old.replace("line 150\n", "changed\n").replace("line 20\n", "other\n")
+
+
+async def test_wrapped_rows_keep_j_on_the_hunk_header():
+    old, new = _long_lines_two_hunks()
     app = ViewApp()
     async with app.run_test(size=(120, 20)) as pilot:
         app.view.load_texts("t.txt", old, new)
@@ -513,8 +518,7 @@ async def test_wrapped_rows_keep_j_on_the_hunk_header():
 async def test_a_burst_that_wraps_then_jumps_scrolls_before_the_scrollbar_exists():
     """`w` then `j` handled before any refresh: wrapping made the view scrollable, but the
     scrollbar that Textual's scroll permission waits for appears only at the next layout."""
-    old = "".join(("x" * 300 if i % 2 else f"line {i}") + "\n" for i in range(200))
-    new = old.replace("line 150\n", "changed\n").replace("line 20\n", "other\n")
+    old, new = _long_lines_two_hunks()
     app = ViewApp()
     async with app.run_test(size=(120, 20)) as pilot:
         app.view.load_texts("t.txt", old, new)

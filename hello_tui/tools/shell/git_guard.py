@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.core.git_layout import config_files
-from hello_tui.tools.shell.git_index import tracked
+from hello_tui.tools.shell.git_index import git_output, tracked
 from hello_tui.tools.shell.parse import Word
 
 GIT_READ_ONLY = frozenset(
@@ -345,19 +345,11 @@ def _config_entries(path: Path) -> list[tuple[str, str]]:
         "GIT_CEILING_DIRECTORIES": "/",
         "HOME": "/nonexistent",
     }
-    done = subprocess.run(
-        ["git", "config", "--file", str(path), "--null", "--list"],
-        cwd="/",
-        env=env,
-        capture_output=True,
-        timeout=10,
-        check=False,
+    listed = git_output(
+        ["config", "--file", str(path), "--null", "--list"], cwd="/", env=env, timeout=10
     )
-    if done.returncode != 0:
-        problem = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ValueError(problem[0] if problem else f"git config exited {done.returncode}")
     entries = []
-    for record in done.stdout.split(b"\0"):
+    for record in listed.split(b"\0"):
         if not record:
             continue
         key, _, value = record.decode("utf-8", "surrogateescape").partition("\n")

@@ -37,6 +37,18 @@ _CACHE: dict[tuple[str, int, int, int], Tracked] = {}
 _LOCK = threading.Lock()
 
 
+def git_output(args: list[str], *, cwd: Path | str, env: dict[str, str], timeout: float) -> bytes:
+    """What a git of the policy's own prints (never a command's); ValueError when it fails,
+    with git's first line, so the caller asks instead of guessing."""
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        problem = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(problem[0] if problem else f"git {args[0]} exited {done.returncode}")
+    return done.stdout
+
+
 def tracked(repo: Path) -> Tracked:
     """Env files and gitlinks in `repo`'s index; raises OSError, ValueError or
     subprocess.SubprocessError when the index can't be read."""
@@ -76,20 +88,10 @@ def _list(repo: Path, git_dir: str) -> Tracked:
         "GIT_CONFIG_KEY_1": "core.hooksPath",
         "GIT_CONFIG_VALUE_1": "/dev/null",
     }
-    done = subprocess.run(
-        ["git", "ls-files", "--stage", "-z"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        timeout=20,
-        check=False,
-    )
-    if done.returncode != 0:
-        problem = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ValueError(problem[0] if problem else f"git ls-files exited {done.returncode}")
+    listed = git_output(["ls-files", "--stage", "-z"], cwd=repo, env=env, timeout=20)
     env_files: list[str] = []
     gitlinks: list[str] = []
-    for record in done.stdout.split(b"\0"):
+    for record in listed.split(b"\0"):
         meta, tab, raw = record.partition(b"\t")
         if not tab:
             continue
