@@ -125,7 +125,7 @@ class ContextFetchTool(Tool):
                 target = resolve_repo_path(ctx.repo, raw)
             except PathError as exc:
                 return ToolResult(status="error", text=str(exc), declined=True)
-            hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+            hidden = hidden_area(target, ctx.settings.state_dir_name)
             if hidden:
                 return ToolResult(status="error", text=f"Refused: {hidden}.", declined=True)
             if not target.path.exists():

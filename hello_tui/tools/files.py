@@ -51,7 +51,7 @@ def visible_target(ctx: ToolContext, raw: str | None) -> RepoPath | ToolResult:
         target = resolve_repo_path(ctx.repo, raw)
     except PathError as exc:
         return refused(str(exc))
-    hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+    hidden = hidden_area(target, ctx.settings.state_dir_name)
     if hidden:
         return refused(f"Refused: {hidden}.")
     return target

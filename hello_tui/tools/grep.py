@@ -213,7 +213,7 @@ class GrepTool(Tool):
             target = resolve_repo_path(ctx.repo, args.path)
         except PathError as exc:
             return _refused(str(exc))
-        hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+        hidden = hidden_area(target, ctx.settings.state_dir_name)
         if hidden:
             return _refused(f"Refused: {hidden}.")
         if not target.path.exists():

@@ -4,7 +4,8 @@ A model-given path is resolved inside the repository or refused with a message
 the model can read: NUL bytes, `~`, absolute paths outside the repo, `..`
 escapes and symlinks leading out are all refused, and so are `.git/` and the
 state folder (`hidden_area`; a `.git` at any depth, in any spelling git
-refuses, as `core.git_layout` decides): their internals are never shown. The walker
+refuses, as `core.git_layout` decides), judged both as spelled and where
+links lead (`meta -> .git`): their internals are never shown. The walker
 decides which files ls / glob / grep see: `.gitignore` files (nested ones
 too) are honoured, `.git/` and the state folder are hidden, symlinks are
 listed but never followed, so a symlink loop cannot hang a walk. `.env`
@@ -29,10 +30,22 @@ class PathError(Exception):
 
 @dataclass(frozen=True)
 class RepoPath:
-    """A path inside the repository: `rel` is POSIX and lexical ("." for the root)."""
+    """A path inside the repository: `rel` is POSIX and lexical ("." for the root);
+    `real_rel` is where it leads through symlinks (equal to `rel` when no link is on the way)."""
 
     rel: str
     path: Path
+    real_rel: str = ""
+
+    def spellings(self) -> tuple[str, ...]:
+        """The lexical path and, if different, the resolved one: each is judged."""
+        real = self.real_rel or self.rel
+        return (self.rel,) if real == self.rel else (self.rel, real)
+
+
+def _posix_rel(path: str, root: str) -> str:
+    rel = os.path.relpath(path, root)
+    return PurePosixPath(*Path(rel).parts).as_posix() if rel != "." else "."
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -45,7 +58,7 @@ def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
     if "\x00" in text:
         raise PathError("Path contains a NUL byte; give a plain file path.")
     if text in ("", "."):
-        return RepoPath(".", repo)
+        return RepoPath(".", repo, ".")
     if text.startswith("~"):
         raise PathError(
             f"Path {text!r} starts with '~'; only paths inside the repository are allowed "
@@ -61,37 +74,60 @@ def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
     real = os.path.realpath(lexical)
     if not _inside(real, root):
         raise PathError(f"Path {text!r} leads outside the repository through a symlink; refused.")
-    rel = os.path.relpath(lexical, root)
-    rel_posix = PurePosixPath(*Path(rel).parts).as_posix() if rel != "." else "."
-    return RepoPath(rel_posix, Path(lexical))
+    return RepoPath(_posix_rel(lexical, root), Path(lexical), _posix_rel(real, root))
 
 
 def _under(rel: str, area: str) -> bool:
     return rel == area or rel.startswith(area.rstrip("/") + "/")
 
 
-def is_protected(rel: str, state_dir_name: str) -> bool:
-    """True for paths the agent must never write: .git/ and the state folder."""
-    if rel in ("", "."):
-        return False
-    return is_git_control_path(rel) or _under(rel, PurePosixPath(state_dir_name).as_posix())
-
-
-def hidden_area(rel: str, state_dir_name: str) -> str | None:
-    """Why the tools will not show `rel`: inside .git/ or the state folder; else None."""
+def _area(rel: str, state_dir_name: str) -> str | None:
+    """ "git" or "state" when `rel` is in one of the areas the tools keep out of; else None."""
     if rel in ("", "."):
         return None
     if is_git_control_path(rel):
+        return "git"
+    if _under(rel, PurePosixPath(state_dir_name).as_posix()):
+        return "state"
+    return None
+
+
+def _areas(path: str | RepoPath, state_dir_name: str) -> tuple[str, str, str] | None:
+    """(area, lexical rel, the spelling that is in it) for the first spelling in an area.
+
+    A RepoPath is judged by where it leads too: a committed link `meta -> .git`
+    stays inside the repo, so only its target says that `meta/config` is .git/config."""
+    spellings = path.spellings() if isinstance(path, RepoPath) else (path,)
+    for spelling in spellings:
+        area = _area(spelling, state_dir_name)
+        if area is not None:
+            return area, spellings[0], spelling
+    return None
+
+
+def is_protected(rel: str | RepoPath, state_dir_name: str) -> bool:
+    """True for paths the agent must never write: .git/ and the state folder."""
+    return _areas(rel, state_dir_name) is not None
+
+
+def hidden_area(rel: str | RepoPath, state_dir_name: str) -> str | None:
+    """Why the tools will not show `rel`: inside .git/ or the state folder; else None."""
+    found = _areas(rel, state_dir_name)
+    if found is None:
+        return None
+    area, shown, spelling = found
+    where = (
+        f"'{shown}'" if spelling == shown else f"'{shown}' leads to '{spelling}' (a symlink), so it"
+    )
+    if area == "git":
         return (
-            f"'{rel}' is inside .git/, whose internals the tools do not show; "
+            f"{where} is inside .git/, whose internals the tools do not show; "
             "use git commands (git log, git show, git status) in the terminal"
         )
-    if _under(rel, PurePosixPath(state_dir_name).as_posix()):
-        return (
-            f"'{rel}' is inside hello-tui's state folder; use the note, todo and memory "
-            "tools for what is kept there"
-        )
-    return None
+    return (
+        f"{where} is inside hello-tui's state folder; use the note, todo and memory "
+        "tools for what is kept there"
+    )
 
 
 @dataclass(frozen=True)

@@ -279,6 +279,18 @@ async def test_git_internals_state_and_dotenv_are_not_searched(repo: Path, backe
     assert ".env" not in found.text and ".git" not in found.text
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_links_to_git_internals_or_state_are_refused(repo: Path, backend: str):
+    write(repo / ".git" / "config", "[core] parse_config\n")
+    os.symlink(".git", repo / "meta")
+    os.symlink(".helloagents", repo / "st")
+    tool = make_tool(backend)
+    for paths in (["meta"], ["meta/config"], ["st/notes"]):
+        refused = await fetch(tool, repo, query="parse_config", paths=paths, sources=["files"])
+        assert refused.status == "error" and refused.text.startswith("Refused"), paths
+        assert "[core]" not in refused.text and "in state" not in refused.text
+
+
 async def test_the_fallback_gives_up_on_catastrophic_backtracking(repo: Path, monkeypatch):
     import hello_tui.tools.context_sources as sources
 

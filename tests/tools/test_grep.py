@@ -235,6 +235,18 @@ async def test_git_internals_and_state_never_show_even_through_path_or_glob(repo
 
 
 @BACKENDS
+async def test_a_link_to_git_or_state_is_refused_by_where_it_leads(repo, backend):
+    os.symlink(".git", repo / "meta")
+    os.symlink(".helloagents", repo / "st")
+    for path in ("meta", "meta/HEAD", "st", "st/notes/n.md"):
+        result = await grep(backend, repo, pattern="hello", path=path)
+        assert result.status == "error" and result.text.startswith("Refused"), (path, result.text)
+        assert "hello git" not in result.text and "hello state" not in result.text
+    everywhere = await grep(backend, repo, pattern="hello (git|state)")
+    assert everywhere.data["files"] == []  # a walk never follows the links
+
+
+@BACKENDS
 async def test_a_dotenv_file_is_searched_only_after_asking(repo, backend):
     write(repo / ".env", "TOKEN=sk-in-dotenv\n")
     tool = tool_for(backend)
