@@ -433,6 +433,23 @@ class _Approver:
         return self.answer
 
 
+async def test_a_link_to_a_dotenv_file_asks_like_the_file(tmp_path):
+    from hello_tui.tools.files import ReadTool
+
+    write(tmp_path / ".env", "API_KEY=sk-dotenv\n")
+    write(tmp_path / "README.md", "plain\n")
+    os.symlink(".env", tmp_path / "notes.txt")
+    os.symlink("README.md", tmp_path / "readme-link.md")
+    ctx = make_ctx(tmp_path)
+    ctx.approver = _Approver("deny")
+    denied = await ReadTool().run(ReadTool.Args.model_validate({"path": "notes.txt"}), ctx)
+    assert denied.declined and "sk-dotenv" not in denied.text
+    assert ctx.approver.asked == ["read notes.txt"]
+    plain = await ReadTool().run(ReadTool.Args.model_validate({"path": "readme-link.md"}), ctx)
+    assert plain.status == "success" and "plain" in plain.text
+    assert ctx.approver.asked == ["read notes.txt"]  # a link to a normal file does not ask
+
+
 async def test_reading_a_dotenv_file_asks_first(tmp_path):
     from hello_tui.tools.files import ReadTool
 
