@@ -13,8 +13,9 @@ answer is reported like a command's: a "no" is an answer, not a tool failure.
 
 from __future__ import annotations
 
-import re
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
@@ -38,6 +39,25 @@ def reaches_env_file(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return target != path and is_env_file(target.name)
+
+
+# The same rule over many names at once: one name a line, so a walk checks a whole
+# folder in one regex pass instead of a Python call per name (10,000 files stay cheap).
+_ENV_FILE_LINES = re.compile(_ENV_FILE.pattern, re.MULTILINE)
+
+
+def env_file_names(names: Iterable[str]) -> set[str]:
+    """The names among `names` that `is_env_file` accepts."""
+    plain: list[str] = []
+    found: set[str] = set()
+    for name in names:
+        if "\n" in name:  # would split into two lines; judged alone
+            if is_env_file(name):
+                found.add(name)
+        else:
+            plain.append(name)
+    matched = {m.group(0) for m in _ENV_FILE_LINES.finditer("\n".join(plain))}
+    return found | (matched & set(plain))
 
 
 ENV_READ_REASON = "it reads {rel}, which usually holds API keys and passwords"

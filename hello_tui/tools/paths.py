@@ -15,7 +15,7 @@ files (`is_env_file`, from `env_files`) hold keys: the tools ask before reading 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -271,3 +271,39 @@ class VisibleTree:
             kids = self.children(current)
             yield from kids
             stack.extend(e.rel for e in reversed(kids) if e.kind == "dir")
+
+    def files_named(self, start_rel: str, pick: Callable[[list[str]], Iterable[str]]) -> list[str]:
+        """The visible regular files below `start_rel` whose names `pick` chooses, sorted.
+
+        What `walk` would yield, but only folders and the chosen files pay for the
+        .gitignore check: finding the few env files of a 10,000-file tree costs about
+        a folder listing, so a search can run it beside rg without being slower."""
+        found: list[str] = []
+        stack = [start_rel]
+        while stack:
+            current = stack.pop()
+            base = self.repo if current == "." else self.repo / current
+            try:
+                with os.scandir(base) as it:
+                    items = list(it)
+            except OSError:
+                continue
+
+            chosen = set(pick([item.name for item in items]))
+            for item in items:
+                try:
+                    # Symlinks are never followed: neither entered nor read.
+                    is_dir = item.is_dir(follow_symlinks=False)
+                    if not is_dir and not (
+                        item.name in chosen and item.is_file(follow_symlinks=False)
+                    ):
+                        continue
+                except OSError:
+                    continue
+                rel = item.name if current == "." else f"{current}/{item.name}"
+                if self.hidden_by_name(item.name) or rel == self.state_dir_name:
+                    continue
+                if self.is_ignored(rel, is_dir):
+                    continue
+                (stack if is_dir else found).append(rel)
+        return sorted(found)

@@ -222,6 +222,46 @@ async def test_through_the_registry(repo: Path):
 
 
 @BACKENDS
+async def test_a_link_to_a_dotenv_file_asks_like_the_file(repo, backend):
+    write(repo / ".env", "TOKEN=sk-in-dotenv\n")
+    os.symlink(".env", repo / "notes.txt")
+    os.symlink("src/util.py", repo / "util-link.py")
+    denied = await grep(backend, repo, pattern="TOKEN", path="notes.txt")
+    assert denied.declined and "sk-in-dotenv" not in denied.text
+    linked = await grep(backend, repo, pattern="Hello world", path="util-link.py")
+    assert linked.status == "success" and linked.data["total_matches"] == 1
+
+
+@BACKENDS
+async def test_a_folder_search_skips_env_files_and_says_how_to_search_one(repo, backend):
+    write(repo / "config.env", "TOKEN=sk-config\n")
+    write(repo / "src" / "prod.env", "TOKEN=sk-prod\n")
+    write(repo / "build" / "ignored.env", "TOKEN=sk-ignored\n")  # build/ is gitignored
+    tool = tool_for(backend)
+    ctx = make_ctx(repo)
+    ctx.approver = _NoQuestions()
+    for pattern in ("TOKEN", "sk-config", "no such text"):
+        result = await tool.run(tool.Args.model_validate({"pattern": pattern}), ctx)
+        assert result.status == "success" and "TOKEN=sk" not in result.text, pattern
+        # The same list whatever the pattern: it never tells what the files hold.
+        assert result.data["env_files_skipped"] == ["config.env", "src/prod.env"], pattern
+        assert "2 env files not searched (config.env, src/prod.env)" in result.text
+        assert "give it as the path" in result.text
+    sub = await tool.run(tool.Args.model_validate({"pattern": "TOKEN", "path": "src"}), ctx)
+    assert sub.data["env_files_skipped"] == ["src/prod.env"]
+    narrowed = await tool.run(tool.Args.model_validate({"pattern": "TOKEN", "glob": "*.py"}), ctx)
+    assert "env_files_skipped" not in narrowed.data and "env file" not in narrowed.text
+    plain = await grep(backend, repo, pattern="hello", path="docs")  # a folder without any
+    assert plain.data["total_matches"] == 1 and "env_files_skipped" not in plain.data
+    assert "env file" not in plain.text
+
+
+class _NoQuestions:
+    async def approve_command(self, command: str, reason: str) -> str:
+        raise AssertionError(f"a folder search asked: {command}")
+
+
+@BACKENDS
 async def test_git_internals_and_state_never_show_even_through_path_or_glob(repo, backend):
     inside_git = await grep(backend, repo, pattern="hello", path=".git")
     assert inside_git.status == "error" and inside_git.text.startswith("Refused")
