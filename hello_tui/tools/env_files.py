@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
@@ -46,18 +45,17 @@ def reaches_env_file(path: Path) -> bool:
 _ENV_FILE_LINES = re.compile(_ENV_FILE.pattern, re.MULTILINE)
 
 
-def env_file_names(names: Iterable[str]) -> set[str]:
+def env_file_names(names: list[str]) -> set[str]:
     """The names among `names` that `is_env_file` accepts."""
-    plain: list[str] = []
-    found: set[str] = set()
-    for name in names:
-        if "\n" in name:  # would split into two lines; judged alone
-            if is_env_file(name):
-                found.add(name)
-        else:
-            plain.append(name)
-    matched = {m.group(0) for m in _ENV_FILE_LINES.finditer("\n".join(plain))}
-    return found | (matched & set(plain))
+    joined = "\n".join(names)
+    if ".env" not in joined:
+        return set()  # every name the rule accepts holds ".env"; most folders have none
+    if joined.count("\n") != max(0, len(names) - 1):
+        # A name holding a newline would read as two lines: judge each name alone.
+        return {name for name in names if is_env_file(name)}
+    # Every match is a whole line: the rule's alternatives start at a line's start
+    # (`^`, or `.+` that can take the whole front), and end at its end (`$`).
+    return {m.group(0) for m in _ENV_FILE_LINES.finditer(joined)}
 
 
 ENV_READ_REASON = "it reads {rel}, which usually holds API keys and passwords"

@@ -9,7 +9,9 @@ what matched, so the note says nothing about what the files hold.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from collections import OrderedDict
+from pathlib import Path, PurePosixPath
 
 from hello_tui.tools.env_files import env_file_names, reaches_env_file
 from hello_tui.tools.paths import VisibleTree
@@ -17,14 +19,54 @@ from hello_tui.tools.paths import VisibleTree
 NOTE_NAMES = 5  # env files named in the note; the rest are counted
 
 
+# (repo, state folder, start) -> (what the walk depended on, what it found)
+_WALKS: OrderedDict[tuple[str, str, str], tuple[tuple, list[str]]] = OrderedDict()
+_WALKS_KEPT = 8
+
+
 def walked_env_files(repo: Path, state_dir: str, start_rel: str) -> list[str]:
     """The env files a walk of `start_rel` would read (what rg and the fallback see).
 
     A walk follows no link, so a walked file's target is the file itself and its
-    name is what `reaches_env_file` would judge."""
+    name is what `reaches_env_file` would judge. The answer is kept while no folder
+    it read changed (an added, removed or renamed entry moves its folder's mtime)
+    and no .gitignore in them or above did, so a repeated search pays a stat per
+    folder instead of a listing. It only feeds the note: hits are judged apart."""
+    key = (str(repo), state_dir, start_rel)
+    kept = _WALKS.get(key)
+    if kept is not None and _current(kept[0]) == kept[0]:
+        _WALKS.move_to_end(key)
+        return kept[1]
     tree = VisibleTree(repo, state_dir, include_hidden=False)
     tree.open_explicit(start_rel)
-    return tree.files_named(start_rel, env_file_names)
+    parts = PurePosixPath(start_rel).parts if start_rel != "." else ()
+    above = tuple(str(tree.repo.joinpath(*parts[:depth])) for depth in range(len(parts)))
+    listed: list[tuple[str, int]] = []
+    found = tree.files_named(start_rel, env_file_names, listed)
+    # Folder mtimes are the ones read before listing, so a change during the walk
+    # shows as a difference next time.
+    depends = (above, tuple(listed), _ignore_marks(above + tuple(f for f, _ in listed)))
+    _WALKS[key] = (depends, found)
+    while len(_WALKS) > _WALKS_KEPT:
+        _WALKS.popitem(last=False)
+    return found
+
+
+def _current(depends: tuple) -> tuple:
+    above, listed, _ = depends
+    now = tuple((folder, _mtime(folder)) for folder, _ in listed)
+    return (above, now, _ignore_marks(above + tuple(f for f, _ in listed)))
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.lstat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _ignore_marks(folders: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(_mtime(os.path.join(folder, ".gitignore")) for folder in folders)
 
 
 class EnvFilter:

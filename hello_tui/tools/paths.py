@@ -15,6 +15,7 @@ files (`is_env_file`, from `env_files`) hold keys: the tools ask before reading 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -272,38 +273,72 @@ class VisibleTree:
             yield from kids
             stack.extend(e.rel for e in reversed(kids) if e.kind == "dir")
 
-    def files_named(self, start_rel: str, pick: Callable[[list[str]], Iterable[str]]) -> list[str]:
+    def files_named(
+        self,
+        start_rel: str,
+        pick: Callable[[list[str]], Iterable[str]],
+        listed: list[tuple[str, int]] | None = None,
+    ) -> list[str]:
         """The visible regular files below `start_rel` whose names `pick` chooses, sorted.
 
         What `walk` would yield, but only folders and the chosen files pay for the
-        .gitignore check: finding the few env files of a 10,000-file tree costs about
-        a folder listing, so a search can run it beside rg without being slower."""
+        .gitignore check, and a folder without subfolders is only listed: finding the
+        few env files of a 10,000-file tree costs about a folder listing, so a search
+        can run it beside rg without being slower. `listed` gets every folder read, with its mtime from before it was read."""
         found: list[str] = []
-        stack = [start_rel]
+        root = str(self.repo)
+        stack = [(start_rel, _stat(os.path.join(root, start_rel)))]
         while stack:
-            current = stack.pop()
-            base = self.repo if current == "." else self.repo / current
+            current, (links, mtime) = stack.pop()
+            base = root if current == "." else os.path.join(root, current)
+            prefix = "" if current == "." else current + "/"
+            if listed is not None:
+                listed.append((base, mtime))
             try:
-                with os.scandir(base) as it:
-                    items = list(it)
+                if links == 2:
+                    # A folder's link count is 2 + its subfolders where the file system
+                    # counts them (ext4, xfs, tmpfs; btrfs says 1, so it is scanned): a
+                    # leaf is listed by name only. A file system that said 2 wrongly could
+                    # only make a note undercount; what a search shows is judged apart.
+                    names = os.listdir(base)
+                    kids = [(n, False) for n in pick(names) if _is_regular(os.path.join(base, n))]
+                else:
+                    with os.scandir(base) as it:
+                        items = list(it)
+                    chosen = set(pick([item.name for item in items]))
+                    kids = [
+                        (item.name, is_dir)
+                        for item in items
+                        # Symlinks are never followed: neither entered nor read.
+                        if (is_dir := item.is_dir(follow_symlinks=False))
+                        or (item.name in chosen and item.is_file(follow_symlinks=False))
+                    ]
             except OSError:
                 continue
-
-            chosen = set(pick([item.name for item in items]))
-            for item in items:
-                try:
-                    # Symlinks are never followed: neither entered nor read.
-                    is_dir = item.is_dir(follow_symlinks=False)
-                    if not is_dir and not (
-                        item.name in chosen and item.is_file(follow_symlinks=False)
-                    ):
-                        continue
-                except OSError:
-                    continue
-                rel = item.name if current == "." else f"{current}/{item.name}"
-                if self.hidden_by_name(item.name) or rel == self.state_dir_name:
+            for name, is_dir in kids:
+                rel = prefix + name
+                if self.hidden_by_name(name) or rel == self.state_dir_name:
                     continue
                 if self.is_ignored(rel, is_dir):
                     continue
-                (stack if is_dir else found).append(rel)
+                if is_dir:
+                    stack.append((rel, _stat(os.path.join(base, name))))
+                else:
+                    found.append(rel)
         return sorted(found)
+
+
+def _stat(path: str) -> tuple[int, int]:
+    """(link count, mtime in ns) of a folder; (0, -1) if it cannot be read."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0, -1
+    return st.st_nlink, st.st_mtime_ns
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

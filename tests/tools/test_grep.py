@@ -256,6 +256,18 @@ async def test_a_folder_search_skips_env_files_and_says_how_to_search_one(repo, 
     assert "env file" not in plain.text
 
 
+@BACKENDS
+async def test_the_skipped_list_follows_changes_to_the_tree(repo, backend):
+    first = await grep(backend, repo, pattern="hello")
+    assert "env_files_skipped" not in first.data
+    write(repo / "docs" / "deploy.env", "TOKEN=sk-deploy\n")
+    added = await grep(backend, repo, pattern="hello")
+    assert added.data["env_files_skipped"] == ["docs/deploy.env"]
+    write(repo / "docs" / ".gitignore", "*.env\n")
+    ignored = await grep(backend, repo, pattern="hello")
+    assert "env_files_skipped" not in ignored.data
+
+
 class _NoQuestions:
     async def approve_command(self, command: str, reason: str) -> str:
         raise AssertionError(f"a folder search asked: {command}")
