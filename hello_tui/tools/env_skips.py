@@ -32,11 +32,10 @@ def walked_env_files(repo: Path, state_dir: str, start_rel: str) -> list[str]:
     it read changed (an added, removed or renamed entry moves its folder's mtime)
     and no .gitignore in them or above did, so a repeated search pays a stat per
     folder instead of a listing. It only feeds the note: hits are judged apart."""
+    known = known_env_files(repo, state_dir, start_rel)
+    if known is not None:
+        return known
     key = (str(repo), state_dir, start_rel)
-    kept = _WALKS.get(key)
-    if kept is not None and _current(kept[0]) == kept[0]:
-        _WALKS.move_to_end(key)
-        return kept[1]
     tree = VisibleTree(repo, state_dir, include_hidden=False)
     tree.open_explicit(start_rel)
     parts = PurePosixPath(start_rel).parts if start_rel != "." else ()
@@ -50,6 +49,17 @@ def walked_env_files(repo: Path, state_dir: str, start_rel: str) -> list[str]:
     while len(_WALKS) > _WALKS_KEPT:
         _WALKS.popitem(last=False)
     return found
+
+
+def known_env_files(repo: Path, state_dir: str, start_rel: str) -> list[str] | None:
+    """The last walk's answer if nothing it depended on changed (a stat per folder),
+    cheap enough to ask inline; None when the tree must be walked again."""
+    key = (str(repo), state_dir, start_rel)
+    kept = _WALKS.get(key)
+    if kept is None or _current(kept[0]) != kept[0]:
+        return None
+    _WALKS.move_to_end(key)
+    return kept[1]
 
 
 def _current(depends: tuple) -> tuple:
@@ -76,7 +86,7 @@ class EnvFilter:
     `reaches_env_file`, once per path."""
 
     def __init__(self, repo: Path, named: set[str]) -> None:
-        self.repo = repo
+        self.root = str(repo)
         self.named = named
         self._seen: dict[str, bool] = {}
 
@@ -84,7 +94,13 @@ class EnvFilter:
         if rel in self.named:
             return False
         if rel not in self._seen:
-            self._seen[rel] = reaches_env_file(self.repo / rel)
+            path = os.path.join(self.root, rel)
+            # rg follows no link on a walk, so a plain file's name decides; a link (rg
+            # printed one it was given) is judged by its target. Saves a realpath a hit.
+            if os.path.islink(path):
+                self._seen[rel] = reaches_env_file(Path(path))
+            else:
+                self._seen[rel] = bool(env_file_names([os.path.basename(rel)]))
         return self._seen[rel]
 
 

@@ -32,7 +32,12 @@ from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.env_files import approve_env_read, is_env_file, reaches_env_file
-from hello_tui.tools.env_skips import EnvFilter, skipped_note, walked_env_files
+from hello_tui.tools.env_skips import (
+    EnvFilter,
+    known_env_files,
+    skipped_note,
+    walked_env_files,
+)
 from hello_tui.tools.paths import (
     PathError,
     VisibleTree,
@@ -281,11 +286,15 @@ class GrepTool(Tool):
         if (ctx.repo / rel).is_file():
             return await self._search_rg(args, ctx, rel), []
         state = ctx.settings.state_dir_name
-        walk = asyncio.ensure_future(asyncio.to_thread(walked_env_files, ctx.repo, state, rel))
-        try:
+        walked = known_env_files(ctx.repo, state, rel)
+        if walked is not None:  # the usual case: nothing changed since the last search
             files = await self._search_rg(args, ctx, rel)
-        finally:
-            walked = await walk
+        else:
+            walk = asyncio.ensure_future(asyncio.to_thread(walked_env_files, ctx.repo, state, rel))
+            try:
+                files = await self._search_rg(args, ctx, rel)
+            finally:
+                walked = await walk
         env = EnvFilter(ctx.repo, named=set())
         files = [f for f in files if not env.drops(f.path)]
         keeps = _glob_filter(args)
