@@ -329,7 +329,9 @@ class Engine:
         outside the repo)."""
         from hello_tui.tools.file_index import read_attachment
 
-        text, cut = await asyncio.to_thread(read_attachment, self.settings.repo, rel)
+        text, cut = await asyncio.to_thread(
+            read_attachment, self.settings.repo, rel, state_dir_name=self.settings.state_dir_name
+        )
         return Attachment(rel, text, cut)
 
     def plan(self, goal: str) -> AsyncGenerator[Event, None]:

@@ -8,7 +8,9 @@ count, newest mtime, total size; stats of notes, memory and test reports) is
 unchanged, so an edited file is never answered from a stale cache.
 
 Like the file tools it never shows `.git/` or the state folder, never follows
-a link out of the repo, and asks the user before it searches a `.env` file.
+a link out of the repo, and asks the user before it searches a `.env` file it
+was given in `paths`; env files met while searching a folder are skipped, and
+the answer says which.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools import context_sources as src
-from hello_tui.tools.env_files import approve_env_read, is_env_file
+from hello_tui.tools.env_files import approve_env_read, reaches_env_file
+from hello_tui.tools.env_skips import skipped_note
 from hello_tui.tools.grep import find_rg
 from hello_tui.tools.paths import PathError, hidden_area, resolve_repo_path
 from hello_tui.tools.shell import sandbox
@@ -33,6 +36,7 @@ SourceName = Literal["files", "notes", "memory", "tests"]
 ALL_SOURCES: tuple[str, ...] = ("files", "notes", "memory", "tests")
 TOKENS_PER_SOURCE = 800
 CACHE_ENTRIES = 32
+ENV_HOW = "give it in paths"
 
 
 def estimate_tokens(text: str) -> int:
@@ -76,6 +80,7 @@ class ContextFetchTool(Tool):
     async def _search(
         self, name: str, args: ContextFetchArgs, ctx: ToolContext, rels: list[str]
     ) -> tuple[list[src.Snippet], bool]:
+        named = {rel for rel in rels if (ctx.repo / rel).is_file()}
         state = ctx.settings.state
         state_dir = ctx.settings.state_dir_name
         if name == "files":
@@ -83,7 +88,7 @@ class ContextFetchTool(Tool):
             if self.rg and not confined_only:
                 config = RunConfig.from_settings(ctx.settings)
                 return await src.search_files_rg(
-                    self.rg, config, rels, args.query, args.regex, state_dir
+                    self.rg, config, rels, args.query, args.regex, state_dir, named
                 )
             return await asyncio.to_thread(
                 src.search_files_python, ctx.repo, rels, args.query, args.regex, state_dir
@@ -125,12 +130,13 @@ class ContextFetchTool(Tool):
                 target = resolve_repo_path(ctx.repo, raw)
             except PathError as exc:
                 return ToolResult(status="error", text=str(exc), declined=True)
-            hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+            hidden = hidden_area(target, ctx.settings.state_dir_name)
             if hidden:
                 return ToolResult(status="error", text=f"Refused: {hidden}.", declined=True)
             if not target.path.exists():
                 return ToolResult.error(f"Path '{target.rel}' does not exist.")
-            if target.path.is_file() and is_env_file(target.rel):
+            # Judged by where it leads too: `notes.txt -> .env` is the .env.
+            if target.path.is_file() and reaches_env_file(target.path):
                 declined = await approve_env_read(ctx, "context_fetch", target.rel)
                 if declined is not None:
                     return declined
@@ -156,7 +162,10 @@ class ContextFetchTool(Tool):
                 failures[name] = str(exc)
             except (OSError, ValueError) as exc:
                 failures[name] = f"{type(exc).__name__}: {exc}"
-        result = self._compose(args, sources, found, failures, truncated)
+        skipped = next(
+            (list(p.env_skipped) for p in fingerprint if isinstance(p, src.FilesFingerprint)), []
+        )
+        result = self._compose(args, sources, found, failures, truncated, skipped)
         if not failures:
             self._cache[key] = (fingerprint, result)
             self._cache.move_to_end(key)
@@ -171,6 +180,7 @@ class ContextFetchTool(Tool):
         found: dict[str, list[src.Snippet]],
         failures: dict[str, str],
         truncated: dict[str, bool],
+        env_skipped: list[str],
     ) -> ToolResult:
         per_source = (
             max(50, args.budget_tokens // len(sources)) if args.budget_tokens else TOKENS_PER_SOURCE
@@ -224,6 +234,9 @@ class ContextFetchTool(Tool):
                 sections.append(f"## {name} ({len(kept)} result(s), ~{used} tokens{tail})")
                 for snip in kept:
                     sections.append(f"### {snip.title}\n{snip.body}")
+            skipped = env_skipped if name == "files" else []
+            if skipped:
+                sections.append(skipped_note(skipped, ENV_HOW))
             data["sources"][name] = {
                 "status": "ok",
                 "items": [
@@ -233,6 +246,7 @@ class ContextFetchTool(Tool):
                 "duplicates": duplicates,
                 "truncated": bool(truncated.get(name)),
                 "tokens": used,
+                **({"env_files_skipped": skipped} if skipped else {}),
             }
         text = "\n\n".join(sections)
         if failures and len(failures) == len(sources):

@@ -6,7 +6,9 @@ The files source runs rg as an argv list (never a shell; the query is passed
 after `-e`, so a leading `-` stays a pattern) through the terminal's runner
 (read-only sandbox, timeout, cancellation), with a pure-Python fallback that
 sees the same files and gives up after the same time. Test reports reached
-through a symbolic link, or lying outside the repo, are never read. A source
+through a symbolic link, or lying outside the repo, are never read. Env files
+met on a walk are left out (`env_skips`; the fingerprint lists them, so the
+tool can say so), whichever back end searches. A source
 that cannot search raises `SourceFailed`, which is reported apart from
 "found nothing".
 """
@@ -23,12 +25,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
 from hello_tui.store.memory import MemoryStore
 from hello_tui.store.notes import NoteStore
+from hello_tui.tools.env_files import is_env_file
+from hello_tui.tools.env_skips import EnvFilter
 from hello_tui.tools.paths import VisibleTree
 from hello_tui.tools.shell.runner import CommandScope, RunConfig, program_folder, run_command
 
@@ -148,8 +152,13 @@ async def search_files_rg(
     query: str,
     is_regex: bool,
     state_dir: str,
+    named: set[str] | None = None,
 ) -> tuple[list[Snippet], bool]:
-    """(snippets, truncated) from rg --json, run in the read-only sandbox; no shell."""
+    """(snippets, truncated) from rg --json, run in the read-only sandbox; no shell.
+
+    rg knows no env-file rule: its env-file hits are dropped as they arrive, before
+    they count toward the cap, so what is shown or truncated says nothing about them;
+    `named` are files the model named (the user allowed them)."""
     argv = [
         rg,
         "--json",
@@ -170,6 +179,7 @@ async def search_files_rg(
     truncated = False
     enough = asyncio.Event()
     pending = [""]
+    env = EnvFilter(config.repo, named or set())
 
     def consume(text: str, stream: str) -> None:
         nonlocal matches, truncated
@@ -187,6 +197,8 @@ async def search_files_rg(
                 continue
             data = event["data"]
             path = _rg_text(data.get("path")).removeprefix("./")
+            if env.drops(path):
+                continue
             line = _rg_text(data.get("lines")).rstrip("\r\n")
             fl = files.setdefault(path, _FileLines(path))
             fl.add(int(data["line_number"]), line, kind == "match")
@@ -230,7 +242,12 @@ def _is_binary(path: Path) -> bool:
         return True
 
 
-def _candidate_files(repo: Path, rels: list[str], state_dir: str) -> Iterable[tuple[str, Path]]:
+def _candidate_files(
+    repo: Path, rels: list[str], state_dir: str, env_skipped: list[str] | None = None
+) -> Iterable[tuple[str, Path]]:
+    """Named files, and the files a walk of each folder reads; env files met on the walk
+    are left out (and put in `env_skipped`). A walk follows no link, so a walked file's
+    own name is what `reaches_env_file` would judge."""
     tree = VisibleTree(repo, state_dir, include_hidden=False)
     for rel in rels:
         target = repo / rel if rel != "." else repo
@@ -238,8 +255,13 @@ def _candidate_files(repo: Path, rels: list[str], state_dir: str) -> Iterable[tu
             yield rel, target
             continue
         for entry in tree.walk(rel):
-            if entry.kind == "file":
-                yield entry.rel, entry.path
+            if entry.kind != "file":
+                continue
+            if is_env_file(entry.name):
+                if env_skipped is not None and entry.rel not in rels:
+                    env_skipped.append(entry.rel)
+                continue
+            yield entry.rel, entry.path
 
 
 def search_files_python(
@@ -275,10 +297,20 @@ def search_files_python(
     return snippets, False
 
 
-def files_fingerprint(repo: Path, rels: list[str], state_dir: str) -> tuple[int, int, int]:
-    """(file count, newest mtime in ns, total size) of every file the search could read."""
+class FilesFingerprint(NamedTuple):
+    """What the files search could read (files, newest mtime in ns, total size), and
+    the env files it leaves out, which the tool reports (so they are part of the key)."""
+
+    files: int
+    newest: int
+    size: int
+    env_skipped: tuple[str, ...]
+
+
+def files_fingerprint(repo: Path, rels: list[str], state_dir: str) -> FilesFingerprint:
     count = newest = size = 0
-    for _, path in _candidate_files(repo, rels, state_dir):
+    skipped: list[str] = []
+    for _, path in _candidate_files(repo, rels, state_dir, skipped):
         try:
             st = path.stat()
         except OSError:
@@ -286,7 +318,7 @@ def files_fingerprint(repo: Path, rels: list[str], state_dir: str) -> tuple[int,
         count += 1
         newest = max(newest, st.st_mtime_ns)
         size += st.st_size
-    return count, newest, size
+    return FilesFingerprint(count, newest, size, tuple(sorted(set(skipped))))
 
 
 # --------------------------------------------------------------------------- notes and memory

@@ -55,6 +55,24 @@ def reaches_env_file(path: Path) -> bool:
     return target != path and is_env_file(target.name)
 
 
+# The same rule over many names at once: one name a line, so a walk checks a whole
+# folder in one regex pass instead of a Python call per name (10,000 files stay cheap).
+_ENV_FILE_LINES = re.compile(_ENV_FILE.pattern, re.MULTILINE)
+
+
+def env_file_names(names: list[str]) -> set[str]:
+    """The names among `names` that `is_env_file` accepts."""
+    joined = "\n".join(names)
+    if ".env" not in joined:
+        return set()  # every name the rule accepts holds ".env"; most folders have none
+    if joined.count("\n") != max(0, len(names) - 1):
+        # A name holding a newline would read as two lines: judge each name alone.
+        return {name for name in names if is_env_file(name)}
+    # Every match is a whole line: the rule's alternatives start at a line's start
+    # (`^`, or `.+` that can take the whole front), and end at its end (`$`).
+    return {m.group(0) for m in _ENV_FILE_LINES.finditer(joined)}
+
+
 ENV_READ_REASON = "it reads {rel}, which usually holds API keys and passwords"
 
 

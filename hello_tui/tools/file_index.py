@@ -19,8 +19,8 @@ import re
 import threading
 from pathlib import Path
 
-from hello_tui.tools.env_files import is_env_file
-from hello_tui.tools.paths import VisibleTree
+from hello_tui.tools.env_files import is_env_file, reaches_env_file
+from hello_tui.tools.paths import PathError, VisibleTree, hidden_area, resolve_repo_path
 
 # How much of an attached file goes with a message (characters); the rest is cut.
 ATTACH_BUDGET_CHARS = 12_000
@@ -45,6 +45,7 @@ class FileIndex:
         try:
             batch: list[str] = []
             for entry in tree.walk("."):
+                # A walk follows no link, so an entry's own name is where it leads.
                 if entry.kind != "file" or is_env_file(entry.rel) or "\n" in entry.rel:
                     continue
                 batch.append(entry.rel)
@@ -134,16 +135,25 @@ def _line_starts(joined: str) -> list[int]:
     return starts
 
 
-def read_attachment(repo: Path, rel: str, budget: int = ATTACH_BUDGET_CHARS) -> tuple[str, bool]:
+def read_attachment(
+    repo: Path, rel: str, budget: int = ATTACH_BUDGET_CHARS, *, state_dir_name: str = ".helloagents"
+) -> tuple[str, bool]:
     """A file's text for a message, cut to `budget` characters: (text, was it cut).
 
-    Raises ValueError for a path outside the repo, an env file, or a binary file."""
-    if is_env_file(rel):
-        raise ValueError(f"{rel} may hold secrets; it is not attached")
-    root = repo.resolve()
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    Raises ValueError for a path outside the repo or inside .git/ or the state folder,
+    an env file (by name or, through links, by target: `notes.txt -> .env`), or a
+    binary file: the same lines the file tools keep."""
+    try:
+        target = resolve_repo_path(repo, rel)
+    except PathError:
+        raise ValueError(f"{rel} is not a file in the repository") from None
+    if hidden_area(target, state_dir_name) is not None:
+        raise ValueError(f"{rel} is inside .git/ or the state folder; it is not attached")
+    path = target.path
+    if not path.is_file():
         raise ValueError(f"{rel} is not a file in the repository")
+    if reaches_env_file(path):
+        raise ValueError(f"{rel} may hold secrets; it is not attached")
     with path.open("rb") as handle:
         raw = handle.read(budget * 4 + 4)
     if b"\0" in raw[:8192]:

@@ -21,7 +21,7 @@ from pydantic import Field
 
 from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.editor_texts import EditorView
-from hello_tui.tools.env_files import approve_env_read, is_env_file
+from hello_tui.tools.env_files import approve_env_read, reaches_env_file
 from hello_tui.tools.paths import (
     PathError,
     RepoPath,
@@ -51,7 +51,7 @@ def visible_target(ctx: ToolContext, raw: str | None) -> RepoPath | ToolResult:
         target = resolve_repo_path(ctx.repo, raw)
     except PathError as exc:
         return refused(str(exc))
-    hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+    hidden = hidden_area(target, ctx.settings.state_dir_name)
     if hidden:
         return refused(f"Refused: {hidden}.")
     return target
@@ -322,7 +322,8 @@ class ReadTool(Tool):
         target = visible_target(ctx, args.path)
         if isinstance(target, ToolResult):
             return target
-        if is_env_file(target.rel) and target.path.is_file():
+        # Judged by where it leads too: `notes.txt -> .env` is the .env.
+        if target.path.is_file() and reaches_env_file(target.path):
             declined = await approve_env_read(ctx, "read", target.rel)
             if declined is not None:
                 return declined

@@ -11,7 +11,8 @@ fallback.
 rg runs through the terminal's runner: in the read-only sandbox, with a
 timeout, and stopped when the turn is cancelled. The fallback is bounded by
 the same timeout (the `regex` module gives up on a pattern such as `(a+)+$`
-instead of hanging). Searching a `.env` file asks the user first.
+instead of hanging). Searching a `.env` file asks the user first; a search of
+a folder skips env files (`env_skips`) and says so.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +31,13 @@ from pathspec import GitIgnoreSpec
 from pydantic import Field
 
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.env_files import approve_env_read, is_env_file
+from hello_tui.tools.env_files import approve_env_read, is_env_file, reaches_env_file
+from hello_tui.tools.env_skips import (
+    EnvFilter,
+    known_env_files,
+    skipped_note,
+    walked_env_files,
+)
 from hello_tui.tools.paths import (
     PathError,
     VisibleTree,
@@ -74,6 +82,27 @@ class GrepArgs(ToolArgs):
     max_results: int = Field(GREP_DEFAULT_MAX_RESULTS, ge=1, le=2000)
 
 
+def _glob_specs(args: GrepArgs) -> tuple[GitIgnoreSpec | None, GitIgnoreSpec | None]:
+    """(include, exclude) for the `glob` argument: a glob narrows, '!glob' excludes."""
+    if not args.glob:
+        return None, None
+    negated = args.glob.startswith("!")
+    spec = GitIgnoreSpec.from_lines([args.glob[1:] if negated else args.glob])
+    return (None, spec) if negated else (spec, None)
+
+
+def _glob_filter(args: GrepArgs) -> Callable[[str], bool]:
+    """Whether a file (relative to the searched folder) passes the `glob` argument."""
+    include, exclude = _glob_specs(args)
+
+    def keeps(inner: str) -> bool:
+        if exclude is not None and exclude.match_file(inner):
+            return False
+        return include is None or bool(include.match_file(inner))
+
+    return keeps
+
+
 def find_rg() -> str | None:
     """The rg binary: on PATH, or next to the Python running us (the pinned wheel's place)."""
     found = shutil.which("rg")
@@ -92,15 +121,22 @@ def _cut(text: str) -> str:
     return text[:GREP_MAX_LINE_CHARS] + f" … [{len(text) - GREP_MAX_LINE_CHARS} more chars]"
 
 
-def format_results(files: list[FileHits], args: GrepArgs, searched: str) -> ToolResult:
+ENV_HOW = "give it as the path"
+
+
+def format_results(
+    files: list[FileHits], args: GrepArgs, searched: str, env_skipped: list[str] | None = None
+) -> ToolResult:
     """The one output format of both back ends."""
     files = sorted((f for f in files if any(h.is_match for h in f.hits)), key=lambda f: f.path)
     total = sum(1 for f in files for h in f.hits if h.is_match)
+    skipped = env_skipped or []
+    note = f"\n{skipped_note(skipped, ENV_HOW)}" if skipped else ""
     if total == 0:
-        return ToolResult.ok(
-            f"No matches for {args.pattern!r} in {searched}.",
-            data={"pattern": args.pattern, "files": [], "total_matches": 0, "omitted": 0},
-        )
+        data = {"pattern": args.pattern, "files": [], "total_matches": 0, "omitted": 0}
+        if skipped:
+            data["env_files_skipped"] = skipped
+        return ToolResult.ok(f"No matches for {args.pattern!r} in {searched}.{note}", data=data)
     lines: list[str] = []
     data_files: list[dict] = []
     shown = 0
@@ -148,13 +184,15 @@ def format_results(files: list[FileHits], args: GrepArgs, searched: str) -> Tool
         "total_matches": total,
         "omitted": omitted,
     }
+    if skipped:
+        data["env_files_skipped"] = skipped
     if omitted:
         text += (
             f"\n… {omitted} more matching line{'s' if omitted != 1 else ''} not shown; "
             "narrow the pattern, path or glob."
         )
-        return ToolResult.partial(text, data=data)
-    return ToolResult.ok(text, data=data)
+        return ToolResult.partial(text + note, data=data)
+    return ToolResult.ok(text + note, data=data)
 
 
 class Deadline:
@@ -213,27 +251,55 @@ class GrepTool(Tool):
             target = resolve_repo_path(ctx.repo, args.path)
         except PathError as exc:
             return _refused(str(exc))
-        hidden = hidden_area(target.rel, ctx.settings.state_dir_name)
+        hidden = hidden_area(target, ctx.settings.state_dir_name)
         if hidden:
             return _refused(f"Refused: {hidden}.")
         if not target.path.exists():
             return ToolResult.error(f"Path '{target.rel}' does not exist.")
         if target.path.is_file() and _is_binary(target.path):
             return ToolResult.error(f"'{target.rel}' is a binary file; grep searches text files.")
-        if target.path.is_file() and is_env_file(target.rel):
+        # Judged by where it leads too: `notes.txt -> .env` is the .env.
+        if target.path.is_file() and reaches_env_file(target.path):
             declined = await approve_env_read(ctx, "grep", target.rel)
             if declined is not None:
                 return declined
         searched = "the repository" if target.rel == "." else f"'{target.rel}'"
         confined_only = ctx.settings.sandbox == "require" and not sandbox.support().available
+        skipped: list[str] = []
         try:
             if self.rg and not confined_only:
-                files = await self._search_rg(args, ctx, target.rel)
+                files, skipped = await self._search_rg_without_env(args, ctx, target.rel)
             else:
-                files = await asyncio.to_thread(self._search_python, args, ctx, target.rel)
+                files, skipped = await asyncio.to_thread(self._search_python, args, ctx, target.rel)
         except GrepFailed as exc:
             return ToolResult.error(str(exc))
-        return format_results(files, args, searched)
+        return format_results(files, args, searched, skipped)
+
+    async def _search_rg_without_env(
+        self, args: GrepArgs, ctx: ToolContext, rel: str
+    ) -> tuple[list[FileHits], list[str]]:
+        """rg's hits minus env files, and the env files the walk left out.
+
+        rg has no notion of the env-file rule, so what it prints is filtered here; the
+        list of skipped files comes from a walk of the tree run beside rg (so it costs
+        no time), never from the hits, which would tell what the files hold."""
+        if (ctx.repo / rel).is_file():
+            return await self._search_rg(args, ctx, rel), []
+        state = ctx.settings.state_dir_name
+        walked = known_env_files(ctx.repo, state, rel)
+        if walked is not None:  # the usual case: nothing changed since the last search
+            files = await self._search_rg(args, ctx, rel)
+        else:
+            walk = asyncio.ensure_future(asyncio.to_thread(walked_env_files, ctx.repo, state, rel))
+            try:
+                files = await self._search_rg(args, ctx, rel)
+            finally:
+                walked = await walk
+        env = EnvFilter(ctx.repo, named=set())
+        files = [f for f in files if not env.drops(f.path)]
+        keeps = _glob_filter(args)
+        prefix = "" if rel == "." else rel + "/"
+        return files, [p for p in walked if keeps(p[len(prefix) :])]
 
     # ------------------------------------------------------------ rg
 
@@ -347,16 +413,15 @@ class GrepTool(Tool):
         except regex.error as exc:
             raise GrepFailed(f"grep could not search: regex parse error: {exc}") from None
 
-    def _search_python(self, args: GrepArgs, ctx: ToolContext, rel: str) -> list[FileHits]:
+    def _search_python(
+        self, args: GrepArgs, ctx: ToolContext, rel: str
+    ) -> tuple[list[FileHits], list[str]]:
         pattern = self._compile(args)
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=False)
         tree.open_explicit(rel)
-        include = exclude = None
-        if args.glob:
-            negated = args.glob.startswith("!")
-            spec = GitIgnoreSpec.from_lines([args.glob[1:] if negated else args.glob])
-            exclude, include = (spec, None) if negated else (None, spec)
+        include, exclude = _glob_specs(args)
         target = ctx.repo / rel if rel != "." else ctx.repo
+        skipped: list[str] = []
         if target.is_file():
             candidates = [(rel, target)]
         else:
@@ -374,7 +439,11 @@ class GrepTool(Tool):
                     if entry.kind == "dir":
                         stack.append(entry.rel)
                     elif entry.kind == "file" and (include is None or include.match_file(inner)):
-                        candidates.append((entry.rel, entry.path))
+                        # A walk follows no link: the entry's own name is what it reads.
+                        if is_env_file(entry.name):
+                            skipped.append(entry.rel)
+                        else:
+                            candidates.append((entry.rel, entry.path))
         # rg only checks whole-text prefilters when safe; \A and \Z mean "line start/end" there.
         prefilter = not regex.search(r"\\[AZz]", args.pattern)
         deadline = Deadline(SEARCH_TIMEOUT)
@@ -383,7 +452,7 @@ class GrepTool(Tool):
             hits = self._search_file(path, pattern, args.context, prefilter, deadline)
             if hits:
                 results.append(FileHits(path_rel, hits))
-        return results
+        return results, sorted(skipped)
 
     @staticmethod
     def _search_file(

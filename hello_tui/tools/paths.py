@@ -4,7 +4,8 @@ A model-given path is resolved inside the repository or refused with a message
 the model can read: NUL bytes, `~`, absolute paths outside the repo, `..`
 escapes and symlinks leading out are all refused, and so are `.git/` and the
 state folder (`hidden_area`; a `.git` at any depth, in any spelling git
-refuses, as `core.git_layout` decides): their internals are never shown. The walker
+refuses, as `core.git_layout` decides), judged both as spelled and where
+links lead (`meta -> .git`): their internals are never shown. The walker
 decides which files ls / glob / grep see: `.gitignore` files (nested ones
 too) are honoured, `.git/` and the state folder are hidden, symlinks are
 listed but never followed, so a symlink loop cannot hang a walk. `.env`
@@ -14,7 +15,8 @@ files (`is_env_file`, from `env_files`) hold keys: the tools ask before reading 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -29,10 +31,22 @@ class PathError(Exception):
 
 @dataclass(frozen=True)
 class RepoPath:
-    """A path inside the repository: `rel` is POSIX and lexical ("." for the root)."""
+    """A path inside the repository: `rel` is POSIX and lexical ("." for the root);
+    `real_rel` is where it leads through symlinks (equal to `rel` when no link is on the way)."""
 
     rel: str
     path: Path
+    real_rel: str = ""
+
+    def spellings(self) -> tuple[str, ...]:
+        """The lexical path and, if different, the resolved one: each is judged."""
+        real = self.real_rel or self.rel
+        return (self.rel,) if real == self.rel else (self.rel, real)
+
+
+def _posix_rel(path: str, root: str) -> str:
+    rel = os.path.relpath(path, root)
+    return PurePosixPath(*Path(rel).parts).as_posix() if rel != "." else "."
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -45,7 +59,7 @@ def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
     if "\x00" in text:
         raise PathError("Path contains a NUL byte; give a plain file path.")
     if text in ("", "."):
-        return RepoPath(".", repo)
+        return RepoPath(".", repo, ".")
     if text.startswith("~"):
         raise PathError(
             f"Path {text!r} starts with '~'; only paths inside the repository are allowed "
@@ -61,37 +75,60 @@ def resolve_repo_path(repo: Path, raw: str | None) -> RepoPath:
     real = os.path.realpath(lexical)
     if not _inside(real, root):
         raise PathError(f"Path {text!r} leads outside the repository through a symlink; refused.")
-    rel = os.path.relpath(lexical, root)
-    rel_posix = PurePosixPath(*Path(rel).parts).as_posix() if rel != "." else "."
-    return RepoPath(rel_posix, Path(lexical))
+    return RepoPath(_posix_rel(lexical, root), Path(lexical), _posix_rel(real, root))
 
 
 def _under(rel: str, area: str) -> bool:
     return rel == area or rel.startswith(area.rstrip("/") + "/")
 
 
-def is_protected(rel: str, state_dir_name: str) -> bool:
-    """True for paths the agent must never write: .git/ and the state folder."""
-    if rel in ("", "."):
-        return False
-    return is_git_control_path(rel) or _under(rel, PurePosixPath(state_dir_name).as_posix())
-
-
-def hidden_area(rel: str, state_dir_name: str) -> str | None:
-    """Why the tools will not show `rel`: inside .git/ or the state folder; else None."""
+def _area(rel: str, state_dir_name: str) -> str | None:
+    """ "git" or "state" when `rel` is in one of the areas the tools keep out of; else None."""
     if rel in ("", "."):
         return None
     if is_git_control_path(rel):
+        return "git"
+    if _under(rel, PurePosixPath(state_dir_name).as_posix()):
+        return "state"
+    return None
+
+
+def _areas(path: str | RepoPath, state_dir_name: str) -> tuple[str, str, str] | None:
+    """(area, lexical rel, the spelling that is in it) for the first spelling in an area.
+
+    A RepoPath is judged by where it leads too: a committed link `meta -> .git`
+    stays inside the repo, so only its target says that `meta/config` is .git/config."""
+    spellings = path.spellings() if isinstance(path, RepoPath) else (path,)
+    for spelling in spellings:
+        area = _area(spelling, state_dir_name)
+        if area is not None:
+            return area, spellings[0], spelling
+    return None
+
+
+def is_protected(rel: str | RepoPath, state_dir_name: str) -> bool:
+    """True for paths the agent must never write: .git/ and the state folder."""
+    return _areas(rel, state_dir_name) is not None
+
+
+def hidden_area(rel: str | RepoPath, state_dir_name: str) -> str | None:
+    """Why the tools will not show `rel`: inside .git/ or the state folder; else None."""
+    found = _areas(rel, state_dir_name)
+    if found is None:
+        return None
+    area, shown, spelling = found
+    where = (
+        f"'{shown}'" if spelling == shown else f"'{shown}' leads to '{spelling}' (a symlink), so it"
+    )
+    if area == "git":
         return (
-            f"'{rel}' is inside .git/, whose internals the tools do not show; "
+            f"{where} is inside .git/, whose internals the tools do not show; "
             "use git commands (git log, git show, git status) in the terminal"
         )
-    if _under(rel, PurePosixPath(state_dir_name).as_posix()):
-        return (
-            f"'{rel}' is inside hello-tui's state folder; use the note, todo and memory "
-            "tools for what is kept there"
-        )
-    return None
+    return (
+        f"{where} is inside hello-tui's state folder; use the note, todo and memory "
+        "tools for what is kept there"
+    )
 
 
 @dataclass(frozen=True)
@@ -235,3 +272,73 @@ class VisibleTree:
             kids = self.children(current)
             yield from kids
             stack.extend(e.rel for e in reversed(kids) if e.kind == "dir")
+
+    def files_named(
+        self,
+        start_rel: str,
+        pick: Callable[[list[str]], Iterable[str]],
+        listed: list[tuple[str, int]] | None = None,
+    ) -> list[str]:
+        """The visible regular files below `start_rel` whose names `pick` chooses, sorted.
+
+        What `walk` would yield, but only folders and the chosen files pay for the
+        .gitignore check, and a folder without subfolders is only listed: finding the
+        few env files of a 10,000-file tree costs about a folder listing, so a search
+        can run it beside rg without being slower. `listed` gets every folder read, with its mtime from before it was read."""
+        found: list[str] = []
+        root = str(self.repo)
+        stack = [(start_rel, _stat(os.path.join(root, start_rel)))]
+        while stack:
+            current, (links, mtime) = stack.pop()
+            base = root if current == "." else os.path.join(root, current)
+            prefix = "" if current == "." else current + "/"
+            if listed is not None:
+                listed.append((base, mtime))
+            try:
+                if links == 2:
+                    # A folder's link count is 2 + its subfolders where the file system
+                    # counts them (ext4, xfs, tmpfs; btrfs says 1, so it is scanned): a
+                    # leaf is listed by name only. A file system that said 2 wrongly could
+                    # only make a note undercount; what a search shows is judged apart.
+                    names = os.listdir(base)
+                    kids = [(n, False) for n in pick(names) if _is_regular(os.path.join(base, n))]
+                else:
+                    with os.scandir(base) as it:
+                        items = list(it)
+                    chosen = set(pick([item.name for item in items]))
+                    kids = [
+                        (item.name, is_dir)
+                        for item in items
+                        # Symlinks are never followed: neither entered nor read.
+                        if (is_dir := item.is_dir(follow_symlinks=False))
+                        or (item.name in chosen and item.is_file(follow_symlinks=False))
+                    ]
+            except OSError:
+                continue
+            for name, is_dir in kids:
+                rel = prefix + name
+                if self.hidden_by_name(name) or rel == self.state_dir_name:
+                    continue
+                if self.is_ignored(rel, is_dir):
+                    continue
+                if is_dir:
+                    stack.append((rel, _stat(os.path.join(base, name))))
+                else:
+                    found.append(rel)
+        return sorted(found)
+
+
+def _stat(path: str) -> tuple[int, int]:
+    """(link count, mtime in ns) of a folder; (0, -1) if it cannot be read."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0, -1
+    return st.st_nlink, st.st_mtime_ns
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -290,7 +290,7 @@ def _writable_target(ctx: ToolContext, raw: str) -> RepoPath | ToolResult:
         return ToolResult.error(str(exc))
     if target.rel == ".":
         return ToolResult.error("Give a file path, not the repository root.")
-    if is_protected(target.rel, ctx.settings.state_dir_name):
+    if is_protected(target, ctx.settings.state_dir_name):
         return ToolResult.error(
             f"'{target.rel}' is inside .git/ or the agent's state folder; it cannot be written."
         )

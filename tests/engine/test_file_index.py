@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from hello_tui.tools.file_index import FileIndex, read_attachment
@@ -55,6 +57,16 @@ def test_attachment_is_cut_to_its_budget_and_refuses_secrets_and_binaries(tmp_pa
     text, cut = read_attachment(tmp_path, "big.txt", budget=100)
     assert text == "y" * 100 and cut
     assert read_attachment(tmp_path, "big.txt", budget=1000) == ("y" * 500, False)
+    os.symlink(".env", tmp_path / "notes.txt")
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path, ".git/config", "[remote] url = https://me:token@x\n")
+    os.symlink(".git", tmp_path / "meta")
+    _write(tmp_path, "real.txt", "fine\n")
+    os.symlink("real.txt", tmp_path / "link.txt")
+    assert read_attachment(tmp_path, "link.txt") == ("fine\n", False)
+    for rel in ("notes.txt", "meta/config", ".git/config"):
+        with pytest.raises(ValueError):
+            read_attachment(tmp_path, rel)
     for rel in (".env", "blob.bin", "../outside.txt", "missing.txt"):
         with pytest.raises(ValueError):
             read_attachment(tmp_path, rel)

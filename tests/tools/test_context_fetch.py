@@ -279,6 +279,59 @@ async def test_git_internals_state_and_dotenv_are_not_searched(repo: Path, backe
     assert ".env" not in found.text and ".git" not in found.text
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_links_to_git_internals_or_state_are_refused(repo: Path, backend: str):
+    write(repo / ".git" / "config", "[core] parse_config\n")
+    os.symlink(".git", repo / "meta")
+    os.symlink(".helloagents", repo / "st")
+    tool = make_tool(backend)
+    for paths in (["meta"], ["meta/config"], ["st/notes"]):
+        refused = await fetch(tool, repo, query="parse_config", paths=paths, sources=["files"])
+        assert refused.status == "error" and refused.text.startswith("Refused"), paths
+        assert "[core]" not in refused.text and "in state" not in refused.text
+
+
+class _Approver:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def approve_command(self, command: str, reason: str) -> str:
+        self.asked.append(command)
+        return self.answer
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_link_to_dotenv_asks_and_a_folder_search_skips_env_files(repo, backend):
+    write(repo / ".env", "TOKEN=parse_config sk-dotenv\n")
+    write(repo / "config.env", "TOKEN=parse_config sk-config\n")
+    os.symlink(".env", repo / "notes.txt")
+    tool = make_tool(backend)
+    ctx = make_ctx(repo)
+    ctx.approver = _Approver("deny")
+    registry = ToolRegistry([tool])
+    asked = await registry.run(
+        "context_fetch", {"query": "parse_config", "paths": ["notes.txt"]}, ctx
+    )
+    assert asked.declined and "sk-dotenv" not in asked.text
+    assert ctx.approver.asked == ["context_fetch notes.txt"]
+    found = await registry.run(
+        "context_fetch", {"query": "parse_config", "sources": ["files"]}, ctx
+    )
+    assert found.status == "success" and "sk-" not in found.text
+    assert "src/config.py" in found.text  # ordinary files are still searched
+    assert "1 env file not searched (config.env)" in found.text and "give it in paths" in found.text
+    assert found.data["sources"]["files"]["env_files_skipped"] == ["config.env"]
+    assert ctx.approver.asked == ["context_fetch notes.txt"]  # the walk asked nobody
+    ctx.approver = _Approver("once")
+    named = await registry.run(
+        "context_fetch",
+        {"query": "parse_config", "paths": ["config.env"], "sources": ["files"]},
+        ctx,
+    )
+    assert "sk-config" in named.text and "not searched" not in named.text
+
+
 async def test_the_fallback_gives_up_on_catastrophic_backtracking(repo: Path, monkeypatch):
     import hello_tui.tools.context_sources as sources
 

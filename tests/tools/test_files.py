@@ -383,6 +383,43 @@ async def test_a_nested_state_folder_is_hidden_where_it_is(tmp_path):
     assert listed.data["matches"] == ["var", "var/keep.txt"]
 
 
+async def test_links_to_git_internals_or_the_state_folder_are_refused_too(tmp_path):
+    """A committed `meta -> .git` stays inside the repo; where it leads decides."""
+    from hello_tui.tools.files import GlobTool, LsTool, ReadTool
+
+    write(tmp_path / ".git" / "config", "[remote] url = https://me:ghp_token@x\n")
+    write(tmp_path / ".helloagents" / "notes" / "n.md", "state\n")
+    write(tmp_path / "src" / "a.txt", "a\n")
+    os.symlink(".git", tmp_path / "meta")
+    os.symlink(".git/config", tmp_path / "cfg")
+    os.symlink(".helloagents", tmp_path / "st")
+    os.symlink("src", tmp_path / "code")
+    ctx = make_ctx(tmp_path)
+    for tool, args in (
+        (ReadTool(), {"path": "meta/config"}),
+        (ReadTool(), {"path": "cfg"}),
+        (ReadTool(), {"path": "st/notes/n.md"}),
+        (LsTool(), {"path": "meta"}),
+        (LsTool(), {"path": "st"}),
+        (GlobTool(), {"pattern": "**/*", "path": "meta"}),
+    ):
+        result = await tool.run(tool.Args.model_validate(args), ctx)
+        assert result.status == "error" and result.text.startswith("Refused"), (args, result.text)
+        assert "symlink" in result.text and "ghp_token" not in result.text and result.declined
+    # A link to an ordinary folder or file is followed as before.
+    listed = await LsTool().run(LsTool.Args.model_validate({"path": "code"}), ctx)
+    assert listed.status == "success" and "a.txt" in listed.text
+    read = await ReadTool().run(ReadTool.Args.model_validate({"path": "code/a.txt"}), ctx)
+    assert read.status == "success" and "a" in read.text
+
+
+def test_writes_through_a_link_into_git_are_protected(tmp_path):
+    os.symlink(".git", tmp_path / "meta")
+    (tmp_path / ".git").mkdir()
+    assert is_protected(resolve_repo_path(tmp_path, "meta/hooks/pre-commit"), ".helloagents")
+    assert not is_protected(resolve_repo_path(tmp_path, "src/meta.py"), ".helloagents")
+
+
 class _Approver:
     def __init__(self, answer: str) -> None:
         self.answer = answer
@@ -394,6 +431,23 @@ class _Approver:
     async def approve_command(self, command: str, reason: str) -> str:
         self.asked.append(command)
         return self.answer
+
+
+async def test_a_link_to_a_dotenv_file_asks_like_the_file(tmp_path):
+    from hello_tui.tools.files import ReadTool
+
+    write(tmp_path / ".env", "API_KEY=sk-dotenv\n")
+    write(tmp_path / "README.md", "plain\n")
+    os.symlink(".env", tmp_path / "notes.txt")
+    os.symlink("README.md", tmp_path / "readme-link.md")
+    ctx = make_ctx(tmp_path)
+    ctx.approver = _Approver("deny")
+    denied = await ReadTool().run(ReadTool.Args.model_validate({"path": "notes.txt"}), ctx)
+    assert denied.declined and "sk-dotenv" not in denied.text
+    assert ctx.approver.asked == ["read notes.txt"]
+    plain = await ReadTool().run(ReadTool.Args.model_validate({"path": "readme-link.md"}), ctx)
+    assert plain.status == "success" and "plain" in plain.text
+    assert ctx.approver.asked == ["read notes.txt"]  # a link to a normal file does not ask
 
 
 async def test_reading_a_dotenv_file_asks_first(tmp_path):

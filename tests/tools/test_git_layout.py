@@ -21,7 +21,7 @@ from hello_tui.core.git_layout import (
     foreign_repository,
     is_git_control_path,
 )
-from hello_tui.tools.env_files import is_env_file, reaches_env_file
+from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
 from hello_tui.tools.paths import hidden_area, is_protected
 
 
@@ -198,6 +198,25 @@ def test_one_dotgit_rule_for_every_tool(rel, control):
 )
 def test_one_env_file_rule(name, secret):
     assert is_env_file(name) is secret
+
+
+def test_env_file_names_is_the_same_rule_over_many_names():
+    names = [
+        ".env",
+        ".env.local",
+        ".envrc",
+        "prod.env",
+        "a.env.env",
+        "environment.py",
+        ".envoy",
+        "env",
+        ".env\nx",
+        "x\n.env",
+        "a\nb.env",
+        "x.envy",
+        ".env.",
+    ]
+    assert env_file_names(names) == {n for n in names if is_env_file(n)}
 
 
 def test_a_link_to_an_env_file_reaches_it(tmp_path):

@@ -222,6 +222,58 @@ async def test_through_the_registry(repo: Path):
 
 
 @BACKENDS
+async def test_a_link_to_a_dotenv_file_asks_like_the_file(repo, backend):
+    write(repo / ".env", "TOKEN=sk-in-dotenv\n")
+    os.symlink(".env", repo / "notes.txt")
+    os.symlink("src/util.py", repo / "util-link.py")
+    denied = await grep(backend, repo, pattern="TOKEN", path="notes.txt")
+    assert denied.declined and "sk-in-dotenv" not in denied.text
+    linked = await grep(backend, repo, pattern="Hello world", path="util-link.py")
+    assert linked.status == "success" and linked.data["total_matches"] == 1
+
+
+@BACKENDS
+async def test_a_folder_search_skips_env_files_and_says_how_to_search_one(repo, backend):
+    write(repo / "config.env", "TOKEN=sk-config\n")
+    write(repo / "src" / "prod.env", "TOKEN=sk-prod\n")
+    write(repo / "build" / "ignored.env", "TOKEN=sk-ignored\n")  # build/ is gitignored
+    tool = tool_for(backend)
+    ctx = make_ctx(repo)
+    ctx.approver = _NoQuestions()
+    for pattern in ("TOKEN", "sk-config", "no such text"):
+        result = await tool.run(tool.Args.model_validate({"pattern": pattern}), ctx)
+        assert result.status == "success" and "TOKEN=sk" not in result.text, pattern
+        # The same list whatever the pattern: it never tells what the files hold.
+        assert result.data["env_files_skipped"] == ["config.env", "src/prod.env"], pattern
+        assert "2 env files not searched (config.env, src/prod.env)" in result.text
+        assert "give it as the path" in result.text
+    sub = await tool.run(tool.Args.model_validate({"pattern": "TOKEN", "path": "src"}), ctx)
+    assert sub.data["env_files_skipped"] == ["src/prod.env"]
+    narrowed = await tool.run(tool.Args.model_validate({"pattern": "TOKEN", "glob": "*.py"}), ctx)
+    assert "env_files_skipped" not in narrowed.data and "env file" not in narrowed.text
+    plain = await grep(backend, repo, pattern="hello", path="docs")  # a folder without any
+    assert plain.data["total_matches"] == 1 and "env_files_skipped" not in plain.data
+    assert "env file" not in plain.text
+
+
+@BACKENDS
+async def test_the_skipped_list_follows_changes_to_the_tree(repo, backend):
+    first = await grep(backend, repo, pattern="hello")
+    assert "env_files_skipped" not in first.data
+    write(repo / "docs" / "deploy.env", "TOKEN=sk-deploy\n")
+    added = await grep(backend, repo, pattern="hello")
+    assert added.data["env_files_skipped"] == ["docs/deploy.env"]
+    write(repo / "docs" / ".gitignore", "*.env\n")
+    ignored = await grep(backend, repo, pattern="hello")
+    assert "env_files_skipped" not in ignored.data
+
+
+class _NoQuestions:
+    async def approve_command(self, command: str, reason: str) -> str:
+        raise AssertionError(f"a folder search asked: {command}")
+
+
+@BACKENDS
 async def test_git_internals_and_state_never_show_even_through_path_or_glob(repo, backend):
     inside_git = await grep(backend, repo, pattern="hello", path=".git")
     assert inside_git.status == "error" and inside_git.text.startswith("Refused")
@@ -232,6 +284,18 @@ async def test_git_internals_and_state_never_show_even_through_path_or_glob(repo
         result = await grep(backend, repo, pattern="hello", glob=glob)
         paths = [f["path"] for f in result.data["files"]]
         assert not any(p.startswith((".git/", ".helloagents/")) for p in paths), (glob, paths)
+
+
+@BACKENDS
+async def test_a_link_to_git_or_state_is_refused_by_where_it_leads(repo, backend):
+    os.symlink(".git", repo / "meta")
+    os.symlink(".helloagents", repo / "st")
+    for path in ("meta", "meta/HEAD", "st", "st/notes/n.md"):
+        result = await grep(backend, repo, pattern="hello", path=path)
+        assert result.status == "error" and result.text.startswith("Refused"), (path, result.text)
+        assert "hello git" not in result.text and "hello state" not in result.text
+    everywhere = await grep(backend, repo, pattern="hello (git|state)")
+    assert everywhere.data["files"] == []  # a walk never follows the links
 
 
 @BACKENDS

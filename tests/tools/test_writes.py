@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,14 @@ class TestGuards:
             assert result.status == "error", path
         assert not (repo.parent / "escape.txt").exists()
         assert not (repo / ".git").exists()
+
+    async def test_a_link_into_git_is_protected_by_where_it_leads(self, repo: Path):
+        (repo / ".git" / "hooks").mkdir(parents=True)
+        os.symlink(".git", repo / "meta")
+        ctx, events = make_ctx(repo, ACCEPT)
+        result = await call(WriteTool(), ctx, path="meta/hooks/pre-commit", content="#!/bin/sh\n")
+        assert result.status == "error" and "cannot be written" in result.text
+        assert not (repo / ".git" / "hooks" / "pre-commit").exists() and events == []
 
     async def test_binary_and_non_utf8_targets_refused(self, repo: Path):
         (repo / "blob.bin").write_bytes(b"ab\x00cd")
