@@ -217,6 +217,10 @@ def test_env_file_names_is_the_same_rule_over_many_names():
         ".env.",
     ]
     assert env_file_names(names) == {n for n in names if is_env_file(n)}
+    visible = {n for n in names if is_env_file(n) and not n.startswith(".")}
+    assert env_file_names(names, hidden=False) == visible  # as rg walks: no dotfiles
+    clean = [n for n in names if "\n" not in n]  # the one-pass path, not the fallback
+    assert env_file_names(clean, hidden=False) == visible - {"a\nb.env"}
 
 
 def test_a_link_to_an_env_file_reaches_it(tmp_path):
