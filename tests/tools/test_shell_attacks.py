@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -428,3 +429,30 @@ def keys_world(tmp_path) -> dict[str, Path]:
 def test_keys_behind_links_and_in_visible_env_files_ask(keys_world, command, expected):
     found = verdict_of(keys_world, command)
     assert found.action == expected, found.reason
+
+
+def test_a_walk_reused_from_an_unchanged_tree_still_sees_a_new_env_file(keys_world):
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    long_ago = time.time() - 60
+    for folder in [repo, *(p for p in repo.rglob("*") if p.is_dir())]:
+        os.utime(folder, (long_ago, long_ago))  # old enough to be kept (not racy)
+    assert verdict_of(keys_world, "rg TOKEN").action == RUN
+    assert verdict_of(keys_world, "rg TOKEN").action == RUN  # from the kept listings
+    (repo / "src" / "local.env").write_text("SERVICE_TOKEN=sk-new\n")
+    assert verdict_of(keys_world, "rg TOKEN").action == ASK  # its folder changed
+    os.unlink(repo / "src" / "local.env")
+    (repo / "src" / "app.env").write_text("SERVICE_TOKEN=sk-again\n")  # within one tick
+    assert verdict_of(keys_world, "rg TOKEN").action == ASK
+
+
+def test_a_folder_changed_a_moment_ago_is_read_again_each_time(tmp_path):
+    from hello_tui.tools.shell import folder_listings
+
+    (tmp_path / "a").write_text("x")
+    assert folder_listings.listing(str(tmp_path))[0] == ["a"]
+    assert str(tmp_path) not in folder_listings._cache  # racy: changed just now
+    (tmp_path / "b").write_text("y")
+    os.utime(tmp_path, ns=(time.time_ns(), time.time_ns() - 10**10))
+    assert sorted(folder_listings.listing(str(tmp_path))[0]) == ["a", "b"]
+    assert str(tmp_path) in folder_listings._cache

@@ -52,6 +52,7 @@ from hello_tui.tools.shell.arithmetic import (
     expression_problem,
     reference_problem,
 )
+from hello_tui.tools.shell.folder_listings import listing
 from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     check_git,
@@ -1123,30 +1124,20 @@ class _Judge:
         stack = [os.fspath(start)]
         while stack:
             folder = stack.pop()
-            entries = _entries(folder)
-            budget[0] -= len(entries)
+            names, folders = listing(folder)  # reused while the folder is unchanged
+            budget[0] -= len(names)
             if budget[0] < 0:
                 return None  # only env files are looked for: the sandbox holds the rest
-            for name in env_file_names([e.name for e in entries], hidden=hidden):
+            for name in env_file_names(names, hidden=hidden):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
             stack += [
-                e.path
-                for e in entries
-                if e.is_dir(follow_symlinks=False)
-                and e.name != ".git"
-                and (hidden or not e.name.startswith("."))
+                os.path.join(folder, name)
+                for name in folders
+                if name != ".git" and (hidden or not name.startswith("."))
             ]
         return None
-
-
-def _entries(folder: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as found:
-            return list(found)
-    except OSError:
-        return []
 
 
 def _env_entry(entry: os.DirEntry[str]) -> bool:
