@@ -13,7 +13,7 @@ import os
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
-from hello_tui.tools.env_files import env_file_names, reaches_env_file
+from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
 from hello_tui.tools.paths import VisibleTree
 
 NOTE_NAMES = 5  # env files named in the note; the rest are counted
@@ -100,7 +100,7 @@ class EnvFilter:
             if os.path.islink(path):
                 self._seen[rel] = reaches_env_file(Path(path))
             else:
-                self._seen[rel] = bool(env_file_names([os.path.basename(rel)]))
+                self._seen[rel] = is_env_file(rel)
         return self._seen[rel]
 
 

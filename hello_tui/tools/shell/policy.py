@@ -1065,6 +1065,7 @@ class _Judge:
             return None
         if check.follow == "args":  # no link is followed: only env files are looked for
             return self._env_file_in_walk(start, check.hidden, budget)
+        # Links are followed (`ls -L`, `find -L`, `grep -R`): each is judged where it leads.
         follow_all = check.follow == "tree"
         recursive = follow_all or check.recursive_read
         secret: tuple[Action, str] | None = None  # a .env: asked about unless a refusal comes
@@ -1082,15 +1083,11 @@ class _Judge:
                 continue
             budget[0] -= len(entries)
             if budget[0] < 0:
-                if check.follow == "args":
-                    return secret  # only looking for .env files: the sandbox holds the rest
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             for entry in entries:
                 if entry.name == ".git" and not follow_all:
                     continue
                 if entry.is_symlink():
-                    if check.follow == "args":
-                        continue
                     objection = self._locate(entry.path, self.repo, write=False)
                     if objection:
                         return "refuse", (
