@@ -142,3 +142,101 @@ async def test_a_repo_without_env_files_keeps_its_read_only_commands_unasked(tmp
     result, approver = await terminal(repo, command)
     assert approver.asked == []
     assert result.data["exit_code"] == 0, output(result)
+
+
+def removed_env_repo(root: Path, how: str) -> Path:
+    """The user's real key committed once, then taken out: `rm` deletes it in a commit,
+    `untrack` only drops it from the index (the file stays, ignored), `branch` keeps it
+    on another branch, `reset` leaves it in the reflog only."""
+    repo = plain_repo(root)
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", ".env", "a.txt")
+    git(repo, "commit", "-qm", "with the key")
+    if how == "rm":
+        git(repo, "rm", "-q", ".env")
+        git(repo, "commit", "-qm", "drop the key")
+    elif how == "untrack":
+        git(repo, "rm", "-q", "--cached", ".env")
+        (repo / ".gitignore").write_text(".env\n")
+        git(repo, "add", ".gitignore")
+        git(repo, "commit", "-qm", "stop tracking the key")
+    elif how == "branch":
+        git(repo, "branch", "keyed")
+        git(repo, "reset", "-q", "--hard", "HEAD~1")
+        git(repo, "reflog", "expire", "--expire=now", "--all")
+    elif how == "reset":
+        git(repo, "reset", "-q", "--hard", "HEAD~1")
+    return repo
+
+
+@pytest.mark.parametrize("how", ["rm", "untrack", "branch", "reset"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log -p",
+        "git log -p --all",
+        "git log -p -g",
+        "git show HEAD@{1}",
+        "git show keyed",
+        "git diff HEAD~1 HEAD",
+        "git diff HEAD@{1}",
+        "git grep API_KEY HEAD@{1}",
+        "git log -S real-user-key --oneline -p",
+    ],
+)
+async def test_git_that_may_show_an_env_file_from_the_history_asks(tmp_path, how, command):
+    repo = removed_env_repo(tmp_path / "repo", how)
+    if "keyed" in command and how != "branch":
+        git(repo, "branch", "keyed", "HEAD@{1}")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result), f"{command} printed the key"
+    assert approver.asked, f"{command} ran without asking"
+    assert ".env" in approver.asked[0][1] and "history" in approver.asked[0][1]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log -p -- a.txt",
+        "git log -p -- . ':!.env'",
+        "git log --stat",
+        "git show --stat HEAD~1",
+        "git diff",
+        "git grep API_KEY",
+        "git log --oneline",
+        "git status",
+        "cat a.txt",
+        "ls | sort",
+    ],
+)
+async def test_commands_that_leave_a_removed_env_file_out_run(tmp_path, command):
+    repo = removed_env_repo(tmp_path / "repo", "rm")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+    assert REAL not in output(result)
+
+
+async def test_the_history_is_walked_again_when_a_commit_brings_an_env_file(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, "git log -p")
+    assert approver.asked == [] and result.data["exit_code"] == 0
+    removed = removed_env_repo(tmp_path / "other", "rm")
+    # The same repo, after a commit that added and one that removed the key.
+    git(repo, "fetch", "-q", str(removed), "HEAD")
+    git(repo, "reset", "-q", "--hard", "FETCH_HEAD")
+    result, approver = await terminal(repo, "git log -p")
+    assert REAL not in output(result)
+    assert approver.asked and "history" in approver.asked[0][1]
+
+
+async def test_a_history_too_long_to_walk_asks(tmp_path, monkeypatch):
+    from hello_tui.tools.shell import git_history
+
+    repo = removed_env_repo(tmp_path / "repo", "rm")
+    monkeypatch.setattr(git_history, "_WALK_SECONDS", 0.0)
+    result, approver = await terminal(repo, "git log -p")
+    assert REAL not in output(result)
+    assert approver.asked and "too long" in approver.asked[0][1]
+    result, approver = await terminal(repo, "git log --oneline")
+    assert approver.asked == [] and result.data["exit_code"] == 0  # shows no contents

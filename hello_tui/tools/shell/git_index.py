@@ -72,14 +72,18 @@ def tracked(repo: Path) -> Tracked:
     return found
 
 
-def _list(repo: Path, git_dir: str) -> Tracked:
-    env = {
+def policy_git_env(repo: Path, git_dir: str) -> dict[str, str]:
+    """The environment of the policy's own git runs: no user or system config, no
+    fsmonitor or hook, and the repository's own git dir and work tree (core.worktree is
+    not followed), so that nothing the repository configures can start a program or reach
+    the network."""
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": "/nonexistent",
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": "/dev/null",
         "GIT_OPTIONAL_LOCKS": "0",
-        # The repository's own git dir and work tree: core.worktree is not followed.
+        "GIT_NO_LAZY_FETCH": "1",  # a partial clone's missing objects: never a fetch
         "GIT_DIR": git_dir,
         "GIT_WORK_TREE": str(repo),
         "GIT_CONFIG_COUNT": "2",
@@ -88,6 +92,10 @@ def _list(repo: Path, git_dir: str) -> Tracked:
         "GIT_CONFIG_KEY_1": "core.hooksPath",
         "GIT_CONFIG_VALUE_1": "/dev/null",
     }
+
+
+def _list(repo: Path, git_dir: str) -> Tracked:
+    env = policy_git_env(repo, git_dir)
     listed = git_output(["ls-files", "--stage", "-z"], cwd=repo, env=env, timeout=20)
     env_files: list[str] = []
     gitlinks: list[str] = []

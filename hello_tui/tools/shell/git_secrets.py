@@ -10,8 +10,8 @@ costs one cached index lookup.
 
 Asking was chosen over appending `:(exclude)` pathspecs: it holds for
 commands run through a shell (`git diff | head`) too, and changes no output.
-Not covered: an env file only in history (removed from the index) that
-`git log -p` or `git show <old commit>` would still print.
+An env file only in history (removed from the index, still in old commits)
+counts for the commands that read commits (`git_history`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.shell.git_history import env_files_in_history
 from hello_tui.tools.shell.git_index import tracked
 
 CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep"})
@@ -60,15 +61,20 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
+    specs, revisions = _words(sub, rest, cwd)
     candidates = set(tracked(repo).env_files)
+    old: set[str] = set()  # only in commits
     if walks:
         found = _env_files_on_disk(repo)
         if isinstance(found, str):
             return found
         candidates |= found
+    elif _reaches_commits(sub, rest, revisions):
+        old = set(env_files_in_history(repo)) - candidates
+        candidates |= old
     if not candidates:
         return None
-    include, exclude = _pathspecs(sub, rest, cwd)
+    include, exclude = _pathspecs(specs)
     try:
         here = cwd.relative_to(repo).as_posix().removeprefix(".")
     except ValueError:
@@ -78,7 +84,8 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
             continue
         if not literal and any(_matches(s, path, here, exact=True) for s in exclude):
             continue
-        return f"git {sub} may show {path}, which may hold keys"
+        where = " (from the history)" if path in old else ""
+        return f"git {sub} may show {path}{where}, which may hold keys"
     return None
 
 
@@ -119,30 +126,50 @@ def _is_patch(word: str) -> bool:
     return bool(_PATCH_SHORT.fullmatch(word))
 
 
-def _pathspecs(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
-    """(include, exclude) pathspecs of the command; words that may be revisions are
-    pathspecs only when they exist on disk, as git decides without `--`."""
-    if "--" in rest:
-        specs = rest[rest.index("--") + 1 :]
-    else:
-        specs = []
-        pattern_given = sub != "grep" or any(
-            w in ("-e", "-f", "--regexp", "--file") or w.startswith(("-e", "-f")) for w in rest
-        )
-        skip = False
-        valued = _GREP_VALUED if sub == "grep" else _LOG_VALUED
-        for word in rest:
-            if skip:
-                skip = False
-                continue
-            if word.startswith("-"):
-                skip = word in valued
-                continue
-            if not pattern_given:
-                pattern_given = True  # git grep's first word is its pattern
-                continue
-            if os.path.lexists(cwd / word):
-                specs.append(word)
+def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
+    """(pathspecs, revisions) of the command: without `--`, a word is a pathspec only when
+    it exists on disk, as git decides, and a revision otherwise; git grep's first word is
+    its pattern unless `-e` or `-f` gave one."""
+    pattern_given = sub != "grep" or any(
+        w in ("-e", "-f", "--regexp", "--file") or w.startswith(("-e", "-f")) for w in rest
+    )
+    split = rest.index("--") if "--" in rest else len(rest)
+    specs = rest[split + 1 :]
+    revisions: list[str] = []
+    skip = False
+    valued = _GREP_VALUED if sub == "grep" else _LOG_VALUED
+    for word in rest[:split]:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in valued
+            continue
+        if not pattern_given:
+            pattern_given = True
+            continue
+        if split == len(rest) and os.path.lexists(cwd / word):
+            specs.append(word)
+        else:
+            revisions.append(word)
+    return specs, revisions
+
+
+def _reaches_commits(sub: str, rest: list[str], revisions: list[str]) -> bool:
+    """Whether the command reads commits, not only the index and the work tree: log and
+    show always; diff with a revision or `--cached`/`--staged`/`--merge-base` (HEAD's side);
+    grep with a revision."""
+    if sub in ("log", "show"):
+        return True
+    if sub == "diff" and any(
+        w.startswith(("--cach", "--stag", "--merge-b")) for w in rest if w != "--"
+    ):
+        return True
+    return bool(revisions)
+
+
+def _pathspecs(specs: list[str]) -> tuple[list[str], list[str]]:
+    """(include, exclude) pathspecs, each exclusion without its magic."""
     include: list[str] = []
     exclude: list[str] = []
     for spec in specs:

@@ -766,7 +766,8 @@ class _Judge:
                 shown = shown_env_file(args, self.repo, cwd)
             except (OSError, ValueError, subprocess.SubprocessError) as exc:
                 shown = (
-                    f"git's index can't be read ({exc}), so whether it shows env files is unknown"
+                    f"git's index or history can't be read ({exc}), so whether it shows env "
+                    "files is unknown"
                 )
             if shown:
                 self.add(text, "ask", shown)

@@ -1,0 +1,118 @@
+"""Env files that were ever committed: `git log -p` and `git show <old>` still print them.
+
+A `.env` committed once and then removed (`git rm --cached .env`, a later commit
+deleting it) is gone from the index, but every commit that added, changed or
+deleted it still holds its contents, and `git show <that commit>`, `git log -p`,
+`git diff <old> <new>` and `git grep KEY <old>` print them. The policy needs the
+paths of such files to know when a command reaching commits could show one.
+
+The list comes from one `git log` over every ref and every reflog, limited to
+env-file names by pathspec, run with nothing that could start a program (the
+index listing's environment). It is cached on the refs' state (HEAD, packed and
+loose refs, reflogs, a reftable's table list): a command pays a few `stat`s, and
+one history walk per change of the refs. A walk that takes too long fails, so the
+command asks instead of waiting.
+
+Not covered: objects no ref or reflog reaches (dangling commits after a reflog
+expired), which a command can name only by their hash.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+from hello_tui.core.git_layout import own_git_dirs
+from hello_tui.tools.env_files import is_env_file
+from hello_tui.tools.shell.git_index import git_output, policy_git_env
+
+# Every name the env rule matches (`.env`, `.env.*`, `.envrc`, `*.env`), in any folder;
+# the listing is filtered by the rule itself, so these only need to be a superset.
+_ENV_PATHSPECS = (":(glob)**/.env*", ":(glob)**/*.env")
+_WALK_SECONDS = 10.0
+# A walk's paths, or the reason it failed: a history too long to walk in time stays so
+# until the refs change, and a command asks at once instead of waiting each time.
+_CACHE: dict[tuple[object, ...], tuple[str, ...] | str] = {}
+_LOCK = threading.Lock()
+
+
+def env_files_in_history(repo: Path) -> tuple[str, ...]:
+    """Repo paths of env files any commit reachable from a ref or reflog holds or held.
+
+    Raises OSError, ValueError or subprocess.SubprocessError when history can't be read.
+    """
+    dirs = own_git_dirs(repo)
+    if dirs is None:
+        return ()
+    git_dir, common = dirs
+    key = _refs_state(git_dir, common)
+    with _LOCK:
+        cached = _CACHE.get(key)
+    if cached is None:
+        try:
+            cached = _walk(repo, git_dir, common)
+        except subprocess.TimeoutExpired:
+            cached = f"its history is too long to check within {_WALK_SECONDS:g} s"
+        with _LOCK:
+            _CACHE[key] = cached
+    if isinstance(cached, str):
+        raise ValueError(cached)  # noqa: TRY004 - the callers' "history can't be read"
+    return cached
+
+
+def _walk(repo: Path, git_dir: str, common: str) -> tuple[str, ...]:
+    if not _has_refs(common):
+        return ()
+    listed = git_output(
+        ["log", "--all", "--reflog", "--format=", "--name-only", "-z", "--no-renames"]
+        # Nothing a repository's config could turn on that starts a program (gpg for
+        # log.showSignature; a diff driver, though a name listing compares no contents).
+        + ["--no-show-signature", "--no-textconv", "--no-ext-diff", "--", *_ENV_PATHSPECS],
+        cwd=repo,
+        env=policy_git_env(repo, git_dir),
+        timeout=_WALK_SECONDS,
+    )
+    names = (raw.decode("utf-8", "surrogateescape").strip("\n") for raw in listed.split(b"\0"))
+    return tuple(sorted({name for name in names if name and is_env_file(name)}))
+
+
+def _has_refs(common: str) -> bool:
+    """Whether any ref could name a commit: `git log --all` in a fresh `git init` fails."""
+    if os.path.exists(os.path.join(common, "packed-refs")):
+        return True
+    if os.path.isdir(os.path.join(common, "reftable")):
+        return True
+    for _folder, _dirs, files in os.walk(os.path.join(common, "refs")):
+        if files:
+            return True
+    return False
+
+
+def _refs_state(git_dir: str, common: str) -> tuple[object, ...]:
+    """What changes whenever a ref or reflog does: the identity of each file git keeps
+    them in, and each folder's (a loose ref is written by renaming into its folder)."""
+    state: list[object] = [git_dir, common]
+    for path in (
+        os.path.join(git_dir, "HEAD"),
+        os.path.join(git_dir, "logs", "HEAD"),
+        os.path.join(common, "packed-refs"),
+        os.path.join(common, "reftable", "tables.list"),
+    ):
+        state.append(_identity(path))
+    for top in (os.path.join(common, "refs"), os.path.join(common, "logs", "refs")):
+        for folder, dirs, files in os.walk(top):
+            dirs.sort()
+            state.append((folder, _identity(folder)))
+            # An update in place (a reflog's append) keeps the folder's mtime.
+            state.extend((name, _identity(os.path.join(folder, name))) for name in sorted(files))
+    return tuple(state)
+
+
+def _identity(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
