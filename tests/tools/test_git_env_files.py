@@ -240,3 +240,55 @@ async def test_a_history_too_long_to_walk_asks(tmp_path, monkeypatch):
     assert approver.asked and "too long" in approver.asked[0][1]
     result, approver = await terminal(repo, "git log --oneline")
     assert approver.asked == [] and result.data["exit_code"] == 0  # shows no contents
+
+
+async def test_an_env_file_added_while_resolving_a_merge_counts(tmp_path):
+    """A merge's own change is in neither parent: the walk lists merges' files too."""
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "side")
+    git(repo, "checkout", "-q", "-")
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "side")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "merge")
+    git(repo, "rm", "-q", ".env")
+    git(repo, "commit", "-qm", "drop the key")
+    result, approver = await terminal(repo, "git show HEAD~1")
+    assert REAL not in output(result)
+    assert approver.asked and "history" in approver.asked[0][1]
+
+
+@pytest.mark.parametrize("command", ["git stash show -p", "git stash show", "git stash list -p"])
+async def test_a_stash_that_holds_an_untracked_env_file_asks(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "stash", "-q", "-u")
+    git(repo, "config", "stash.showIncludeUntracked", "true")
+    git(repo, "config", "stash.showPatch", "true")
+    assert REAL in git(repo, "stash", "show", "-p")  # git itself prints the key
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result)
+    assert approver.asked and ".env" in approver.asked[0][1]
+
+
+async def test_a_merged_branch_that_added_and_removed_an_env_file_counts(tmp_path):
+    """The merge equals the main line for `.env`: git log's history simplification would
+    skip the branch; the walk must not."""
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "commit", "-qam", "three")
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "key")
+    git(repo, "rm", "-q", ".env")
+    git(repo, "commit", "-qm", "no key")
+    git(repo, "checkout", "-q", "-")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge", "side")
+    git(repo, "branch", "-D", "side")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    result, approver = await terminal(repo, "git log -p")
+    assert REAL not in output(result)
+    assert approver.asked and "history" in approver.asked[0][1]

@@ -67,6 +67,11 @@ def _walk(repo: Path, git_dir: str, common: str) -> tuple[str, ...]:
         return ()
     listed = git_output(
         ["log", "--all", "--reflog", "--format=", "--name-only", "-z", "--no-renames"]
+        # Every commit: without --full-history a pathspec prunes the side of a merge that
+        # is the same as the other for those paths (a branch that added and removed a
+        # `.env`, a stash's untracked files). A merge's own files too (`-c`: an env file
+        # added while resolving it is in no parent), and a root commit's.
+        + ["--full-history", "-c", "--root", "--no-relative"]
         # Nothing a repository's config could turn on that starts a program (gpg for
         # log.showSignature; a diff driver, though a name listing compares no contents).
         + ["--no-show-signature", "--no-textconv", "--no-ext-diff", "--", *_ENV_PATHSPECS],

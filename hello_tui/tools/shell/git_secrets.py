@@ -24,7 +24,7 @@ from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell.git_history import env_files_in_history
 from hello_tui.tools.shell.git_index import tracked
 
-CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep"})
+CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep", "stash"})
 # Options after which the next word is the option's value, never a pathspec.
 _GREP_VALUED = frozenset(
     {"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth", "--threads"}
@@ -58,6 +58,13 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     if i >= len(args) or args[i] not in CONTENT_COMMANDS:
         return None
     sub, rest = args[i], args[i + 1 :]
+    label = " ".join(args[i : i + 2]) if sub == "stash" else sub
+    if sub == "stash":
+        # `stash show` is `show` of a stash (its patch with stash.showPatch, its untracked
+        # files with stash.showIncludeUntracked), `stash list` takes log's options.
+        if not rest or rest[0] not in ("show", "list"):
+            return None
+        sub, rest = ("show" if rest[0] == "show" else "log"), rest[1:]
     if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
@@ -85,7 +92,7 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         if not literal and any(_matches(s, path, here, exact=True) for s in exclude):
             continue
         where = " (from the history)" if path in old else ""
-        return f"git {sub} may show {path}{where}, which may hold keys"
+        return f"git {label} may show {path}{where}, which may hold keys"
     return None
 
 
