@@ -21,10 +21,12 @@ from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
 
 _ENV_NAME = r"\.env(\..*)?|\.envrc|.+\.env"
-_ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$")
+# In any case: on a case-insensitive file system (macOS, Windows, a casefolded ext4
+# folder) `cat .ENV` reads `.env`.
+_ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$", re.IGNORECASE)
 # The same rule over many names at once, one per line: a walk asks it once per folder.
-_ENV_LINE = re.compile(f"^(?:{_ENV_NAME})$", re.MULTILINE)
-_VISIBLE_ENV_LINE = re.compile(f"^(?=[^.\n])(?:{_ENV_NAME})$", re.MULTILINE)
+_ENV_LINE = re.compile(f"^(?:{_ENV_NAME})$", re.MULTILINE | re.IGNORECASE)
+_VISIBLE_ENV_LINE = re.compile(f"^(?=[^.\n])(?:{_ENV_NAME})$", re.MULTILINE | re.IGNORECASE)
 
 
 def is_env_file(path: str) -> bool:
@@ -51,7 +53,7 @@ def env_file_names(names: list[str], *, hidden: bool = True) -> set[str]:
     out, for walks that skip them), in one regex pass over the folder's names instead of
     a Python call per name: 10,000 files stay cheap."""
     joined = "\n".join(names)
-    if ".env" not in joined:
+    if ".env" not in joined.lower():
         return set()  # every name the rule accepts holds ".env"; most folders have none
     if joined.count("\n") != max(0, len(names) - 1):
         # A name holding a newline would read as two lines: judge each name alone.

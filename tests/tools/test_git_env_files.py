@@ -217,6 +217,19 @@ async def test_commands_that_leave_a_removed_env_file_out_run(tmp_path, command)
     assert REAL not in output(result)
 
 
+async def test_an_env_file_in_capitals_in_the_history_counts(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "PROD.ENV").write_text(REAL + "\n")
+    git(repo, "add", "deploy")
+    git(repo, "commit", "-qm", "key")
+    git(repo, "rm", "-q", "-r", "deploy")
+    git(repo, "commit", "-qm", "no key")
+    result, approver = await terminal(repo, "git log -p")
+    assert REAL not in output(result)
+    assert approver.asked and "PROD.ENV" in approver.asked[0][1]
+
+
 async def test_the_history_is_walked_again_when_a_commit_brings_an_env_file(tmp_path):
     repo = plain_repo(tmp_path / "repo")
     result, approver = await terminal(repo, "git log -p")

@@ -191,6 +191,10 @@ def test_one_dotgit_rule_for_every_tool(rel, control):
         (".env.local", True),
         (".envrc", True),
         ("config/prod.env", True),
+        # A case-insensitive file system opens `.env` for `.ENV`.
+        (".ENV", True),
+        (".Env.Local", True),
+        ("config/PROD.ENV", True),
         ("environment.py", False),
         (".envoy", False),
         ("env", False),
@@ -215,6 +219,9 @@ def test_env_file_names_is_the_same_rule_over_many_names():
         "a\nb.env",
         "x.envy",
         ".env.",
+        ".ENV",
+        "Prod.Env",
+        "ENVIRONMENT.PY",
     ]
     assert env_file_names(names) == {n for n in names if is_env_file(n)}
     visible = {n for n in names if is_env_file(n) and not n.startswith(".")}
