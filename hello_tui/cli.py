@@ -182,7 +182,13 @@ def run() -> None:
     is left for it to do. The command closed and synced every file it wrote and
     released its locks, and its fsync threads are joined. Any other command, or a
     patch command with another thread still running, exits as usual.
+
+    The cyclic collector stays off after a patch command here: turned on again, its
+    first collection would walk every object the imports made (some 5 ms), for a
+    process about to end.
     """
+    global _PROCESS_ENDS_AFTER
+    _PROCESS_ENDS_AFTER = True
     code = main()
     try:
         if sys.stdout is not None:
@@ -205,6 +211,7 @@ def run() -> None:
 
 
 _FINISHED_PATCH_COMMAND = False  # set by `main` when a patch command returned
+_PROCESS_ENDS_AFTER = False  # set by `run`: nobody stays to need the collector back
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,7 +249,7 @@ def _run_without_collector(args: argparse.Namespace, command: str) -> int:
     next to nothing: the engine's objects hold no cycles and go with their last
     reference. A caller that stays (a test, the app) has its collector back as it was.
     """
-    enabled = gc.isenabled()
+    enabled = gc.isenabled() and not _PROCESS_ENDS_AFTER
     gc.disable()
     try:
         return _run(args, command)
