@@ -167,6 +167,8 @@ APPLY_NEVER_IMPORTS = (
     "tokenize",
     "linecache",
     "hello_tui.patch.history",
+    # Only a binary patch needs git's binary format (blob ids: patch/blob_ids.py).
+    "hello_tui.patch.binary",
     # Only an interrupted or failed transaction is rolled back.
     "hello_tui.patch.rollback",
     # Grouped fsyncs run on plain `_thread` threads (patch/durable.py).
@@ -257,18 +259,15 @@ def _apply_dataclasses(condition: str) -> set[str]:
     return set(proc.stdout.split())
 
 
-# The dataclasses apply loads that are compared by value: frozen settings and records,
-# and the written diff's file changes. Every other one is a work record compared by
-# identity (eq=False): each generated __eq__ is compiled at every start, and all of them
-# together were 4 % of a small apply's instructions. The work records carry no generated
-# __repr__ either (repr=False), for the same start-up cost.
+# The dataclasses apply loads: those compared by value, frozen settings and records,
+# and the written diff's file changes. A work record, compared by identity, is a
+# `core.record` class instead: a dataclass's __init__, __repr__ and __eq__ are compiled
+# at every start.
 COMPARED_BY_VALUE = {
     "hello_tui.config.Provider",
     "hello_tui.config.StatePaths",
     "hello_tui.config.Settings",
     "hello_tui.core.git_layout.Found",
-    "hello_tui.patch.binary.BinaryHunk",
-    "hello_tui.patch.binary.BinaryPatch",
     "hello_tui.patch.recovery.Interrupted",
     "hello_tui.patch.undo_stack.Pointer",
     "hello_tui.patch.written_diff.FileChange",

@@ -1,4 +1,4 @@
-"""`GIT binary patch` data: base85 lines, zlib, git's delta format, and blob ids.
+"""`GIT binary patch` data: base85 lines, zlib and git's delta format.
 
 After `GIT binary patch` come one or two hunks (forward, then the optional
 reverse), each `literal <size>` or `delta <size>` followed by data lines and a
@@ -9,15 +9,15 @@ RFC 1924's). The bytes are zlib-deflated; inflated, they are the new file
 (high bit set: offset and size bytes chosen by the low bits) and insert
 (1-127 literal bytes) instructions.
 
-A blob id is sha1 of `blob <size>\\0<bytes>`; git's `index <old>..<new>` line
-carries them, so results and sources are checked against it.
+Results and sources are checked against the blob ids of git's `index <old>..<new>`
+line (patch/blob_ids.py). A text patch never loads this module.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
+from hello_tui.patch.blob_ids import blob_id, is_null_oid, oid_matches
 from hello_tui.patch.types import PatchError
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from typing import Literal
 
 # base64 and zlib are imported where a binary patch is read: a text patch never needs them.
-
-NULL_OID_CHARS = set("0")
 
 
 @dataclass
@@ -172,22 +170,6 @@ def _apply_delta(source: bytes, delta: bytes) -> bytes:
     if len(out) != dst_size:
         raise BinaryCorrupt(f"the delta makes {len(out)} bytes, its header says {dst_size}")
     return bytes(out)
-
-
-def blob_id(data: bytes) -> str:
-    """git's object id of a blob with these bytes (sha1)."""
-    h = hashlib.sha1(b"blob %d\x00" % len(data), usedforsecurity=False)
-    h.update(data)
-    return h.hexdigest()
-
-
-def is_null_oid(oid: str | None) -> bool:
-    return oid is not None and oid != "" and set(oid) <= NULL_OID_CHARS
-
-
-def oid_matches(oid: str | None, data: bytes) -> bool:
-    """The blob id of `data` starts with the (possibly abbreviated) `oid`."""
-    return oid is not None and oid != "" and blob_id(data).startswith(oid.lower())
 
 
 def apply_binary_patch(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hello_tui.config import Settings
-from hello_tui.patch.binary import apply_binary_patch, blob_id, oid_matches
+from hello_tui.patch.blob_ids import blob_id, oid_matches
 from hello_tui.patch.codex_parser import parse_codex
 from hello_tui.patch.extract import find_patches
 from hello_tui.patch.lines import (
@@ -246,6 +246,8 @@ class _Planner:
         if op.binary_without_data:
             raise _no_binary_data(rel)
         if op.binary is not None:
+            from hello_tui.patch.binary import apply_binary_patch  # binary patches only
+
             data = apply_binary_patch(rel, op.binary, None, None, op.new_oid)
             fp = _binary_plan(rel, "add", _State(None), _State(data, mode))
         else:
@@ -346,6 +348,8 @@ class _Planner:
     ) -> FilePlan:
         data = current.data or b""
         if op.binary is not None:
+            from hello_tui.patch.binary import apply_binary_patch  # binary patches only
+
             new = apply_binary_patch(rel, op.binary, data, op.old_oid, op.new_oid)
         elif op.binary_without_data:
             raise _no_binary_data(rel)

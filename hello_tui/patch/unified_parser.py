@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hello_tui.core.lazy_regex import lazy_compile
-from hello_tui.patch.binary import BinaryCorrupt, parse_binary_patch
 from hello_tui.patch.gitquote import QuoteError, is_quoted, unquote_c_style
 from hello_tui.patch.model import Chunk, FileOperation
 from hello_tui.patch.types import PatchError
@@ -319,6 +318,9 @@ class UnifiedParser:
         binary = None
         without_data = False
         if i < self.n and bare(self.lines[i]) == "GIT binary patch":
+            # Here: a text patch never needs the binary format's parser.
+            from hello_tui.patch.binary import BinaryCorrupt, parse_binary_patch
+
             try:
                 binary, i = parse_binary_patch(self.lines, i + 1)
             except BinaryCorrupt as exc:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hello_tui.core.hunk_header import hunk_header
-from hello_tui.patch.binary import blob_id
+from hello_tui.patch.blob_ids import blob_id
 from hello_tui.patch.gitquote import quote_path
 from hello_tui.patch.line_diff import Op, hunk_groups, line_ops
 from hello_tui.patch.lines import decode_bytes, is_binary, split_git_lines

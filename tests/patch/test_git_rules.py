@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from hello_tui.patch import PatchError, commit_plan, plan_patch_text, select, undo_last
-from hello_tui.patch.binary import apply_delta, blob_id
+from hello_tui.patch.binary import apply_delta
+from hello_tui.patch.blob_ids import blob_id
 
 from .conftest import snapshot, write
 

@@ -27,7 +27,7 @@ from hello_tui.patch import (
     plan_patch_text,
     replan_with_edits,
 )
-from hello_tui.patch.binary import blob_id
+from hello_tui.patch.blob_ids import blob_id
 from hello_tui.patch.commit import note_failure
 from hello_tui.patch.notes import MAX_PATCH_IN_NOTE, fence
 from hello_tui.patch.written_diff import quote_path, written_diff
