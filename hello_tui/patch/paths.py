@@ -37,6 +37,18 @@ def _check_parts(raw: str, rel: str, state_dir: str) -> None:
 
 def resolve_patch_path(repo: Path, raw: str, state_dir: str) -> tuple[str, Path]:
     """(normalised POSIX relative path, absolute path) for a path named in a patch, or PatchError."""
+    return resolve_patch_paths(repo, [raw], state_dir)[0]
+
+
+def resolve_patch_paths(repo: Path, raws: list[str], state_dir: str) -> list[tuple[str, Path]]:
+    """`resolve_patch_path` of each path in turn, the repository's real path and each
+    folder's found once for all of them (many files of a patch share a folder)."""
+    root = os.path.realpath(repo)
+    real_parents: dict[str, str] = {}
+    return [_resolve(root, raw, state_dir, real_parents) for raw in raws]
+
+
+def _resolve(root: str, raw: str, state_dir: str, real_parents: dict[str, str]) -> tuple[str, Path]:
     if not raw or not raw.strip():
         raise PatchError("Refused an empty path.")
     if "\x00" in raw:
@@ -51,20 +63,23 @@ def resolve_patch_path(repo: Path, raw: str, state_dir: str) -> tuple[str, Path]
     if rel == "." or rel == ".." or rel.startswith("../"):
         raise _refuse(raw, "it points outside the repository")
     _check_parts(raw, rel, state_dir)
-    root = Path(os.path.realpath(repo))
-    target = root / rel
-    if target.is_symlink():
+    # Strings, not pathlib: `rel` is normalised and relative, `root` a real path.
+    target = posixpath.join(root, rel)
+    if os.path.islink(target):
         raise _refuse(raw, "it is a symbolic link; patch the file it points to instead")
-    real_parent = Path(os.path.realpath(target.parent))
-    try:
-        real_rel_parent = real_parent.relative_to(root).as_posix()
-    except ValueError:
-        raise _refuse(
-            raw, "a folder on its way is a symbolic link leading outside the repository"
-        ) from None
-    real_rel = posixpath.normpath(posixpath.join(real_rel_parent, target.name))
+    parent, name = posixpath.split(target)
+    real_parent = real_parents.get(parent)
+    if real_parent is None:
+        real_parent = real_parents[parent] = os.path.realpath(parent)
+    if real_parent == root:
+        real_rel_parent = "."
+    elif real_parent.startswith(root.rstrip("/") + "/"):
+        real_rel_parent = real_parent[len(root.rstrip("/")) + 1 :]
+    else:
+        raise _refuse(raw, "a folder on its way is a symbolic link leading outside the repository")
+    real_rel = posixpath.normpath(posixpath.join(real_rel_parent, name))
     _check_parts(raw, real_rel, state_dir)
-    return rel, target
+    return rel, Path(target)
 
 
 def check_git_control_files(

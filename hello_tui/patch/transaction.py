@@ -34,7 +34,7 @@ from hello_tui.core.file_lock import FileLock, Timeout
 from hello_tui.patch import durable, records
 from hello_tui.patch.durable import TMP_SUFFIX, WriteError, describe_os_error
 from hello_tui.patch.lines import sha256
-from hello_tui.patch.paths import check_git_control_files, resolve_patch_path
+from hello_tui.patch.paths import check_git_control_files, resolve_patch_paths
 from hello_tui.patch.recovery import RecoveryBlocked, RecoveryReport, empty_trash, recover_locked
 from hello_tui.patch.space import SpaceNeeds
 from hello_tui.patch.types import PatchError
@@ -201,7 +201,8 @@ def _read_targets(settings: Settings, repo: Path, writes: list[Write]) -> list[_
     targets: list[_Target] = []
     seen: set[str] = set()
     problems: list[tuple[str, str]] = []
-    resolved = [(w, *resolve_patch_path(repo, w.path, settings.state_dir_name)) for w in writes]
+    paths = resolve_patch_paths(repo, [w.path for w in writes], settings.state_dir_name)
+    resolved = [(w, rel, path) for w, (rel, path) in zip(writes, paths, strict=True)]
     # Planning checked this too, but the tree may have changed since (a command that made
     # a folder into a bare repository): checked again under the lock, right before writing.
     check_git_control_files(repo, {rel: w.data for w, rel, _ in resolved}, settings.state_dir_name)
