@@ -125,10 +125,18 @@ async def modal_shown(pilot: Any, kind: type[DecisionModal[Any]], timeout: float
     app = pilot.app
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout * GUARD_SCALE
-    while not (isinstance(app.screen, kind) and app.screen.is_mounted):
+
+    def shown() -> bool:
+        return isinstance(app.screen, kind) and app.screen.is_mounted
+
+    # The engine works in real time until the modal shows: sleep and look, and pause the
+    # pilot (every widget answers, a repaint) only once it is there, as `wait_until` does.
+    while not shown():
         if loop.time() > deadline:
             raise AssertionError(f"no {kind.__name__} in time")
-        await pilot.pause(0.02)  # the engine works in real time until the modal shows
+        await asyncio.sleep(0.02)
+        if shown():
+            await pilot.pause(0.02)
     await settled(pilot)
     return app.screen
 
