@@ -181,6 +181,10 @@ async def test_escape_while_streaming_stops_the_turn_and_keeps_the_session_valid
     assert roles.count("user") == 2 and roles[-1] == "assistant"
 
 
+def _chat_count(app, line: str) -> int:
+    return "\n".join(app.chat.history.plain_lines()).count(line)
+
+
 async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_server):
     repo = copy_demo_repo(tmp_path)
     server = scripted_server([])
@@ -234,18 +238,19 @@ async def test_sidebar_note_backup_diff_restore_and_undo(tmp_path, scripted_serv
         await pilot.press("y")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == ORIGINAL)
         await wait_until(pilot, lambda: len(app.sidebar.backups) == 2)
-        assert "Restored from" in "\n".join(app.chat.history.plain_lines())
+        await wait_until(pilot, lambda: _chat_count(app, "Restored from") == 1)
         # The restore is itself undoable.
         app.prompt.focus()
         await pilot.press(*"/undo", "enter")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == FIXED_MEAN_ONLY)
-        assert "Undone: M stats.py" in "\n".join(app.chat.history.plain_lines())
+        # The chat hears of it after the file is written: wait for the line, not only the file.
+        await wait_until(pilot, lambda: _chat_count(app, "Undone: M stats.py") == 1)
         # A second /undo steps one further back (the patch itself), /redo forward again.
         await pilot.press(*"/undo", "enter")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == ORIGINAL)
         await pilot.press(*"/redo", "enter")
         await wait_until(pilot, lambda: (repo / "stats.py").read_text() == FIXED_MEAN_ONLY)
-        assert "Redone: M stats.py" in "\n".join(app.chat.history.plain_lines())
+        await wait_until(pilot, lambda: _chat_count(app, "Redone: M stats.py") == 1)
 
 
 async def test_plan_command_asks_the_planner_and_writes_nothing(tmp_path, scripted_server):
