@@ -10,6 +10,7 @@ everything, so a command that printed the key ran unasked.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -305,3 +306,36 @@ async def test_a_merged_branch_that_added_and_removed_an_env_file_counts(tmp_pat
     result, approver = await terminal(repo, "git log -p")
     assert REAL not in output(result)
     assert approver.asked and "history" in approver.asked[0][1]
+
+
+def test_the_history_walk_never_fetches_what_a_partial_clone_lacks(tmp_path):
+    """A partial clone without trees (`--filter=tree:0`) fetches them lazily, through its
+    remote, whose URL the repository's config names: an `ext::` URL is a command. The
+    policy's own walk must fail instead of running it."""
+    from hello_tui.tools.shell.git_history import env_files_in_history
+
+    origin = removed_env_repo(tmp_path / "origin", "rm")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--no-local",
+        "--filter=tree:0",
+        "--no-checkout",
+        f"file://{origin}",
+        str(clone),
+    )
+    canary = tmp_path / "canary"
+    script = tmp_path / "fetch.sh"
+    script.write_text(f"#!/bin/sh\ntouch {canary}\nexit 1\n")
+    script.chmod(0o755)
+    git(clone, "config", "remote.origin.url", f"ext::{script}")
+    git(clone, "config", "protocol.ext.allow", "always")
+    git(clone, "config", "core.sshCommand", str(script))
+    try:
+        env_files_in_history(clone)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass  # history that can't be read: the command asks
+    assert not canary.exists()

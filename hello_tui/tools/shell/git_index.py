@@ -83,7 +83,13 @@ def policy_git_env(repo: Path, git_dir: str) -> dict[str, str]:
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": "/dev/null",
         "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_NO_LAZY_FETCH": "1",  # a partial clone's missing objects: never a fetch
+        # A partial clone's missing objects: never a fetch, whose transport the repository's
+        # config names (an `ext::` URL is a command); no transport may run either, for a git
+        # that does not know GIT_NO_LAZY_FETCH.
+        "GIT_NO_LAZY_FETCH": "1",
+        "GIT_ALLOW_PROTOCOL": "",
+        "GIT_SSH_COMMAND": "false",
+        "GIT_TERMINAL_PROMPT": "0",
         "GIT_DIR": git_dir,
         "GIT_WORK_TREE": str(repo),
         "GIT_CONFIG_COUNT": "2",
