@@ -10,7 +10,9 @@ fresh copies of the same tree; each is timed over several runs and the medians
 are compared. hello-tui's time includes its whole transaction (lock, stale
 guard, backups, journal, fsyncs, note) and the Python interpreter's start.
 Printed: the ratios hello-tui / git (lower is better; 1.0x = as fast as git), and
-the bare interpreter's start-up beside them, the floor of any Python command. Run it
+beside them the bare interpreter's start-up, the floor of any Python command, and
+the interpreter with `re`, `json` and `hashlib` loaded, the floor of any apply
+written in Python. Run it
 with the interpreter users have: a fresh venv's, with `pip install .` in it (a
 machine-wide Python's `.pth` files can cost more than the whole apply).
 
@@ -111,6 +113,9 @@ def compare(
         results: dict[str, list[float]] = {
             "git apply": [],
             "python -c pass": [],  # the interpreter's own start: the floor for hello-tui
+            # ...plus the standard modules no Python apply does without (parsing,
+            # records, checksums): the floor for any engine written in Python
+            "python + re json hashlib": [],
             "hello-tui (codex)": [],
             "hello-tui (unified)": [],
         }
@@ -123,8 +128,9 @@ def compare(
                     (work / rel).write_text(text)
                 if name == "git apply":
                     cmd = ["git", "apply", str(root / "change.diff")]
-                elif name == "python -c pass":
-                    times.append(timed([sys.executable, "-c", "pass"], work, env))
+                elif name.startswith("python"):
+                    code = "pass" if name == "python -c pass" else "import re, json, hashlib"
+                    times.append(timed([sys.executable, "-c", code], work, env))
                     shutil.rmtree(work)
                     continue
                 else:
@@ -140,12 +146,14 @@ def compare(
     git = statistics.median(results["git apply"])
     print(f"{label}, {runs} runs each (medians)")
     for name, times in results.items():
-        print(f"  {name:<22} {statistics.median(times) * 1000:8.1f} ms")
+        print(f"  {name:<26} {statistics.median(times) * 1000:8.1f} ms")
     floor = statistics.median(results["python -c pass"])
-    for name in ("python -c pass", "hello-tui (codex)", "hello-tui (unified)"):
-        mine = statistics.median(results[name])
+    for name, times in results.items():
+        if name == "git apply":
+            continue
+        mine = statistics.median(times)
         peers = f"{mine * 1000:.1f} ms / git apply {git * 1000:.1f} ms"
-        if name != "python -c pass":
+        if name.startswith("hello-tui"):
             peers += f"; python -c pass {floor * 1000:.1f} ms"
         print(f"ratio {name} / git apply: {mine / git:.2f}x ({peers})")
 
