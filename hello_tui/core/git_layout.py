@@ -6,7 +6,8 @@ policy (may `git log` run here?) and the patch engine (may a patch build
 one?). Both ask it here, and both get git's answer (setup.c):
 
 - `.git` in any spelling git itself refuses to check out (`is_dot_git`):
-  any case, NTFS's ignored trailing dots and spaces, the 8.3 name `git~1`;
+  any case, NTFS's ignored trailing dots and spaces and streams (`.git:x`), the
+  8.3 name `git~1`, HFS+'s ignored zero-width code points (`.g\u200cit`);
 - a folder is a git directory (`is_git_directory`) when it has `HEAD` and
   its common directory has `objects/` and `refs/`; the common directory is
   the folder itself, or what its `commondir` file names (`../y`: then `x/`
@@ -68,11 +69,22 @@ COMMON_DIR_NAMES = frozenset({"config", "objects", "refs", "hooks", "info"})
 _POINTER_LIMIT = 4096
 
 
+# Code points HFS+ ignores in names (git's `next_hfs_char`): `.g\u200cit` is `.git` there.
+_HFS_IGNORED = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
+
+
 def is_dot_git(name: str) -> bool:
-    """`.git` as git itself refuses it: any case, with NTFS's ignored trailing dots and
-    spaces, or as its 8.3 short name."""
-    low = name.lower()
-    return low.rstrip(". ") == ".git" or low == "git~1"
+    """`.git` as git itself refuses it (`is_ntfs_dotgit`, `is_hfs_dotgit`), whatever the
+    file system: any case; NTFS's view, where a name ends at `:` (an alternate data
+    stream: `.git::$INDEX_ALLOCATION` is the folder) or `\\`, trailing dots and spaces are
+    dropped and `git~1` is the 8.3 short name; HFS+'s, which ignores zero-width and
+    direction code points. The union is stricter than git on any one system."""
+    low = name.translate(_HFS_IGNORED).lower()
+    for end in ":\\":
+        low = low.split(end, 1)[0]
+    return low.rstrip(". ") in (".git", "git~1")
 
 
 def is_git_control_path(rel: str) -> bool:

@@ -38,7 +38,22 @@ def test_bare_repository_layouts_by_name(repo, settings, path):
     assert f"{path.split(folder)[0]}{folder}/ is a git repository's control folder" in message
 
 
-@pytest.mark.parametrize("name", [".GIT", ".Git.", ".git ", "GIT~1"])
+@pytest.mark.parametrize(
+    "name",
+    # git's is_ntfs_dotgit (case, trailing dots and spaces, streams, 8.3) and
+    # is_hfs_dotgit (ignored zero-width and direction code points)
+    [
+        ".GIT",
+        ".Git.",
+        ".git ",
+        "GIT~1",
+        "git~1. ",
+        ".git::$INDEX_ALLOCATION",
+        ".g\u200cit",
+        "\ufeff.GIT",
+        ".gi\u206ft",
+    ],
+)
 def test_dotgit_spelled_the_ways_git_refuses(repo, settings, name):
     assert "nothing inside .git/ may be patched" in refused(
         repo, settings, add(f"vendor/{name}/config")

@@ -173,6 +173,10 @@ def test_a_linked_worktree_reads_the_common_config(tmp_path):
         ("a/.git./x", True),
         ("a/.git /x", True),
         ("GIT~1/config", True),
+        ("git~1./config", True),
+        ("a/.git:stream/x", True),
+        ("a/.g\u200dit/config", True),
+        ("a/.g\u200bit/config", False),  # not ignored by HFS+: another name
         ("src/.gitignore", False),
         ("src/.git-notes", False),
         ("src/git/config", False),
