@@ -13,9 +13,12 @@ import fnmatch
 import posixpath
 
 from hello_tui.config import Settings
+from hello_tui.core.env_names import is_env_file
 from hello_tui.patch.types import FilePlan, PatchError, Risk
 
-SENSITIVE_PATTERNS = (".env*", "*.pem", "*.key", "id_rsa*")
+# Keys and certificates, in any case (a case-insensitive file system opens `TLS.KEY`
+# for `tls.key`); env files by the project's one rule for them.
+SENSITIVE_PATTERNS = ("*.pem", "*.key", "id_rsa*")
 STRICT_WRITE_SUFFIXES = (
     ".py",
     ".md",
@@ -49,7 +52,9 @@ def changed_lines(fp: FilePlan) -> int:
 
 def is_sensitive(path: str) -> bool:
     name = posixpath.basename(path)
-    return any(fnmatch.fnmatchcase(name, pat) for pat in SENSITIVE_PATTERNS)
+    if is_env_file(name):
+        return True
+    return any(fnmatch.fnmatchcase(name.lower(), pat) for pat in SENSITIVE_PATTERNS)
 
 
 def check_strict_suffixes(files: list[FilePlan], settings: Settings) -> None:

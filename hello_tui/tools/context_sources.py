@@ -29,9 +29,9 @@ from typing import Any, NamedTuple
 
 import regex
 
+from hello_tui.core.env_names import is_env_file
 from hello_tui.store.memory import MemoryStore
 from hello_tui.store.notes import NoteStore
-from hello_tui.tools.env_files import is_env_file
 from hello_tui.tools.env_skips import EnvFilter
 from hello_tui.tools.paths import VisibleTree
 from hello_tui.tools.shell.runner import CommandScope, RunConfig, program_folder, run_command

@@ -13,7 +13,8 @@ import os
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
-from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
+from hello_tui.core.env_names import env_file_names, is_env_file
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.paths import VisibleTree
 
 NOTE_NAMES = 5  # env files named in the note; the rest are counted

@@ -19,7 +19,8 @@ import re
 import threading
 from pathlib import Path
 
-from hello_tui.tools.env_files import is_env_file, reaches_env_file
+from hello_tui.core.env_names import is_env_file
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.paths import PathError, VisibleTree, hidden_area, resolve_repo_path
 
 # How much of an attached file goes with a message (characters); the rest is cut.

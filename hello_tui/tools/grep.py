@@ -30,8 +30,9 @@ import regex
 from pathspec import GitIgnoreSpec
 from pydantic import Field
 
+from hello_tui.core.env_names import is_env_file
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.env_files import approve_env_read, is_env_file, reaches_env_file
+from hello_tui.tools.env_files import approve_env_read, reaches_env_file
 from hello_tui.tools.env_skips import (
     EnvFilter,
     known_env_files,

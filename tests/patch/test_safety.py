@@ -135,7 +135,8 @@ def test_limits_come_from_the_environment(repo):
 
 
 @pytest.mark.parametrize(
-    "name", [".env", ".env.local", "server.pem", "tls.key", "id_rsa", "id_rsa.pub"]
+    "name",
+    [".env", ".env.local", "prod.env", ".ENV", "server.pem", "TLS.KEY", "id_rsa", "id_rsa.pub"],
 )
 def test_sensitive_files_are_high_risk(repo, settings, name):
     plan = plan_patch_text(patch(f"*** Add File: cfg/{name}", "+x"), settings)

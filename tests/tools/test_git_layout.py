@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from hello_tui.core.env_names import env_file_names, is_env_file
 from hello_tui.core.git_layout import (
     config_files,
     foreign_repository,
     is_git_control_path,
 )
-from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.paths import hidden_area, is_protected
 
 

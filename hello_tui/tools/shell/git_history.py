@@ -24,8 +24,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+from hello_tui.core.env_names import is_env_file
 from hello_tui.core.git_layout import own_git_dirs
-from hello_tui.tools.env_files import is_env_file
 from hello_tui.tools.shell.git_index import git_output, policy_git_env
 
 # Every name the env rule matches (`.env`, `.env.*`, `.envrc`, `*.env`), in any folder;

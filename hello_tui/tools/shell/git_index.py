@@ -20,8 +20,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from hello_tui.core.env_names import is_env_file
 from hello_tui.core.git_layout import own_git_dirs
-from hello_tui.tools.env_files import is_env_file
 
 GITLINK_MODE = "160000"
 

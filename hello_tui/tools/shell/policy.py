@@ -42,8 +42,9 @@ from pathlib import Path
 
 import tree_sitter
 
+from hello_tui.core.env_names import env_file_names, is_env_file
 from hello_tui.core.git_layout import foreign_repository, is_git_control_path
-from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
     ARITHMETIC_TEST_OPERATORS,
