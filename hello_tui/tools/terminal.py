@@ -299,9 +299,13 @@ def _change_directory(verdict: PolicyVerdict, ctx: ToolContext, repo: Path) -> T
     return ToolResult.ok(f"Working directory is now {rel}.", data={"cwd": rel})
 
 
-def _head_tail(text: str, budget: int) -> tuple[str, int]:
-    """At most `budget` bytes of `text`: its head and tail, and how many bytes were left out."""
-    raw = text.encode("utf-8")
+def _head_tail(text: str, budget: int, raw: bytes | None = None) -> tuple[str, int]:
+    """At most `budget` bytes of `text`: its head and tail, and how many bytes were left out.
+
+    `raw` is `text` encoded, when the caller has it already.
+    """
+    if raw is None:
+        raw = text.encode("utf-8")
     if len(raw) <= budget:
         return text, 0
     half = budget // 2
@@ -358,14 +362,18 @@ def report(
         lines.append(note)
     header = "\n".join(lines)
     budget = max(MODEL_OUTPUT_LIMIT - len(header.encode()) - 200, 1024)
-    out_share, err_share = _shares(len(stdout.encode()), len(stderr.encode()), budget)
-    out_text, out_cut = _head_tail(stdout, out_share)
-    err_text, err_cut = _head_tail(stderr, err_share)
+    # Each stream is encoded once, and the text joined once: output of a hundred KB or more
+    # is copied a few times less, each copy into memory the allocator must fault in afresh.
+    out_raw, err_raw = stdout.encode(), stderr.encode()
+    out_share, err_share = _shares(len(out_raw), len(err_raw), budget)
+    out_text, out_cut = _head_tail(stdout, out_share, out_raw)
+    err_text, err_cut = _head_tail(stderr, err_share, err_raw)
+    del out_raw, err_raw
     sections = [header]
     if stdout:
-        sections.append("--- stdout ---\n" + out_text.rstrip("\n"))
+        sections += ("--- stdout ---", out_text.rstrip("\n"))
     if stderr:
-        sections.append("--- stderr ---\n" + err_text.rstrip("\n"))
+        sections += ("--- stderr ---", err_text.rstrip("\n"))
     if not stdout and not stderr:
         sections.append("(no output)")
     text = "\n".join(sections)
