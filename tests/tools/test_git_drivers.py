@@ -173,6 +173,38 @@ async def test_a_commondir_repository_inside_the_repo_is_refused(tmp_path, comma
     assert "x" in result.data["reason"]
 
 
+def bare_layout_at_the_top(repo: Path, canary: Path) -> None:
+    """`HEAD`, `objects/` (borrowing `.git/objects`), `refs/`, `config` and
+    `info/attributes` committed at the repo's top: ordinary files, which
+    `git --bare` takes for the repository instead of `.git`."""
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "refs" / "heads").mkdir(parents=True)
+    (repo / "refs" / "heads" / "main").write_text(git(repo, "rev-parse", "HEAD"))
+    (repo / "objects" / "info").mkdir(parents=True)
+    (repo / "objects" / "info" / "alternates").write_text("../.git/objects\n")
+    (repo / "info").mkdir()
+    (repo / "info" / "attributes").write_text("*.txt diff=t\n")
+    (repo / "config").write_text(
+        f'[core]\n\tbare = true\n[diff "t"]\n\ttextconv = {driver(canary)}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "command", ["git --bare log -p | cat", "git --bare show | cat", "git -C . --bare log -p; true"]
+)
+async def test_git_bare_never_takes_the_working_folder_for_the_repository(tmp_path, command):
+    repo = make_repo(tmp_path / "repo")
+    bare_layout_at_the_top(repo, tmp_path / "canary")
+    shown = git(repo, "--bare", "log", "-p")
+    assert MARK in shown  # git itself runs the committed config's driver
+    (tmp_path / "canary").unlink()
+    result, _ = await terminal(repo, command)
+    assert MARK not in output(result)
+    assert not (tmp_path / "canary").exists()
+    assert result.data["verdict"] == "refuse"
+    assert "--bare" in result.data["reason"]
+
+
 async def test_git_dash_c_into_a_plain_folder_of_the_repo_runs(tmp_path):
     repo = make_repo(tmp_path / "repo")
     (repo / "src").mkdir()

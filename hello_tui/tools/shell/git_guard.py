@@ -6,7 +6,7 @@ credential helpers, `!` aliases...). The repo's own top-level `.git` is the
 user's; any other repository is not: a planted `evil.git/` with
 `core.fsmonitor=./payload` would run as soon as git looks at it. So:
 
-- git may only ever work on the repository's own `.git`: `--git-dir`,
+- git may only ever work on the repository's own `.git`: `--git-dir`, `--bare`,
   `--work-tree` and `GIT_DIR=`-style variables are refused; `-C DIR` is
   followed, and git run from (or `-C`'d into) a folder whose repository is
   not the repo's own (`core.git_layout.foreign_repository`: nested `.git`,
@@ -51,7 +51,6 @@ _GIT_HARMLESS_GLOBAL = frozenset(
         "--noglob-pathspecs",
         "--icase-pathspecs",
         "--no-optional-locks",
-        "--bare",
         "--no-advice",
     ]
 )
@@ -64,7 +63,15 @@ _GIT_UNSAFE_GLOBAL = {
     "-p": "git -p starts a pager",
     "--paginate": "git --paginate starts a pager",
 }
-_GIT_REPOSITORY_OPTIONS = ("--git-dir", "--work-tree", "--namespace", "--super-prefix")
+# `--bare` is one of them: git sets GIT_DIR to the working folder, skipping `.git`, so a
+# committed `HEAD`, `objects/`, `refs/` and `config` at the top become the repository.
+_GIT_REPOSITORY_OPTIONS = (
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--bare",
+)
 _GIT_UNSAFE_LONG = {
     "ext-diff": "git --ext-diff runs an external diff program",
     "open-files-in-pager": "git grep --open-files-in-pager starts a pager",
