@@ -339,3 +339,72 @@ def test_the_history_walk_never_fetches_what_a_partial_clone_lacks(tmp_path):
     except (OSError, ValueError, subprocess.SubprocessError):
         pass  # history that can't be read: the command asks
     assert not canary.exists()
+
+
+def staged_once_repo(root: Path) -> tuple[Path, str]:
+    """The key staged by a `git add -A` and unstaged by `git reset`, the file then deleted:
+    no commit, ref or reflog holds it, but its blob stays in `.git/objects`, whose file
+    names (`find .git/objects`) are the object ids. Returns the repo and the blob's id."""
+    repo = plain_repo(root)
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", "-A")
+    git(repo, "reset", "-q")
+    blob = git(repo, "hash-object", ".env").strip()
+    (repo / ".env").unlink()
+    return repo, blob
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git show {id}",
+        "git show {short} | cat",
+        "git log -p {id}",
+        "git diff {id} HEAD:a.txt",
+        "git grep API_KEY {id}",
+        "cat .git/objects/{path}",
+        "head -c 100 < .git/objects/{path}",
+        "grep -ra real .git",
+        "grep -r --text real .",
+        "rg --hidden -a real",
+    ],
+)
+async def test_an_env_file_left_only_in_gits_objects_is_not_read_unasked(tmp_path, command):
+    repo, blob = staged_once_repo(tmp_path / "repo")
+    assert REAL in git(repo, "cat-file", "-p", blob)  # git still has it
+    command = command.format(id=blob, short=blob[:8], path=f"{blob[:2]}/{blob[2:]}")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "real-user-key" not in output(result)
+
+
+async def test_a_dropped_stash_is_not_shown_by_its_id(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "stash", "push", "-q", "--include-untracked")
+    untracked = git(repo, "rev-parse", "stash@{0}^3").strip()
+    git(repo, "stash", "drop", "-q")
+    for command in (f"git show {untracked}", f"git log -p {untracked[:10]}"):
+        result, approver = await terminal(repo, command)
+        assert approver.asked, f"{command} ran without asking"
+        assert REAL not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git show {head}", "git log -p {short}", "git diff {short}~1 {head}", "git show {head}:a.txt"],
+)
+async def test_commits_a_branch_reaches_are_shown_by_id_unasked(tmp_path, command):
+    repo, _ = staged_once_repo(tmp_path / "repo")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result, approver = await terminal(repo, command.format(head=head, short=head[:7]))
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize("command", ["ls .git/objects", "find .git -name HEAD", "grep -r two ."])
+async def test_listing_gits_folder_and_plain_recursive_greps_run(tmp_path, command):
+    repo, _ = staged_once_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)

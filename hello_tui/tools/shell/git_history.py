@@ -13,13 +13,19 @@ loose refs, reflogs, a reftable's table list): a command pays a few `stat`s, and
 one history walk per change of the refs. A walk that takes too long fails, so the
 command asks instead of waiting.
 
-Not covered: objects no ref or reflog reaches (dangling commits after a reflog
-expired), which a command can name only by their hash.
+Objects no ref or reflog reaches are not in that walk: a `.env` staged once and
+unstaged (`git add -A` then `git reset`) stays a loose blob, a dropped stash a
+dangling commit, and `find .git/objects` lists their ids. A revision that names an
+object by its id (or through a pseudo-ref such as `ORIG_HEAD`, `FETCH_HEAD`, which
+`--all` leaves out) is checked on its own (`unreached_object`): a commit must be
+reachable from a ref or reflog, and anything else by id asks, as what it holds has
+no file name to judge.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -121,3 +127,50 @@ def _identity(path: str) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+# What git resolves as an object id (full or abbreviated, any case), and the pseudo-refs
+# outside refs/ that `--all` does not walk (`ORIG_HEAD`, `FETCH_HEAD`, `AUTO_MERGE`...).
+_BY_ID = re.compile(r"[0-9a-fA-F]{4,64}|[A-Z_]*_HEAD|AUTO_MERGE")
+# Where a revision's name ends: `~2`, `^{tree}`, `:path`, `@{1}`.
+_SUFFIX = re.compile(r"[~^:@]")
+
+
+def named_objects(revision: str) -> list[str]:
+    """The names in one revision argument (`a..b`, `^a`, `a~2:path`) that git resolves by
+    object id or pseudo-ref, not through refs the history walk covers."""
+    names = []
+    for part in re.split(r"\.{2,3}", revision):
+        base = _SUFFIX.split(part.removeprefix("^"), maxsplit=1)[0]
+        if _BY_ID.fullmatch(base):
+            names.append(base)
+    return names
+
+
+def unreached_object(repo: Path, revision: str) -> str | None:
+    """Why `revision` may reach an object the history walk did not see, or None.
+
+    Raises OSError, ValueError or subprocess.SubprocessError when git can't be asked.
+    """
+    names = named_objects(revision)
+    dirs = own_git_dirs(repo) if names else None
+    if dirs is None:
+        return None
+    env = policy_git_env(repo, dirs[0])
+    for name in names:
+        try:
+            kind = git_output(["cat-file", "-t", name], cwd=repo, env=env, timeout=_WALK_SECONDS)
+        except ValueError:
+            continue  # no such object: git will say so and show nothing
+        kind_name = kind.decode("ascii", "replace").strip()
+        if kind_name != "commit":
+            return f"{name} names a git {kind_name} by its id, whose files can't be judged"
+        unreached = git_output(
+            ["rev-list", "-n", "1", name, "--not", "--all", "--reflog"],
+            cwd=repo,
+            env=env,
+            timeout=_WALK_SECONDS,
+        )
+        if unreached.strip():
+            return f"{name} names a commit that no branch, tag or reflog reaches"
+    return None

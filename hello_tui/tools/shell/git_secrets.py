@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from hello_tui.tools.env_files import reaches_env_file
-from hello_tui.tools.shell.git_history import env_files_in_history
+from hello_tui.tools.shell.git_history import env_files_in_history, unreached_object
 from hello_tui.tools.shell.git_index import tracked
 
 CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep", "stash"})
@@ -69,6 +69,12 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
     specs, revisions = _words(sub, rest, cwd)
+    if any(w == "--stdin" for w in rest):
+        return f"git {label} --stdin reads its revisions from stdin, which can't be checked"
+    for revision in revisions:
+        unreached = unreached_object(repo, revision)
+        if unreached:
+            return f"git {label}: {unreached}, and it may hold an env file"
     candidates = set(tracked(repo).env_files)
     old: set[str] = set()  # only in commits
     if walks:

@@ -42,7 +42,12 @@ from pathlib import Path
 
 import tree_sitter
 
-from hello_tui.core.git_layout import foreign_repository, is_git_control_path
+from hello_tui.core.git_layout import (
+    foreign_repository,
+    is_dot_git,
+    is_git_content_path,
+    is_git_control_path,
+)
 from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
@@ -171,6 +176,11 @@ _LINK_FOLLOWING = {
     "chown": {"-L"},
     "chgrp": {"-L"},
 }
+# Why reading inside `.git/` asks: the object store is every file git was given, env files
+# among them (compressed, which does not hide them), not only what the history shows.
+GIT_FOLDER_READ = (
+    "git's folder, whose objects hold every committed or staged file (env files among them)"
+)
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 _MAX_NESTING = 4
 MAX_COMMAND_CHARS = 100_000
@@ -1032,7 +1042,9 @@ class _Judge:
         return None
 
     def env_files(self, words: list[Word]) -> str | None:
-        """Reading `.env` files needs the user: they hold keys."""
+        """Reading `.env` files needs the user: they hold keys. So does reading git's
+        objects: they hold every committed or staged file (`git add .env` then
+        `git reset` leaves the key in a loose object), only compressed."""
         for word in words:
             values, _ = self.expansions(word)
             for value in values or [word.value]:
@@ -1042,7 +1054,22 @@ class _Judge:
                     named = is_env_file(value) or path.is_symlink()
                     if named and reaches_env_file(path) and path.is_file():
                         return f"reads {value}, which may hold keys"
+                    if self._in_git_folder(path, contents=True) and path.is_file():
+                        return f"reads {value} in {GIT_FOLDER_READ}"
         return None
+
+    def _in_git_folder(self, path: Path, contents: bool) -> bool:
+        """`path` (absolute) is inside a `.git` of the repo (`contents`: a part of it that
+        holds files' contents), as written or where it leads."""
+        rule = is_git_content_path if contents else is_git_control_path
+        for candidate in (os.path.normpath(path), os.path.realpath(path)):
+            try:
+                relative = Path(candidate).relative_to(self.repo).as_posix()
+            except ValueError:
+                continue
+            if rule(relative):
+                return True
+        return False
 
     def walk(self, words: list[Word], check: ProgramCheck) -> tuple[Action, str] | None:
         """Judge the links a program follows below its folders, and the .env files it reads."""
@@ -1064,8 +1091,11 @@ class _Judge:
     ) -> tuple[Action, str] | None:
         if not start.is_dir():
             return None
+        # A walk of any part of `.git` may reach its objects (`grep -r KEY .git`).
+        if check.recursive_read and self._in_git_folder(start, contents=False):
+            return "ask", f"reads {_display(start, self.repo)} in {GIT_FOLDER_READ}"
         if check.follow == "args":  # no link is followed: only env files are looked for
-            return self._env_file_in_walk(start, check.hidden, budget)
+            return self._env_file_in_walk(start, check, budget)
         # Links are followed (`ls -L`, `find -L`, `grep -R`): each is judged where it leads.
         follow_all = check.follow == "tree"
         recursive = follow_all or check.recursive_read
@@ -1086,6 +1116,9 @@ class _Judge:
             if budget[0] < 0:
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             for entry in entries:
+                if is_dot_git(entry.name) and check.recursive_read and check.binary_as_text:
+                    where = _display(Path(entry.path), self.repo)
+                    return "ask", f"reads {where} as text, in {GIT_FOLDER_READ}"
                 if entry.name == ".git" and not follow_all:
                     continue
                 if entry.is_symlink():
@@ -1114,11 +1147,13 @@ class _Judge:
         return secret
 
     def _env_file_in_walk(
-        self, start: Path, hidden: bool, budget: list[int]
+        self, start: Path, check: ProgramCheck, budget: list[int]
     ) -> tuple[Action, str] | None:
         """The first env file a recursive read that follows no links reads (`rg`, `grep -r`):
         links are not read, nor `.git`, nor dotfiles unless the program shows them. Names
-        are matched a folder at a time; 10,000 files take milliseconds."""
+        are matched a folder at a time; 10,000 files take milliseconds. A `.git` it reads
+        binary files as text in (`grep -ra`) prints git's objects, env files among them."""
+        hidden = check.hidden
         stack = [os.fspath(start)]
         while stack:
             folder = stack.pop()
@@ -1130,6 +1165,9 @@ class _Judge:
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
+            if check.binary_as_text and hidden and any(is_dot_git(n) for n in folders):
+                where = _display(Path(folder), self.repo)
+                return "ask", f"reads the .git in {where} as text, in {GIT_FOLDER_READ}"
             stack += [
                 os.path.join(folder, name)
                 for name in folders

@@ -42,6 +42,8 @@ class ProgramCheck:
     hidden: bool = True
     # It shows what is in the files it reads (cat, grep), not only names or sizes (ls, du).
     shows_contents: bool = True
+    # A recursive read prints binary files as text (`grep -a`): git's compressed objects.
+    binary_as_text: bool = False
 
 
 def _more_follow(a: Follow, b: Follow) -> Follow:
@@ -465,6 +467,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     follow: Follow = "args"
     recursive = spec.always_recursive
     hidden_flags = 0
+    binary_as_text = False
     for opt, value in parsed.options:
         if opt.startswith("-"):
             reason = spec.unsafe_short.get(opt[1:])
@@ -508,6 +511,8 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             unsafe = unsafe or "file -f " + _NAMES_FROM_FILE.format(value=where)
         if name == "printf" and key == "v":
             unsafe = unsafe or "printf -v sets a shell variable"
+        if name in _BINARY_AS_TEXT and _binary_as_text(key, value):
+            binary_as_text = True
     if follow == "entries" and recursive:
         follow = "tree"
     if spec.paths == "none":
@@ -540,7 +545,19 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         hidden=hidden_flags >= 2 or name != "rg",
         pager=spec.pager,
         shows_contents=spec.shows_contents,
+        binary_as_text=binary_as_text,
     )
+
+
+# Programs that skip or summarise binary files ("Binary file matches") unless told to print
+# them as text: grep and diff (`-a`, `--text`, grep's `--binary-files=text`), rg (`-a`).
+_BINARY_AS_TEXT = frozenset({"grep", "egrep", "fgrep", "rg", "diff"})
+
+
+def _binary_as_text(key: str, value: Word | None) -> bool:
+    if key == "a" or (len(key) >= 3 and "text".startswith(key)):
+        return True
+    return key == "binary-files" and value is not None and value.value == "text"
 
 
 # ------------------------------------------------------------------------ sed
