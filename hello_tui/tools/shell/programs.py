@@ -225,10 +225,23 @@ SPECS: dict[str, Spec] = {
         recursive=frozenset({"R", "recursive"}),
         shows_contents=False,
     ),
+    # `--fromfile` (and `--fromtabfile`) is a flag: the names given are then files whose
+    # lines tree prints as a listing. `--hintro`/`--houtro` copy a file into the HTML it
+    # prints, `--infofile` prints comments from one; `--gitfile` reads one as .gitignore.
     "tree": Spec(
         short_values="LPIoHT",
-        long_values=frozenset(["charset", "filelimit", "timefmt", "sort", "fromfile"]),
+        long_values=frozenset(
+            ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile", "gitfile"]
+        ),
         unsafe_short={"R": "tree -R writes an HTML listing into every directory"},
+        unsafe_long={
+            "fromfile": "tree --fromfile prints the lines of the files it names",
+            "fromtabfile": "tree --fromtabfile prints the lines of the files it names",
+            "hintro": "tree --hintro copies a file into its output",
+            "houtro": "tree --houtro copies a file into its output",
+            "infofile": "tree --infofile prints comments from a file",
+        },
+        file_options=frozenset({"hintro", "houtro", "infofile", "gitfile"}),
         write_options=frozenset({"-o"}),
         follow_tree=frozenset({"l"}),
         recursive=frozenset({"l"}),
