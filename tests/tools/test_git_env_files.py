@@ -408,3 +408,43 @@ async def test_listing_gits_folder_and_plain_recursive_greps_run(tmp_path, comma
     result, approver = await terminal(repo, command)
     assert approver.asked == [], approver.asked
     assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git blame -S.env a.txt",  # "bad graft data: <the first line>"
+        "git blame -wS.env a.txt",
+        "git diff -O.env",
+        "git grep -f.env -- a.txt",
+        "git ls-files -oi -X.env",
+    ],
+)
+async def test_a_file_named_in_the_same_word_as_gits_short_option_is_judged(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, command)
+    assert approver.asked and ".env" in approver.asked[0][1], f"{command} ran without asking"
+    assert "real-user-key" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git blame -S../secret.txt a.txt", "git log -p -O../secret.txt"]
+)
+async def test_gits_attached_file_options_stay_in_the_repo(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (tmp_path / "secret.txt").write_text("outside-secret\n")
+    result, _ = await terminal(repo, command)
+    assert result.data["verdict"] == "refuse"
+    assert "outside-secret" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git log -Sone --oneline", "git blame -L1,1 a.txt", "git grep -nC1 two"]
+)
+async def test_gits_short_options_with_values_still_run(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)

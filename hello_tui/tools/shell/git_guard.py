@@ -238,9 +238,41 @@ def check_git(args: list[Word]) -> GitCheck:
         elif text.startswith("-"):
             if sub == "grep" and "O" in text[1:]:
                 unsafe = unsafe or "git grep -O starts a pager"
+            attached = _attached_file(sub, text)
+            if attached:
+                paths.append(_value(word, attached))
         else:
             paths.append(word)
     return GitCheck(unsafe, paths=paths, writes=writes, chdirs=chdirs)
+
+
+# Short options whose value is a file git reads (`blame -S <revs-file>`, `-O <orderfile>`,
+# `grep -f <patterns>`, `ls-files -X <excludes>`), and, for commands whose options git's
+# parse-options reads, every short option that takes a value: the value may follow its
+# option in the same word (`-S.env`, `-nf../x`), where it is no argument the path check
+# sees. The diff options (`-O<file>`) start their word.
+_SHORT_FILE_OPTIONS = {
+    "blame": "S",
+    "grep": "f",
+    "ls-files": "X",
+    "diff": "O",
+    "log": "O",
+    "show": "O",
+}
+_SHORT_VALUED = {"blame": "LSCM", "grep": "efABCmO", "ls-files": "xX"}
+
+
+def _attached_file(sub: str, text: str) -> str | None:
+    """The file named in the same word as its short option (`-S.env` -> `.env`), or None."""
+    files = _SHORT_FILE_OPTIONS.get(sub, "")
+    if sub not in _SHORT_VALUED:
+        return text[2:] if len(text) > 2 and text[1] in files else None
+    letters = text[1:]
+    for index, letter in enumerate(letters):
+        if letter in _SHORT_VALUED[sub]:
+            rest = letters[index + 1 :]
+            return rest if letter in files and rest else None
+    return None
 
 
 def _enters_submodules(name: str, value: str | None) -> str | None:
