@@ -9,6 +9,7 @@ the same classes for real through `hello-tui exec`.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -429,6 +430,52 @@ def keys_world(tmp_path) -> dict[str, Path]:
 def test_keys_behind_links_and_in_visible_env_files_ask(keys_world, command, expected):
     found = verdict_of(keys_world, command)
     assert found.action == expected, found.reason
+
+
+@pytest.mark.parametrize(
+    ("ignore_file", "where", "line"),
+    [
+        (".gitignore", "", "!.env"),
+        (".ignore", "", "!.env*"),
+        (".rgignore", "src", "!.hidden/"),
+        ("info/exclude", ".git", "!.env"),
+    ],
+)
+def test_rg_asks_when_an_ignore_file_whitelists_dotfiles(keys_world, ignore_file, where, line):
+    """rg skips dotfiles, except those a `!` line of an ignore file whitelists: a committed
+    `.gitignore` with `!.env` makes `rg TOKEN` print `.env`."""
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    os.unlink(repo / "notes.txt")
+    if where == "src":
+        (repo / "src" / ".hidden").mkdir()
+        (repo / "src" / ".hidden" / "app.env").write_text("SERVICE_TOKEN=sk-deep\n")
+    assert verdict_of(keys_world, "rg TOKEN").action == RUN
+    target = repo / where / ignore_file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(line + "\n")
+    rg = shutil.which("rg")
+    if rg is not None:  # rg itself prints the key
+        done = subprocess.run([rg, "TOKEN"], cwd=repo, capture_output=True, text=True, check=False)
+        assert "sk-" in done.stdout
+    assert verdict_of(keys_world, "rg TOKEN").action == ASK
+    if where == "src":
+        assert verdict_of(keys_world, "rg TOKEN src").action == ASK
+    else:  # whitelisted above the folder searched
+        (repo / "src" / ".env").write_text("SERVICE_TOKEN=sk-below\n")
+        assert verdict_of(keys_world, "rg TOKEN src").action == ASK
+    assert verdict_of(keys_world, "rg -L TOKEN").action == ASK
+    assert (
+        verdict_of(keys_world, f"rg --ignore-file {target.relative_to(repo)} TOKEN").action == ASK
+    )
+
+
+def test_rg_with_only_ignoring_ignore_files_keeps_running(keys_world):
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    os.unlink(repo / "notes.txt")
+    (repo / ".gitignore").write_text("build/\n*.log\n# !not a rule\n")
+    assert verdict_of(keys_world, "rg TOKEN").action == RUN
 
 
 def test_a_walk_reused_from_an_unchanged_tree_still_sees_a_new_env_file(keys_world):

@@ -47,6 +47,7 @@ from hello_tui.core.git_layout import (
     is_dot_git,
     is_git_content_path,
     is_git_control_path,
+    own_git_dirs,
 )
 from hello_tui.tools.env_files import env_file_names, is_env_file, reaches_env_file
 from hello_tui.tools.shell import globbing
@@ -65,6 +66,7 @@ from hello_tui.tools.shell.git_guard import (
     is_git_variable,
 )
 from hello_tui.tools.shell.git_secrets import exclusion, shown_env_file
+from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
@@ -1101,9 +1103,9 @@ class _Judge:
         recursive = follow_all or check.recursive_read
         secret: tuple[Action, str] | None = None  # a .env: asked about unless a refusal comes
         seen: set[Path] = set()
-        stack = [(start, 0)]
+        stack = [(start, 0, check.hidden or self._whitelisted_above(start))]
         while stack:
-            folder, level = stack.pop()
+            folder, level, hidden = stack.pop()
             real = folder.resolve()
             if real in seen:
                 continue
@@ -1115,6 +1117,7 @@ class _Judge:
             budget[0] -= len(entries)
             if budget[0] < 0:
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
+            hidden = hidden or whitelists(os.fspath(folder), [e.name for e in entries])
             for entry in entries:
                 if is_dot_git(entry.name) and check.recursive_read and check.binary_as_text:
                     where = _display(Path(entry.path), self.repo)
@@ -1132,7 +1135,7 @@ class _Judge:
                         continue
                 # A walk reads what it lists: hidden files only when it shows hidden ones
                 # (`rg` reads `config.env` though it skips `.env`); links as their targets.
-                shown = check.hidden or not entry.name.startswith(".")
+                shown = hidden or not entry.name.startswith(".")
                 reads_it = check.recursive_read and shown and entry.is_file()
                 if reads_it and secret is None and _env_entry(entry):
                     where = _display(Path(entry.path), self.repo)
@@ -1142,8 +1145,8 @@ class _Judge:
                 except OSError:
                     continue
                 descend = is_dir and recursive and (level == 0 or check.follow != "entries")
-                if descend and (check.hidden or not entry.name.startswith(".")):
-                    stack.append((Path(entry.path), level + 1))
+                if descend and (hidden or not entry.name.startswith(".")):
+                    stack.append((Path(entry.path), level + 1, hidden))
         return secret
 
     def _env_file_in_walk(
@@ -1153,14 +1156,16 @@ class _Judge:
         links are not read, nor `.git`, nor dotfiles unless the program shows them. Names
         are matched a folder at a time; 10,000 files take milliseconds. A `.git` it reads
         binary files as text in (`grep -ra`) prints git's objects, env files among them."""
-        hidden = check.hidden
-        stack = [os.fspath(start)]
+        # rg shows the dotfiles an ignore file whitelists (`!.env`), here or in any folder above.
+        shown = check.hidden or self._whitelisted_above(start)
+        stack = [(os.fspath(start), shown)]
         while stack:
-            folder = stack.pop()
+            folder, hidden = stack.pop()
             names, folders = listing(folder)  # reused while the folder is unchanged
             budget[0] -= len(names)
             if budget[0] < 0:
                 return None  # only env files are looked for: the sandbox holds the rest
+            hidden = hidden or whitelists(folder, names)
             for name in env_file_names(names, hidden=hidden):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
@@ -1169,11 +1174,15 @@ class _Judge:
                 where = _display(Path(folder), self.repo)
                 return "ask", f"reads the .git in {where} as text, in {GIT_FOLDER_READ}"
             stack += [
-                os.path.join(folder, name)
+                (os.path.join(folder, name), hidden)
                 for name in folders
                 if name != ".git" and (hidden or not name.startswith("."))
             ]
         return None
+
+    def _whitelisted_above(self, start: Path) -> bool:
+        dirs = own_git_dirs(self.repo)
+        return whitelisted_above(start.resolve(), self.repo, dirs[0] if dirs else None)
 
 
 def _env_entry(entry: os.DirEntry[str]) -> bool:

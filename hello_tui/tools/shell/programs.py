@@ -515,8 +515,10 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             recursive = True
         if key in ("hidden", "u", "."):
             hidden_flags += 2 if key in ("hidden", ".") else 1
-        if name == "rg" and key in ("g", "glob", "iglob"):
-            hidden_flags += 2  # a glob overrides rg's hidden-file rule: `-g .env` reads it
+        if name == "rg" and key in ("g", "glob", "iglob", "ignore-file"):
+            # A glob overrides rg's hidden-file rule (`-g .env` reads it), and so may an
+            # ignore file's whitelist (`!.env`, `ignore_files`).
+            hidden_flags += 2
         if name == "grep" and key in ("d", "directories") and value and value.value == "recurse":
             recursive = True
         if name == "file" and key in ("f", "files-from"):
