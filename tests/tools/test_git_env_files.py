@@ -448,3 +448,26 @@ async def test_gits_short_options_with_values_still_run(tmp_path, command):
     result, approver = await terminal(repo, command)
     assert approver.asked == [], approver.asked
     assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize("value", [".env", "../secret.txt", "notes.txt"])
+async def test_a_configured_blame_ignore_revs_file_that_shows_a_secret_asks(tmp_path, value):
+    """`git blame` prints each line of blame.ignoreRevsFile that is no object name."""
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    (repo / "notes.txt").symlink_to(".env")
+    (tmp_path / "secret.txt").write_text(REAL + "\n")
+    with (repo / ".git" / "config").open("a") as handle:
+        handle.write(f"[blame]\n\tignoreRevsFile = {value}\n")
+    result, approver = await terminal(repo, "git blame a.txt")
+    assert approver.asked and "blame.ignorerevsfile" in approver.asked[0][1]
+    assert "real-user-key" not in output(result)
+
+
+async def test_a_blame_ignore_revs_file_of_the_repos_own_runs(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".git-blame-ignore-revs").write_text("# formatting\n")
+    git(repo, "config", "blame.ignoreRevsFile", ".git-blame-ignore-revs")
+    result, approver = await terminal(repo, "git blame a.txt")
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)

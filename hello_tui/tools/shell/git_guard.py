@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.core.git_layout import config_files
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell.git_index import git_output, tracked
 from hello_tui.tools.shell.parse import Word
 
@@ -409,10 +410,29 @@ def _programs_in(repo: Path, *, submodule: bool = False) -> list[str] | str:
         for key, value in entries:
             if submodule and key == "core.worktree" and _is_folder(path.parent, value, repo):
                 continue  # an absorbed submodule's git dir names its own folder: git's layout
-            why = program_key(key, value)
+            why = program_key(key, value) or printed_file_key(key, value, repo)
             if why:
                 found.append(f"{key} ({why})")
     return found
+
+
+# Keys naming a file whose lines git prints when they are not what it expects:
+# `git blame` says "invalid object name: <line>" for each line of blame.ignoreRevsFile.
+_PRINTED_FILE_KEYS = frozenset({"blame.ignorerevsfile"})
+
+
+def printed_file_key(key: str, value: str, repo: Path) -> str | None:
+    """Why `key = value` makes git print a file it should not show: an env file, or one
+    outside the repo (git opens a relative name from the work tree's top)."""
+    if key.lower() not in _PRINTED_FILE_KEYS or not value:
+        return None
+    path = Path(os.path.expanduser(value)) if value.startswith("~") else repo / value
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(os.path.realpath(repo)):
+        return "a file outside the repo, whose lines git blame prints"
+    if reaches_env_file(path):
+        return "an env file, whose lines git blame prints"
+    return None
 
 
 def _is_folder(git_dir: Path, value: str, folder: Path) -> bool:
