@@ -471,3 +471,18 @@ async def test_a_blame_ignore_revs_file_of_the_repos_own_runs(tmp_path):
     result, approver = await terminal(repo, "git blame a.txt")
     assert approver.asked == [], approver.asked
     assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff --no-index -a a.txt .git/objects/{path}",
+        "git diff --no-index --binary a.txt .git/objects/{path}",  # base85 of the bytes
+        "git diff --no-index --binary .git src",
+    ],
+)
+async def test_git_diff_no_index_does_not_print_gits_objects_unasked(tmp_path, command):
+    repo, blob = staged_once_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command.format(path=f"{blob[:2]}/{blob[2:]}"))
+    assert approver.asked, f"{command} ran without asking"
+    assert "GIT binary patch" not in output(result) and "+x\x01" not in output(result)

@@ -760,6 +760,19 @@ class _Judge:
             secret = next((n for n in named if is_env_file(n)), None)
             if secret:
                 self.add(text, "ask", f"shows {secret}, which may hold keys")
+            # `git diff --no-index -a a.txt .git/objects/..` prints an object's raw bytes, and
+            # a folder of `.git` compared (`--no-index --binary .git x`) every object in it.
+            stored = next(
+                (
+                    n
+                    for n in named
+                    for c in cwds
+                    if self._in_git_folder(c / n, not (c / n).is_dir())
+                ),
+                None,
+            )
+            if stored:
+                self.add(text, "ask", f"reads {stored} in {GIT_FOLDER_READ}")
             self.git_env_files([w.value for w in args], text)
             for target in found.writes:
                 self.write_target(target, text, "git writes")
