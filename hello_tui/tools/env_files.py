@@ -1,7 +1,7 @@
 """`.env` files, which hold keys: which files they are, and asking before a tool reads one.
 
 `is_env_file` is the one rule for what counts (`.env`, `.env.local`,
-`.envrc`, `prod.env`); `reaches_env_file` applies it to a path on disk, whose
+`.envrc`, `prod.env`, and their backups: `.env~`, `prod.env.bak`); `reaches_env_file` applies it to a path on disk, whose
 name or, through links, whose target may be one. The file tools and the
 terminal policy both use them.
 
@@ -20,7 +20,10 @@ from pathlib import Path, PurePosixPath
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
 
-_ENV_NAME = r"\.env(\..*)?|\.envrc|.+\.env"
+# An env file's name, and the copies of it editors and people leave beside it, which
+# hold the same keys: `.env-local` / `.env_prod` spellings, a backup (`.env~`,
+# `prod.env.bak`), an autosave (`#.env#`), vim's swap file (`..env.swp`).
+_ENV_NAME = r"#?(?:\.env(?:[._-].*)?|\.envrc|.+\.env(?:\..*)?)[~#]?"
 # In any case: on a case-insensitive file system (macOS, Windows, a casefolded ext4
 # folder) `cat .ENV` reads `.env`.
 _ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$", re.IGNORECASE)

@@ -503,3 +503,35 @@ def test_a_folder_changed_a_moment_ago_is_read_again_each_time(tmp_path):
     os.utime(tmp_path, ns=(time.time_ns(), time.time_ns() - 10**10))
     assert sorted(folder_listings.listing(str(tmp_path))[0]) == ["a", "b"]
     assert str(tmp_path) in folder_listings._cache
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        (".env~", "cat .env~"),  # an editor's backup
+        ("#.env#", "cat '#.env#'"),  # an autosave
+        ("deploy/prod.env.bak", "rg TOKEN"),  # a copy rg reads (not hidden)
+        ("deploy/prod.env~", "grep -r TOKEN deploy"),
+        (".env-local", "head .env-local"),
+    ],
+)
+def test_copies_of_env_files_hold_the_same_keys(keys_world, name, command):
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    (repo / name).write_text("SERVICE_TOKEN=sk-copy\n")
+    assert verdict_of(keys_world, command).action == ASK
+
+
+async def test_a_removed_backup_of_an_env_file_in_the_history_counts(tmp_path):
+    from tests.tools.test_git_drivers import git, terminal
+    from tests.tools.test_git_env_files import plain_repo
+
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env~").write_text("SERVICE_TOKEN=sk-backup\n")
+    git(repo, "add", ".env~")
+    git(repo, "commit", "-qm", "oops")
+    git(repo, "rm", "-q", ".env~")
+    git(repo, "commit", "-qm", "drop")
+    result, approver = await terminal(repo, "git log -p")
+    assert approver.asked and ".env~" in approver.asked[0][1]
+    assert "sk-backup" not in result.text

@@ -34,9 +34,9 @@ from hello_tui.core.git_layout import own_git_dirs
 from hello_tui.tools.env_files import is_env_file
 from hello_tui.tools.shell.git_index import git_output, policy_git_env
 
-# Every name the env rule matches (`.env`, `.env.*`, `.envrc`, `*.env`), in any folder;
-# the listing is filtered by the rule itself, so these only need to be a superset.
-_ENV_PATHSPECS = (":(glob,icase)**/.env*", ":(glob,icase)**/*.env")
+# Every name the env rule matches holds `.env` (`.env.local`, `prod.env`, `.env~`), in any
+# folder; the listing is filtered by the rule itself, so this only needs to be a superset.
+_ENV_PATHSPECS = (":(glob,icase)**/*.env*",)
 _WALK_SECONDS = 10.0
 # A walk's paths, or the reason it failed: a history too long to walk in time stays so
 # until the refs change, and a command asks at once instead of waiting each time.
