@@ -16,7 +16,7 @@ import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.core.tools import ToolContext
-from hello_tui.tools.shell.environment import command_environment
+from hello_tui.tools.shell.environment import command_environment, read_only_path
 from hello_tui.tools.shell.git_guard import with_drivers_off
 from hello_tui.tools.terminal import TerminalArgs, TerminalTool
 
@@ -267,3 +267,33 @@ async def test_read_only_commands_get_gits_programs_switched_off(tmp_path):
     }
     assert forced["credential.helper"] == "" and forced["core.fsmonitor"] == "false"
     assert forced["protocol.allow"] == "never" and forced["core.pager"] == "cat"
+
+
+@pytest.mark.parametrize("entry", ["{repo}/bin", "bin", "", "."])
+async def test_a_repo_folder_on_path_never_supplies_a_read_only_program(
+    tmp_path, monkeypatch, entry
+):
+    """With the repo's `bin/` on the user's PATH (direnv's PATH_add, a scripts folder), or
+    an empty or relative entry bash looks up from the repo, a committed `bin/ls` (or `gpg`,
+    which git starts by name) would run in place of the system's."""
+    repo = make_repo(tmp_path / "repo")
+    for name in ("ls", "cat", "sort", "gpg"):
+        program = repo / "bin" / name
+        program.parent.mkdir(exist_ok=True)
+        program.write_text(f"#!/bin/sh\necho {MARK}\n")
+        program.chmod(0o755)
+        if entry == ".":
+            shutil.copy(program, repo / name)
+    monkeypatch.setenv("PATH", entry.format(repo=repo) + os.pathsep + os.environ["PATH"])
+    for command in ("ls", "cat f.txt", "ls | sort", "git log --show-signature -1"):
+        result, approver = await terminal(repo, command)
+        assert MARK not in output(result), command
+        assert approver.asked == [] and result.data["exit_code"] == 0, output(result)
+
+
+def test_a_virtual_environment_in_the_repo_stays_on_a_read_only_path(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    path = os.pathsep.join([str(repo / ".venv" / "bin"), str(repo / "bin"), "bin", "", "/usr/bin"])
+    assert read_only_path(path, repo) == os.pathsep.join([str(repo / ".venv" / "bin"), "/usr/bin"])
