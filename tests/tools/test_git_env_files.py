@@ -486,3 +486,36 @@ async def test_git_diff_no_index_does_not_print_gits_objects_unasked(tmp_path, c
     result, approver = await terminal(repo, command.format(path=f"{blob[:2]}/{blob[2:]}"))
     assert approver.asked, f"{command} ran without asking"
     assert "GIT binary patch" not in output(result) and "+x\x01" not in output(result)
+
+
+TOKEN_URL = "https://ci:ghp_planted0000token@example.org/r.git"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat .git/config",
+        "grep -r ghp_ .",
+        "grep -rh url .",
+        "git remote -v",
+        "git remote get-url origin",
+        "git config --get remote.origin.url",
+        "git config --list",
+    ],
+)
+async def test_a_token_in_the_repos_git_config_is_not_printed_unasked(tmp_path, command):
+    """A clone made with a token keeps it in the remote's URL in `.git/config`."""
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", TOKEN_URL)
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "ghp_planted" not in output(result)
+
+
+@pytest.mark.parametrize("command", ["cat .git/config", "git remote -v", "grep -r two ."])
+async def test_a_git_config_without_credentials_is_read_unasked(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", "https://example.org/r.git")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)

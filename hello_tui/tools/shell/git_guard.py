@@ -487,6 +487,36 @@ def _shown(path: Path, top: Path) -> str:
         return str(path)
 
 
+# A credential in the repository's config: a URL with a password (`https://u:token@host`,
+# how a clone made with a token keeps it), an HTTP header git sends (`http.extraHeader =
+# Authorization: ...`), or a key named for one.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+_CREDENTIAL_KEY = re.compile(r"http\.(.+\.)?extraheader|.*(pass|password|token|secret)")
+# What prints the config's values: `git config --list/--get...`, `git remote -v/get-url`.
+_SHOWS_CONFIG = frozenset({"config", "remote"})
+
+
+def config_credentials(repo: Path) -> str | None:
+    """The first key of the repo's own config that holds a credential, or None."""
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return "a config git can't list"  # unknown: as if it held one
+        for key, value in entries:
+            if _URL_PASSWORD.search(value) or _CREDENTIAL_KEY.fullmatch(key.lower()):
+                return key
+    return None
+
+
+def shows_config(args: list[str]) -> bool:
+    """Whether `git args` prints the repository config's values (or its remotes' URLs)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] == "-C" else 1
+    return i < len(args) and args[i] in _SHOWS_CONFIG
+
+
 def configured_programs(repo: Path) -> str | None:
     """Why git could run a program the config of the repo, or of a submodule git may enter,
     names; None when none is set."""

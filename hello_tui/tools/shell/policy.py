@@ -43,6 +43,7 @@ from pathlib import Path
 import tree_sitter
 
 from hello_tui.core.git_layout import (
+    config_files,
     foreign_repository,
     is_dot_git,
     is_git_content_path,
@@ -62,8 +63,10 @@ from hello_tui.tools.shell.folder_listings import listing
 from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     check_git,
+    config_credentials,
     configured_programs,
     is_git_variable,
+    shows_config,
 )
 from hello_tui.tools.shell.git_secrets import exclusion, shown_env_file
 from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
@@ -183,6 +186,8 @@ _LINK_FOLLOWING = {
 GIT_FOLDER_READ = (
     "git's folder, whose objects hold every committed or staged file (env files among them)"
 )
+HOLDS = "holds a credential (a token in a remote's URL, an auth header)"
+GIT_FOLDER_TEXT = "its objects (env files among them) or a credential in its config"
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 _MAX_NESTING = 4
 MAX_COMMAND_CHARS = 100_000
@@ -748,6 +753,9 @@ class _Judge:
         programs = configured_programs(self.repo)
         if programs:
             self.add(text, "ask", programs)
+        credential = shows_config([w.value for w in args]) and config_credentials(self.repo)
+        if credential:
+            self.add(text, "ask", f"prints the repository's git config, whose {credential} {HOLDS}")
         outer, self.cwds = self.cwds, cwds
         try:
             verdict = self.paths(found.paths, write=False)
@@ -1071,7 +1079,22 @@ class _Judge:
                         return f"reads {value}, which may hold keys"
                     if self._in_git_folder(path, contents=True) and path.is_file():
                         return f"reads {value} in {GIT_FOLDER_READ}"
+                    credential = self._in_git_folder(path, False) and self._credential(path)
+                    if credential:
+                        return f"reads {value}, whose {credential} {HOLDS}"
         return None
+
+    def _credential(self, path: Path) -> str | None:
+        """The credential the repo's git config holds, when `path` is that config."""
+        real = os.path.realpath(path)
+        if not any(os.path.realpath(c) == real for c in config_files(self.repo)):
+            return None
+        return config_credentials(self.repo)
+
+    def _reads_git_folder(self, check: ProgramCheck) -> bool:
+        """A recursive read entering a `.git` shows its objects when it prints binary files
+        as text, and its config (text) always: with a credential there, that counts."""
+        return check.binary_as_text or config_credentials(self.repo) is not None
 
     def _in_git_folder(self, path: Path, contents: bool) -> bool:
         """`path` (absolute) is inside a `.git` of the repo (`contents`: a part of it that
@@ -1132,9 +1155,14 @@ class _Judge:
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             hidden = hidden or whitelists(os.fspath(folder), [e.name for e in entries])
             for entry in entries:
-                if is_dot_git(entry.name) and check.recursive_read and check.binary_as_text:
+                if (
+                    is_dot_git(entry.name)
+                    and check.recursive_read
+                    and hidden
+                    and self._reads_git_folder(check)
+                ):
                     where = _display(Path(entry.path), self.repo)
-                    return "ask", f"reads {where} as text, in {GIT_FOLDER_READ}"
+                    return "ask", f"reads {where} as text: {GIT_FOLDER_TEXT}"
                 if entry.name == ".git" and not follow_all:
                     continue
                 if entry.is_symlink():
@@ -1183,9 +1211,9 @@ class _Judge:
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
-            if check.binary_as_text and hidden and any(is_dot_git(n) for n in folders):
+            if hidden and any(is_dot_git(n) for n in folders) and self._reads_git_folder(check):
                 where = _display(Path(folder), self.repo)
-                return "ask", f"reads the .git in {where} as text, in {GIT_FOLDER_READ}"
+                return "ask", f"reads the .git in {where} as text: {GIT_FOLDER_TEXT}"
             stack += [
                 (os.path.join(folder, name), hidden)
                 for name in folders
