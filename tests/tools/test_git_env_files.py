@@ -519,3 +519,33 @@ async def test_a_git_config_without_credentials_is_read_unasked(tmp_path, comman
     result, approver = await terminal(repo, command)
     assert approver.asked == [], approver.asked
     assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git diff --no-index src deploy", "git diff --no-ind -- deploy src"]
+)
+async def test_git_diff_no_index_of_folders_judges_the_files_below(tmp_path, command):
+    """`git diff --no-index A B` compares every file below two folders, dotfiles included."""
+    repo = plain_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, command)
+    assert approver.asked and "deploy/.env" in approver.asked[0][1]
+    assert "real-user-key" not in output(result)
+
+
+async def test_git_diff_no_index_of_the_top_does_not_print_the_config_token(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", TOKEN_URL)
+    result, approver = await terminal(repo, "git diff --no-index src .")
+    assert approver.asked
+    assert "ghp_planted" not in output(result)
+
+
+async def test_git_diff_no_index_of_two_files_runs(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, "git diff --no-index a.txt src/m.py")
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 1, output(result)  # they differ

@@ -116,9 +116,13 @@ def _shows_contents(sub: str, rest: list[str]) -> bool:
 def _walks_tree(word: str) -> bool:
     """`--no-index` or `--untracked`, also abbreviated as git allows (`--no-ind`, `--untr`)."""
     name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
-    return bool(name) and (
-        "untracked".startswith(name) or (len(name) >= 4 and "no-index".startswith(name))
-    )
+    return bool(name) and ("untracked".startswith(name) or no_index(word))
+
+
+def no_index(word: str) -> bool:
+    """`--no-index`, also abbreviated as git allows (`--no-ind`): files on disk, not git's."""
+    name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+    return len(name) >= 4 and "no-index".startswith(name)
 
 
 def _blobs_only(sub: str, rest: list[str]) -> bool:

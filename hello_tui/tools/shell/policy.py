@@ -68,7 +68,7 @@ from hello_tui.tools.shell.git_guard import (
     is_git_variable,
     shows_config,
 )
-from hello_tui.tools.shell.git_secrets import exclusion, shown_env_file
+from hello_tui.tools.shell.git_secrets import exclusion, no_index, shown_env_file
 from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
@@ -781,6 +781,7 @@ class _Judge:
             )
             if stored:
                 self.add(text, "ask", f"reads {stored} in {GIT_FOLDER_READ}")
+            self.no_index_walk(args, found.paths, text)
             self.git_env_files([w.value for w in args], text)
             for target in found.writes:
                 self.write_target(target, text, "git writes")
@@ -790,6 +791,18 @@ class _Judge:
             self.add(text, "ask", found.unsafe)
         elif not found.writes:
             self.add(text, "run", "git is read-only here")
+
+    def no_index_walk(self, args: list[Word], paths: list[Word], text: str) -> None:
+        """`git diff --no-index A B` with folders compares every file below them, dotfiles and
+        `.git` included, as `diff -r` does (links are compared as links, not followed)."""
+        values = [w.value for w in args]
+        if "diff" not in values or not any(no_index(v) for v in values):
+            return
+        text_mode = any(v in ("-a", "--text", "--binary") for v in values)
+        check = ProgramCheck(None, paths, recursive_read=True, binary_as_text=text_mode)
+        walked = self.walk(paths, check)
+        if walked is not None:
+            self.add(text, *walked)
 
     def git_env_files(self, args: list[str], text: str) -> None:
         """`git diff`, `git grep KEY`...: asks when the output may hold a tracked env file
