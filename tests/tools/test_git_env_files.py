@@ -549,3 +549,32 @@ async def test_git_diff_no_index_of_two_files_runs(tmp_path):
     result, approver = await terminal(repo, "git diff --no-index a.txt src/m.py")
     assert approver.asked == [], approver.asked
     assert result.data["exit_code"] == 1, output(result)  # they differ
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep API_KEY -- '.e[n]v'",
+        "git diff -- '[.]env'",
+        "git log -p -- '.en[v]'",
+        "git show HEAD -- '.e[!x]v'",
+        "git diff -- '.en\\v'",
+        "git grep API_KEY -- ':(glob)[.]env'",
+    ],
+)
+async def test_a_pathspec_with_a_set_or_an_escape_that_selects_the_env_file_asks(tmp_path, command):
+    """git's pathspecs are wildmatch patterns: `[.]env` and `.en\\v` select `.env`."""
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git grep API_KEY -- 'a.tx[t]'", "git grep API_KEY -- ':!.e[n]v'"]
+)
+async def test_a_pathspec_set_that_leaves_the_env_file_out_runs(tmp_path, command):
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert REAL not in output(result) and "replace-me" not in output(result)

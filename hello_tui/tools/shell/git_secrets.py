@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.git_history import env_files_in_history, unreached_object
 from hello_tui.tools.shell.git_index import tracked
 
@@ -233,7 +234,16 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
         return True
     if "literal" in magic:
         return False
-    return bool(_wildcard(full, glob="glob" in magic).fullmatch(path))
+    # git's wildmatch: `[...]` sets (`[.]env`, `.e[!x]v`) and `\` escapes (`.en\v`) too.
+    # Without glob magic `*` and `?` cross `/`, as bash's matcher does over a whole path.
+    if "glob" not in magic:
+        try:
+            return globbing.matches(full, path)
+        except globbing.GlobTooComplex:
+            return not exact
+    if re.search(r"[\[\\]", full):
+        return not exact  # a set or an escape under glob magic: when unsure, it counts
+    return bool(_wildcard(full, glob=True).fullmatch(path))
 
 
 def _wildcard(pattern: str, *, glob: bool) -> re.Pattern[str]:
