@@ -578,3 +578,18 @@ async def test_a_pathspec_set_that_leaves_the_env_file_out_runs(tmp_path, comman
     result, approver = await terminal(repo, command)
     assert approver.asked == [], approver.asked
     assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git --icase-pathspecs log -p -- '.E*'",
+        "git diff -- ':(icase).E*'",
+        "git grep API -- ':(icase)[.]E*'",
+    ],
+)
+async def test_a_case_blind_pathspec_that_selects_the_env_file_asks(tmp_path, command):
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert REAL not in output(result) and "replace-me" not in output(result)

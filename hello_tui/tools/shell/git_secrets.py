@@ -52,9 +52,10 @@ _MAX_WALK = 20000
 
 def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     """Why the git command `args` (after `git`) may print an env file, or None."""
-    i, literal = 0, False
+    i, literal, icase = 0, False, False
     while i < len(args) and args[i].startswith("-"):
         literal = literal or args[i].endswith("-pathspecs")
+        icase = icase or args[i] == "--icase-pathspecs"  # every pathspec ignores case
         i += 2 if args[i] == "-C" else 1  # -C's folder is judged by the caller (`cwd`)
     if i >= len(args) or args[i] not in CONTENT_COMMANDS:
         return None
@@ -94,7 +95,7 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     except ValueError:
         here = ""
     for path in sorted(candidates):
-        if include and not any(_matches(s, path, here) for s in include):
+        if include and not any(_matches(s, path, here, icase=icase) for s in include):
             continue
         if not literal and any(_matches(s, path, here, exact=True) for s in exclude):
             continue
@@ -209,7 +210,7 @@ def exclusion(spec: str) -> tuple[bool, str]:
     return False, spec
 
 
-def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
+def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: bool = False) -> bool:
     """Whether pathspec `spec` (given in folder `here`) selects repo path `path`.
 
     Magic it does not know matches for an include and not for an exclusion
@@ -224,8 +225,10 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
         magic, body = ["top"], spec[2:]
     elif spec.startswith(":") and len(spec) > 1:
         return not exact
-    if set(magic) - {"top", "glob", "literal", ""}:
+    if set(magic) - {"top", "glob", "literal", "icase", ""}:
         return not exact
+    if icase or "icase" in magic:  # `:(icase)`, `--icase-pathspecs`: `.E*` selects `.env`
+        body, path, here = body.lower(), path.lower(), here.lower()
     base = "" if "top" in magic else here
     full = os.path.normpath(os.path.join(base, body)) if body else (base or ".")
     if full in (".", ""):
