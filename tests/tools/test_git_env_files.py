@@ -593,3 +593,43 @@ async def test_a_case_blind_pathspec_that_selects_the_env_file_asks(tmp_path, co
     result, approver = await terminal(repo, command)
     assert approver.asked, f"{command} ran without asking"
     assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+SETTINGS = "".join(f"OPTION_{n}=value {n}\n" for n in range(20))
+
+
+def renamed_env_repo(root: Path) -> Path:
+    """`.env` with the real key, then renamed to `settings.txt` with the key scrubbed:
+    git follows the file back through the rename into `.env`'s history."""
+    repo = plain_repo(root)
+    (repo / ".env").write_text(SETTINGS + REAL + "\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "key")
+    git(repo, "mv", ".env", "settings.txt")
+    (repo / "settings.txt").write_text(SETTINGS + "API_KEY=\n")
+    git(repo, "commit", "-qam", "scrubbed, renamed")
+    assert REAL in git(repo, "log", "-p", "--follow", "--", "settings.txt")
+    return repo
+
+
+async def test_git_log_follow_through_a_rename_from_an_env_file_asks(tmp_path):
+    repo = renamed_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, "git log -p --follow -- settings.txt")
+    assert approver.asked, "git log --follow ran without asking"
+    assert REAL not in output(result)
+
+
+async def test_log_follow_in_the_config_counts_as_the_option(tmp_path):
+    repo = renamed_env_repo(tmp_path / "repo")
+    git(repo, "config", "log.follow", "true")
+    result, approver = await terminal(repo, "git log -p -- settings.txt")
+    assert approver.asked and REAL not in output(result)
+
+
+async def test_log_follow_in_the_config_leaves_the_history_walk_working(tmp_path):
+    """The history walk's single pathspec would be followed (git: "unsupported magic")."""
+    repo = removed_env_repo(tmp_path / "repo", "rm")
+    git(repo, "config", "log.follow", "true")
+    _, approver = await terminal(repo, "git log -p -1 -- src")
+    assert approver.asked and "can't be read" not in approver.asked[0][1]
+    assert "(from the history)" in approver.asked[0][1]

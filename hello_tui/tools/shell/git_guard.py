@@ -509,6 +509,20 @@ def config_credentials(repo: Path) -> str | None:
     return None
 
 
+def config_true(repo: Path, key: str) -> bool:
+    """Whether the repo's own config sets boolean `key` (lowercase) on; unreadable: True."""
+    on = False
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return True
+        for name, value in entries:
+            if name.lower() == key:  # the last one wins, as in git
+                on = value.strip().lower() not in ("false", "no", "off", "0")
+    return on
+
+
 def shows_config(args: list[str]) -> bool:
     """Whether `git args` prints the repository config's values (or its remotes' URLs)."""
     i = 0

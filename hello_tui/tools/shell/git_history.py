@@ -80,7 +80,9 @@ def _walk(repo: Path, git_dir: str, common: str) -> tuple[str, ...]:
         + ["--full-history", "-c", "--root", "--no-relative"]
         # Nothing a repository's config could turn on that starts a program (gpg for
         # log.showSignature; a diff driver, though a name listing compares no contents).
-        + ["--no-show-signature", "--no-textconv", "--no-ext-diff", "--", *_ENV_PATHSPECS],
+        + ["--no-show-signature", "--no-textconv", "--no-ext-diff"]
+        # log.follow would follow the one pathspec (git fails on its magic) instead.
+        + ["--no-follow", "--", *_ENV_PATHSPECS],
         cwd=repo,
         env=policy_git_env(repo, git_dir),
         timeout=_WALK_SECONDS,

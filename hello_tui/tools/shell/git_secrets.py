@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell import globbing
+from hello_tui.tools.shell.git_guard import config_true
 from hello_tui.tools.shell.git_history import env_files_in_history, unreached_object
 from hello_tui.tools.shell.git_index import tracked
 
@@ -90,6 +91,8 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     if not candidates:
         return None
     include, exclude = _pathspecs(specs)
+    if sub == "log" and _follows(rest, repo):
+        include = []  # it follows the file back through renames: `git mv .env a.txt`
     try:
         here = cwd.relative_to(repo).as_posix().removeprefix(".")
     except ValueError:
@@ -102,6 +105,12 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         where = " (from the history)" if path in old else ""
         return f"git {label} may show {path}{where}, which may hold keys"
     return None
+
+
+def _follows(rest: list[str], repo: Path) -> bool:
+    """`git log --follow`, or `log.follow` in the config (the last option wins)."""
+    given = [w for w in rest if w in ("--follow", "--no-follow")]
+    return given[-1] == "--follow" if given else config_true(repo, "log.follow")
 
 
 def _shows_contents(sub: str, rest: list[str]) -> bool:
