@@ -535,3 +535,21 @@ async def test_a_removed_backup_of_an_env_file_in_the_history_counts(tmp_path):
     result, approver = await terminal(repo, "git log -p")
     assert approver.asked and ".env~" in approver.asked[0][1]
     assert "sk-backup" not in result.text
+
+
+def test_a_tree_too_large_to_look_through_asks(keys_world, monkeypatch):
+    """Past its budget the env-file walk has not seen every name: `deploy/config.env` may be
+    among the rest, and rg and grep -r would read it."""
+    from hello_tui.tools.shell import policy
+
+    repo = keys_world["repo"]
+    os.unlink(repo / ".env")
+    os.unlink(repo / "notes.txt")
+    (repo / "aaa").mkdir()
+    for n in range(60):
+        (repo / "aaa" / f"f{n}").write_text("")
+    monkeypatch.setattr(policy, "MAX_NAME_WALK_ENTRIES", 50)
+    for command in ("rg TOKEN", "grep -r TOKEN ."):
+        found = verdict_of(keys_world, command)
+        assert found.action == ASK and "too many files" in found.reason, found.reason
+    assert verdict_of(keys_world, "rg TOKEN src").action == RUN

@@ -197,6 +197,10 @@ MAX_BRACE_DEPTH = 64
 MAX_BRACE_WORDS = 10_000
 # How much of a tree a link-following or recursive reader is walked to judge it.
 MAX_WALK_ENTRIES = 20_000
+# How many names a walk that only looks for env files (`rg`, `grep -r`) matches: listings
+# are cached, so this is a bound on one cold walk (about 0.2 s), not on every command.
+# Past it the command asks: what was not looked at may hold an env file it would read.
+MAX_NAME_WALK_ENTRIES = 200_000
 FILE_TESTS = frozenset(
     ["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u"]
     + ["-w", "-x", "-G", "-L", "-N", "-O", "-S"]
@@ -1124,7 +1128,8 @@ class _Judge:
 
     def walk(self, words: list[Word], check: ProgramCheck) -> tuple[Action, str] | None:
         """Judge the links a program follows below its folders, and the .env files it reads."""
-        budget = [MAX_WALK_ENTRIES]
+        names_only = check.follow == "args"  # `_env_file_in_walk`: names, from cached listings
+        budget = [MAX_NAME_WALK_ENTRIES if names_only else MAX_WALK_ENTRIES]
         for word in words:
             values, problem = self.expansions(word)
             if values is None:
@@ -1218,7 +1223,8 @@ class _Judge:
             names, folders = listing(folder)  # reused while the folder is unchanged
             budget[0] -= len(names)
             if budget[0] < 0:
-                return None  # only env files are looked for: the sandbox holds the rest
+                # The sandbox lets it read the repo's env files: unlooked-at is unknown.
+                return "ask", f"{_display(start, self.repo)} holds too many files to check"
             hidden = hidden or whitelists(folder, names)
             for name in env_file_names(names, hidden=hidden):
                 path = os.path.join(folder, name)
