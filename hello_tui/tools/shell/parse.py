@@ -260,6 +260,18 @@ def _transform_problems(node: tree_sitter.Node) -> list[str]:
     return []
 
 
+_BACKQUOTE = re.compile("`")
+
+
+def _backquote_problems(node: tree_sitter.Node) -> list[str]:
+    """`${X:-`cmd`}`, `${X/a/`cmd`}`: bash runs backquoted commands in the words of an
+    expansion, where tree-sitter leaves them as text (no substitution node to judge)."""
+    source = text_of(node)
+    if _has_unescaped(_BACKQUOTE, source):
+        return [f"{source[:60]} runs the command in its backquotes, which is not checked"]
+    return []
+
+
 def _expand_variable(
     node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
 ) -> Word:
@@ -267,7 +279,9 @@ def _expand_variable(
     if variables is None:
         return Word(value=source, source=source, problems=[_variable_problem(node)])
     if node.type == "expansion":
-        evaluated = arithmetic_problems(node, variables) or _transform_problems(node)
+        evaluated = (
+            _backquote_problems(node) or arithmetic_problems(node, variables)
+        ) or _transform_problems(node)
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])
     name = _expansion_name(node)
