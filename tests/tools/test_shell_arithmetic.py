@@ -41,6 +41,7 @@ ATTACKS = [
     f"echo \"${{UNSET:-'`touch {CANARY}`'}}\"",
     f"echo ${{PWD/#/`touch {CANARY}`}}",
     f"echo ${{PWD#`touch {CANARY}`}}",
+    f"cat ${{UNSET:-<(touch {CANARY})}}",  # cat waits for the end of its output
     # Prompt expansion (`@P`) runs the substitutions in a value, wherever the value came from.
     f"x='{RUN_IT}'; echo ${{x@P}}",
     f"x='{RUN_IT}'; printf %s \"${{x@P}}\"",

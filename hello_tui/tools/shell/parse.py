@@ -260,15 +260,16 @@ def _transform_problems(node: tree_sitter.Node) -> list[str]:
     return []
 
 
-_BACKQUOTE = re.compile("`")
+_HIDDEN_COMMAND = re.compile(r"`|[<>]\(")
 
 
 def _backquote_problems(node: tree_sitter.Node) -> list[str]:
-    """`${X:-`cmd`}`, `${X/a/`cmd`}`: bash runs backquoted commands in the words of an
-    expansion, where tree-sitter leaves them as text (no substitution node to judge)."""
+    """`${X:-`cmd`}`, `${X/a/`cmd`}`, `${X:-<(cmd)}`: bash runs backquoted commands and
+    process substitutions in the words of an expansion, where tree-sitter leaves them as
+    text (no substitution node to judge)."""
     source = text_of(node)
-    if _has_unescaped(_BACKQUOTE, source):
-        return [f"{source[:60]} runs the command in its backquotes, which is not checked"]
+    if _has_unescaped(_HIDDEN_COMMAND, source):
+        return [f"{source[:60]} runs a command written in it, which is not checked"]
     return []
 
 
