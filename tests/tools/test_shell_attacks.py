@@ -74,6 +74,10 @@ def verdict_of(world, command: str, cwd: Path | None = None):
 OUT = "{out}"  # replaced by the outside folder
 
 ATTACKS: list[tuple[str, str]] = [
+    # --- commands in an expansion's words, which tree-sitter leaves as text
+    ("echo ${X:-`cat .env`}", ASK),
+    ("echo ${X:-<(cat .env)}", ASK),
+    ("echo ${PWD/#/`cat .env`}", ASK),
     # --- awk: the program text is tokenized, not searched
     ("awk '/#/ { system(\"id\") }' a.txt", ASK),
     ('awk \'/"/ { system("id") }\' a.txt', ASK),
