@@ -1,6 +1,7 @@
 """Which files are `.env` files, which hold keys: the one rule, judged by name.
 
-`.env`, `.env.local`, `.envrc` and `prod.env`, in any case. The file tools and
+`.env`, `.env.local`, `.envrc` and `prod.env`, and the backups and swap files
+editors leave beside them (`.env~`, `prod.env.bak`, `#.env#`), in any case. The file tools and
 the terminal policy ask it before they read (tools/env_files.py), and the patch
 engine before it writes (a patch touching one is high risk).
 """
@@ -10,7 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-_ENV_NAME = r"\.env(\..*)?|\.envrc|.+\.env"
+# An env file's name, and the copies of it editors and people leave beside it, which
+# hold the same keys: `.env-local` / `.env_prod` spellings, a backup (`.env~`,
+# `prod.env.bak`), an autosave (`#.env#`), vim's swap file (`..env.swp`).
+_ENV_NAME = r"#?(?:\.env(?:[._-].*)?|\.envrc|.+\.env(?:\..*)?)[~#]?"
 # In any case: on a case-insensitive file system (macOS, Windows, a casefolded ext4
 # folder) `cat .ENV` reads `.env`.
 _ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$", re.IGNORECASE)

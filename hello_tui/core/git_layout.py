@@ -92,6 +92,20 @@ def is_git_control_path(rel: str) -> bool:
     return any(is_dot_git(part) for part in rel.split("/") if part)
 
 
+# The parts of a git folder that hold files' contents: the object store (loose objects and
+# packs, also a submodule's under `modules/`), LFS's copies, rerere's conflicts and a
+# rebase's patches. Staged-then-unstaged files stay there with no commit naming them.
+GIT_CONTENT_NAMES = frozenset({"objects", "lfs", "rr-cache", "rebase-apply", "rebase-merge"})
+
+
+def is_git_content_path(rel: str) -> bool:
+    """True when the repo-relative POSIX path `rel` is in, or is, a part of a `.git` that
+    holds files' contents (`.git/objects/ab/cdef...`, `.git/modules/m/objects`)."""
+    parts = [part for part in rel.split("/") if part]
+    inside = next((i for i, part in enumerate(parts) if is_dot_git(part)), None)
+    return inside is not None and any(p.lower() in GIT_CONTENT_NAMES for p in parts[inside + 1 :])
+
+
 def named_like_git_dir(name: str) -> bool:
     """`repo.git`: the name git gives bare repositories, treated as one whatever it holds."""
     return len(name) > 4 and name.lower().endswith(".git")

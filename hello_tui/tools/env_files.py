@@ -1,7 +1,8 @@
 """`.env` files, which hold keys: which files they are, and asking before a tool reads one.
 
-`reaches_env_file` applies the rule for what counts (`core/env_names.py`) to a
-path on disk, whose name or, through links, whose target may be one. The file
+`reaches_env_file` applies the rule for what counts (`core/env_names.py`: `.env`,
+`.env.local`, `.envrc`, `prod.env`, and their backups: `.env~`, `prod.env.bak`) to
+a path on disk, whose name or, through links, whose target may be one. The file
 tools and the terminal policy both use it.
 
 read, grep and context_fetch call `approve_env_read` before they open a

@@ -207,7 +207,7 @@ def _judge(
     scope = CommandScope(config)
     try:
         # What a read-only run gets; approved runs keep git's transports and helpers.
-        read_only_env = read_only_git_environment(scope.env)
+        read_only_env = read_only_git_environment(scope.env, config.repo)
         context = PolicyContext(
             environment=read_only_env if confined else None,
             private_dir=scope.private_dir,

@@ -16,7 +16,7 @@ import pytest
 
 from hello_tui.config import load_settings
 from hello_tui.core.tools import ToolContext
-from hello_tui.tools.shell.environment import command_environment
+from hello_tui.tools.shell.environment import command_environment, read_only_path
 from hello_tui.tools.shell.git_guard import with_drivers_off
 from hello_tui.tools.terminal import TerminalArgs, TerminalTool
 
@@ -173,6 +173,38 @@ async def test_a_commondir_repository_inside_the_repo_is_refused(tmp_path, comma
     assert "x" in result.data["reason"]
 
 
+def bare_layout_at_the_top(repo: Path, canary: Path) -> None:
+    """`HEAD`, `objects/` (borrowing `.git/objects`), `refs/`, `config` and
+    `info/attributes` committed at the repo's top: ordinary files, which
+    `git --bare` takes for the repository instead of `.git`."""
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "refs" / "heads").mkdir(parents=True)
+    (repo / "refs" / "heads" / "main").write_text(git(repo, "rev-parse", "HEAD"))
+    (repo / "objects" / "info").mkdir(parents=True)
+    (repo / "objects" / "info" / "alternates").write_text("../.git/objects\n")
+    (repo / "info").mkdir()
+    (repo / "info" / "attributes").write_text("*.txt diff=t\n")
+    (repo / "config").write_text(
+        f'[core]\n\tbare = true\n[diff "t"]\n\ttextconv = {driver(canary)}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "command", ["git --bare log -p | cat", "git --bare show | cat", "git -C . --bare log -p; true"]
+)
+async def test_git_bare_never_takes_the_working_folder_for_the_repository(tmp_path, command):
+    repo = make_repo(tmp_path / "repo")
+    bare_layout_at_the_top(repo, tmp_path / "canary")
+    shown = git(repo, "--bare", "log", "-p")
+    assert MARK in shown  # git itself runs the committed config's driver
+    (tmp_path / "canary").unlink()
+    result, _ = await terminal(repo, command)
+    assert MARK not in output(result)
+    assert not (tmp_path / "canary").exists()
+    assert result.data["verdict"] == "refuse"
+    assert "--bare" in result.data["reason"]
+
+
 async def test_git_dash_c_into_a_plain_folder_of_the_repo_runs(tmp_path):
     repo = make_repo(tmp_path / "repo")
     (repo / "src").mkdir()
@@ -235,3 +267,33 @@ async def test_read_only_commands_get_gits_programs_switched_off(tmp_path):
     }
     assert forced["credential.helper"] == "" and forced["core.fsmonitor"] == "false"
     assert forced["protocol.allow"] == "never" and forced["core.pager"] == "cat"
+
+
+@pytest.mark.parametrize("entry", ["{repo}/bin", "bin", "", "."])
+async def test_a_repo_folder_on_path_never_supplies_a_read_only_program(
+    tmp_path, monkeypatch, entry
+):
+    """With the repo's `bin/` on the user's PATH (direnv's PATH_add, a scripts folder), or
+    an empty or relative entry bash looks up from the repo, a committed `bin/ls` (or `gpg`,
+    which git starts by name) would run in place of the system's."""
+    repo = make_repo(tmp_path / "repo")
+    for name in ("ls", "cat", "sort", "gpg"):
+        program = repo / "bin" / name
+        program.parent.mkdir(exist_ok=True)
+        program.write_text(f"#!/bin/sh\necho {MARK}\n")
+        program.chmod(0o755)
+        if entry == ".":
+            shutil.copy(program, repo / name)
+    monkeypatch.setenv("PATH", entry.format(repo=repo) + os.pathsep + os.environ["PATH"])
+    for command in ("ls", "cat f.txt", "ls | sort", "git log --show-signature -1"):
+        result, approver = await terminal(repo, command)
+        assert MARK not in output(result), command
+        assert approver.asked == [] and result.data["exit_code"] == 0, output(result)
+
+
+def test_a_virtual_environment_in_the_repo_stays_on_a_read_only_path(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    path = os.pathsep.join([str(repo / ".venv" / "bin"), str(repo / "bin"), "bin", "", "/usr/bin"])
+    assert read_only_path(path, repo) == os.pathsep.join([str(repo / ".venv" / "bin"), "/usr/bin"])

@@ -339,3 +339,297 @@ def test_the_history_walk_never_fetches_what_a_partial_clone_lacks(tmp_path):
     except (OSError, ValueError, subprocess.SubprocessError):
         pass  # history that can't be read: the command asks
     assert not canary.exists()
+
+
+def staged_once_repo(root: Path) -> tuple[Path, str]:
+    """The key staged by a `git add -A` and unstaged by `git reset`, the file then deleted:
+    no commit, ref or reflog holds it, but its blob stays in `.git/objects`, whose file
+    names (`find .git/objects`) are the object ids. Returns the repo and the blob's id."""
+    repo = plain_repo(root)
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", "-A")
+    git(repo, "reset", "-q")
+    blob = git(repo, "hash-object", ".env").strip()
+    (repo / ".env").unlink()
+    return repo, blob
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git show {id}",
+        "git show {short} | cat",
+        "git log -p {id}",
+        "git diff {id} HEAD:a.txt",
+        "git grep API_KEY {id}",
+        "cat .git/objects/{path}",
+        "head -c 100 < .git/objects/{path}",
+        "grep -ra real .git",
+        "grep -r --text real .",
+        "rg --hidden -a real",
+    ],
+)
+async def test_an_env_file_left_only_in_gits_objects_is_not_read_unasked(tmp_path, command):
+    repo, blob = staged_once_repo(tmp_path / "repo")
+    assert REAL in git(repo, "cat-file", "-p", blob)  # git still has it
+    command = command.format(id=blob, short=blob[:8], path=f"{blob[:2]}/{blob[2:]}")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "real-user-key" not in output(result)
+
+
+async def test_a_dropped_stash_is_not_shown_by_its_id(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "stash", "push", "-q", "--include-untracked")
+    untracked = git(repo, "rev-parse", "stash@{0}^3").strip()
+    git(repo, "stash", "drop", "-q")
+    for command in (f"git show {untracked}", f"git log -p {untracked[:10]}"):
+        result, approver = await terminal(repo, command)
+        assert approver.asked, f"{command} ran without asking"
+        assert REAL not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git show {head}", "git log -p {short}", "git diff {short}~1 {head}", "git show {head}:a.txt"],
+)
+async def test_commits_a_branch_reaches_are_shown_by_id_unasked(tmp_path, command):
+    repo, _ = staged_once_repo(tmp_path / "repo")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result, approver = await terminal(repo, command.format(head=head, short=head[:7]))
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize("command", ["ls .git/objects", "find .git -name HEAD", "grep -r two ."])
+async def test_listing_gits_folder_and_plain_recursive_greps_run(tmp_path, command):
+    repo, _ = staged_once_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git blame -S.env a.txt",  # "bad graft data: <the first line>"
+        "git blame -wS.env a.txt",
+        "git diff -O.env",
+        "git grep -f.env -- a.txt",
+        "git ls-files -oi -X.env",
+    ],
+)
+async def test_a_file_named_in_the_same_word_as_gits_short_option_is_judged(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, command)
+    assert approver.asked and ".env" in approver.asked[0][1], f"{command} ran without asking"
+    assert "real-user-key" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git blame -S../secret.txt a.txt", "git log -p -O../secret.txt"]
+)
+async def test_gits_attached_file_options_stay_in_the_repo(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (tmp_path / "secret.txt").write_text("outside-secret\n")
+    result, _ = await terminal(repo, command)
+    assert result.data["verdict"] == "refuse"
+    assert "outside-secret" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git log -Sone --oneline", "git blame -L1,1 a.txt", "git grep -nC1 two"]
+)
+async def test_gits_short_options_with_values_still_run(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize("value", [".env", "../secret.txt", "notes.txt"])
+async def test_a_configured_blame_ignore_revs_file_that_shows_a_secret_asks(tmp_path, value):
+    """`git blame` prints each line of blame.ignoreRevsFile that is no object name."""
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    (repo / "notes.txt").symlink_to(".env")
+    (tmp_path / "secret.txt").write_text(REAL + "\n")
+    with (repo / ".git" / "config").open("a") as handle:
+        handle.write(f"[blame]\n\tignoreRevsFile = {value}\n")
+    result, approver = await terminal(repo, "git blame a.txt")
+    assert approver.asked and "blame.ignorerevsfile" in approver.asked[0][1]
+    assert "real-user-key" not in output(result)
+
+
+async def test_a_blame_ignore_revs_file_of_the_repos_own_runs(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".git-blame-ignore-revs").write_text("# formatting\n")
+    git(repo, "config", "blame.ignoreRevsFile", ".git-blame-ignore-revs")
+    result, approver = await terminal(repo, "git blame a.txt")
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff --no-index -a a.txt .git/objects/{path}",
+        "git diff --no-index --binary a.txt .git/objects/{path}",  # base85 of the bytes
+        "git diff --no-index --binary .git src",
+    ],
+)
+async def test_git_diff_no_index_does_not_print_gits_objects_unasked(tmp_path, command):
+    repo, blob = staged_once_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command.format(path=f"{blob[:2]}/{blob[2:]}"))
+    assert approver.asked, f"{command} ran without asking"
+    assert "GIT binary patch" not in output(result) and "+x\x01" not in output(result)
+
+
+TOKEN_URL = "https://ci:ghp_planted0000token@example.org/r.git"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat .git/config",
+        "grep -r ghp_ .",
+        "grep -rh url .",
+        "git remote -v",
+        "git remote get-url origin",
+        "git config --get remote.origin.url",
+        "git config --list",
+    ],
+)
+async def test_a_token_in_the_repos_git_config_is_not_printed_unasked(tmp_path, command):
+    """A clone made with a token keeps it in the remote's URL in `.git/config`."""
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", TOKEN_URL)
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "ghp_planted" not in output(result)
+
+
+@pytest.mark.parametrize("command", ["cat .git/config", "git remote -v", "grep -r two ."])
+async def test_a_git_config_without_credentials_is_read_unasked(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", "https://example.org/r.git")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git diff --no-index src deploy", "git diff --no-ind -- deploy src"]
+)
+async def test_git_diff_no_index_of_folders_judges_the_files_below(tmp_path, command):
+    """`git diff --no-index A B` compares every file below two folders, dotfiles included."""
+    repo = plain_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, command)
+    assert approver.asked and "deploy/.env" in approver.asked[0][1]
+    assert "real-user-key" not in output(result)
+
+
+async def test_git_diff_no_index_of_the_top_does_not_print_the_config_token(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", TOKEN_URL)
+    result, approver = await terminal(repo, "git diff --no-index src .")
+    assert approver.asked
+    assert "ghp_planted" not in output(result)
+
+
+async def test_git_diff_no_index_of_two_files_runs(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, "git diff --no-index a.txt src/m.py")
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 1, output(result)  # they differ
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep API_KEY -- '.e[n]v'",
+        "git diff -- '[.]env'",
+        "git log -p -- '.en[v]'",
+        "git show HEAD -- '.e[!x]v'",
+        "git diff -- '.en\\v'",
+        "git grep API_KEY -- ':(glob)[.]env'",
+    ],
+)
+async def test_a_pathspec_with_a_set_or_an_escape_that_selects_the_env_file_asks(tmp_path, command):
+    """git's pathspecs are wildmatch patterns: `[.]env` and `.en\\v` select `.env`."""
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git grep API_KEY -- 'a.tx[t]'", "git grep API_KEY -- ':!.e[n]v'"]
+)
+async def test_a_pathspec_set_that_leaves_the_env_file_out_runs(tmp_path, command):
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git --icase-pathspecs log -p -- '.E*'",
+        "git diff -- ':(icase).E*'",
+        "git grep API -- ':(icase)[.]E*'",
+    ],
+)
+async def test_a_case_blind_pathspec_that_selects_the_env_file_asks(tmp_path, command):
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert REAL not in output(result) and "replace-me" not in output(result)
+
+
+SETTINGS = "".join(f"OPTION_{n}=value {n}\n" for n in range(20))
+
+
+def renamed_env_repo(root: Path) -> Path:
+    """`.env` with the real key, then renamed to `settings.txt` with the key scrubbed:
+    git follows the file back through the rename into `.env`'s history."""
+    repo = plain_repo(root)
+    (repo / ".env").write_text(SETTINGS + REAL + "\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "key")
+    git(repo, "mv", ".env", "settings.txt")
+    (repo / "settings.txt").write_text(SETTINGS + "API_KEY=\n")
+    git(repo, "commit", "-qam", "scrubbed, renamed")
+    assert REAL in git(repo, "log", "-p", "--follow", "--", "settings.txt")
+    return repo
+
+
+async def test_git_log_follow_through_a_rename_from_an_env_file_asks(tmp_path):
+    repo = renamed_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, "git log -p --follow -- settings.txt")
+    assert approver.asked, "git log --follow ran without asking"
+    assert REAL not in output(result)
+
+
+async def test_log_follow_in_the_config_counts_as_the_option(tmp_path):
+    repo = renamed_env_repo(tmp_path / "repo")
+    git(repo, "config", "log.follow", "true")
+    result, approver = await terminal(repo, "git log -p -- settings.txt")
+    assert approver.asked and REAL not in output(result)
+
+
+async def test_log_follow_in_the_config_leaves_the_history_walk_working(tmp_path):
+    """The history walk's single pathspec would be followed (git: "unsupported magic")."""
+    repo = removed_env_repo(tmp_path / "repo", "rm")
+    git(repo, "config", "log.follow", "true")
+    _, approver = await terminal(repo, "git log -p -1 -- src")
+    assert approver.asked and "can't be read" not in approver.asked[0][1]
+    assert "(from the history)" in approver.asked[0][1]

@@ -203,6 +203,16 @@ def test_one_dotgit_rule_for_every_tool(rel, control):
         ("environment.py", False),
         (".envoy", False),
         ("env", False),
+        # Copies beside it hold the same keys: backups, autosaves, swap files, spellings.
+        (".env~", True),
+        ("#.env#", True),
+        ("..env.swp", True),
+        ("config/prod.env.bak", True),
+        ("prod.env~", True),
+        (".env-local", True),
+        (".env_production", True),
+        ("my.environment.txt", False),
+        ("x.envy", False),
     ],
 )
 def test_one_env_file_rule(name, secret):
@@ -227,6 +237,9 @@ def test_env_file_names_is_the_same_rule_over_many_names():
         ".ENV",
         "Prod.Env",
         "ENVIRONMENT.PY",
+        ".env~",
+        "#.env#",
+        "..env.swp",
     ]
     assert env_file_names(names) == {n for n in names if is_env_file(n)}
     visible = {n for n in names if is_env_file(n) and not n.startswith(".")}

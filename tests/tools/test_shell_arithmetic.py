@@ -36,6 +36,12 @@ ATTACKS = [
     f"let 'x=a[{RUN_IT}]'",
     f"printf -v 'a[{RUN_IT}]' x",
     f"declare -i x='a[{RUN_IT}]'",
+    # Backquotes in an expansion's words run, though tree-sitter leaves them as text there.
+    f"echo ${{UNSET:-`touch {CANARY}`}}",
+    f"echo \"${{UNSET:-'`touch {CANARY}`'}}\"",
+    f"echo ${{PWD/#/`touch {CANARY}`}}",
+    f"echo ${{PWD#`touch {CANARY}`}}",
+    f"cat ${{UNSET:-<(touch {CANARY})}}",  # cat waits for the end of its output
     # Prompt expansion (`@P`) runs the substitutions in a value, wherever the value came from.
     f"x='{RUN_IT}'; echo ${{x@P}}",
     f"x='{RUN_IT}'; printf %s \"${{x@P}}\"",

@@ -9,6 +9,7 @@ the same classes for real through `hello-tui exec`.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -73,6 +74,10 @@ def verdict_of(world, command: str, cwd: Path | None = None):
 OUT = "{out}"  # replaced by the outside folder
 
 ATTACKS: list[tuple[str, str]] = [
+    # --- commands in an expansion's words, which tree-sitter leaves as text
+    ("echo ${X:-`cat .env`}", ASK),
+    ("echo ${X:-<(cat .env)}", ASK),
+    ("echo ${PWD/#/`cat .env`}", ASK),
     # --- awk: the program text is tokenized, not searched
     ("awk '/#/ { system(\"id\") }' a.txt", ASK),
     ('awk \'/"/ { system("id") }\' a.txt', ASK),
@@ -431,6 +436,52 @@ def test_keys_behind_links_and_in_visible_env_files_ask(keys_world, command, exp
     assert found.action == expected, found.reason
 
 
+@pytest.mark.parametrize(
+    ("ignore_file", "where", "line"),
+    [
+        (".gitignore", "", "!.env"),
+        (".ignore", "", "!.env*"),
+        (".rgignore", "src", "!.hidden/"),
+        ("info/exclude", ".git", "!.env"),
+    ],
+)
+def test_rg_asks_when_an_ignore_file_whitelists_dotfiles(keys_world, ignore_file, where, line):
+    """rg skips dotfiles, except those a `!` line of an ignore file whitelists: a committed
+    `.gitignore` with `!.env` makes `rg TOKEN` print `.env`."""
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    os.unlink(repo / "notes.txt")
+    if where == "src":
+        (repo / "src" / ".hidden").mkdir()
+        (repo / "src" / ".hidden" / "app.env").write_text("SERVICE_TOKEN=sk-deep\n")
+    assert verdict_of(keys_world, "rg TOKEN").action == RUN
+    target = repo / where / ignore_file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(line + "\n")
+    rg = shutil.which("rg")
+    if rg is not None:  # rg itself prints the key
+        done = subprocess.run([rg, "TOKEN"], cwd=repo, capture_output=True, text=True, check=False)
+        assert "sk-" in done.stdout
+    assert verdict_of(keys_world, "rg TOKEN").action == ASK
+    if where == "src":
+        assert verdict_of(keys_world, "rg TOKEN src").action == ASK
+    else:  # whitelisted above the folder searched
+        (repo / "src" / ".env").write_text("SERVICE_TOKEN=sk-below\n")
+        assert verdict_of(keys_world, "rg TOKEN src").action == ASK
+    assert verdict_of(keys_world, "rg -L TOKEN").action == ASK
+    assert (
+        verdict_of(keys_world, f"rg --ignore-file {target.relative_to(repo)} TOKEN").action == ASK
+    )
+
+
+def test_rg_with_only_ignoring_ignore_files_keeps_running(keys_world):
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    os.unlink(repo / "notes.txt")
+    (repo / ".gitignore").write_text("build/\n*.log\n# !not a rule\n")
+    assert verdict_of(keys_world, "rg TOKEN").action == RUN
+
+
 def test_a_walk_reused_from_an_unchanged_tree_still_sees_a_new_env_file(keys_world):
     repo = keys_world["repo"]
     os.unlink(repo / "deploy" / "config.env")
@@ -456,3 +507,53 @@ def test_a_folder_changed_a_moment_ago_is_read_again_each_time(tmp_path):
     os.utime(tmp_path, ns=(time.time_ns(), time.time_ns() - 10**10))
     assert sorted(folder_listings.listing(str(tmp_path))[0]) == ["a", "b"]
     assert str(tmp_path) in folder_listings._cache
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        (".env~", "cat .env~"),  # an editor's backup
+        ("#.env#", "cat '#.env#'"),  # an autosave
+        ("deploy/prod.env.bak", "rg TOKEN"),  # a copy rg reads (not hidden)
+        ("deploy/prod.env~", "grep -r TOKEN deploy"),
+        (".env-local", "head .env-local"),
+    ],
+)
+def test_copies_of_env_files_hold_the_same_keys(keys_world, name, command):
+    repo = keys_world["repo"]
+    os.unlink(repo / "deploy" / "config.env")
+    (repo / name).write_text("SERVICE_TOKEN=sk-copy\n")
+    assert verdict_of(keys_world, command).action == ASK
+
+
+async def test_a_removed_backup_of_an_env_file_in_the_history_counts(tmp_path):
+    from tests.tools.test_git_drivers import git, terminal
+    from tests.tools.test_git_env_files import plain_repo
+
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env~").write_text("SERVICE_TOKEN=sk-backup\n")
+    git(repo, "add", ".env~")
+    git(repo, "commit", "-qm", "oops")
+    git(repo, "rm", "-q", ".env~")
+    git(repo, "commit", "-qm", "drop")
+    result, approver = await terminal(repo, "git log -p")
+    assert approver.asked and ".env~" in approver.asked[0][1]
+    assert "sk-backup" not in result.text
+
+
+def test_a_tree_too_large_to_look_through_asks(keys_world, monkeypatch):
+    """Past its budget the env-file walk has not seen every name: `deploy/config.env` may be
+    among the rest, and rg and grep -r would read it."""
+    from hello_tui.tools.shell import policy
+
+    repo = keys_world["repo"]
+    os.unlink(repo / ".env")
+    os.unlink(repo / "notes.txt")
+    (repo / "aaa").mkdir()
+    for n in range(60):
+        (repo / "aaa" / f"f{n}").write_text("")
+    monkeypatch.setattr(policy, "MAX_NAME_WALK_ENTRIES", 50)
+    for command in ("rg TOKEN", "grep -r TOKEN ."):
+        found = verdict_of(keys_world, command)
+        assert found.action == ASK and "too many files" in found.reason, found.reason
+    assert verdict_of(keys_world, "rg TOKEN src").action == RUN

@@ -23,7 +23,7 @@ value holding that letter with it (`GIT_CONFIG_KEY_0` among them).
 Read-only commands get more of git switched off (`read_only_git_environment`):
 pagers, editors, ssh, askpass, credential helpers, signature programs and
 every transport, whatever the repository's config says, and no recursion into
-submodules.
+submodules; and a PATH that finds no program in the repo (`read_only_path`).
 """
 
 from __future__ import annotations
@@ -99,12 +99,38 @@ def git_environment(repo: Path) -> dict[str, str]:
     return env
 
 
-def read_only_git_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` (a command's environment) with git's programs switched off for a read-only run."""
+def read_only_git_environment(env: Mapping[str, str], repo: Path | None = None) -> dict[str, str]:
+    """`env` (a command's environment) with git's programs switched off for a read-only run,
+    and (given the repo) a PATH that finds no program in the repo (`read_only_path`)."""
     out = dict(env)
     out.update(GIT_READ_ONLY_VARIABLES)
     _forced_config(out, GIT_READ_ONLY_CONFIG)
+    if repo is not None and "PATH" in out:
+        out["PATH"] = read_only_path(out["PATH"], repo)
     return out
+
+
+def read_only_path(path_value: str, repo: Path) -> str:
+    """PATH without the folders that would find a program in the repo.
+
+    The policy lets `ls`, `cat`, `git` run because they are the system's programs, and
+    git, `file -z` and the like start others by name (`gpg`): with the repo's `bin/` on
+    the user's PATH (direnv's `PATH_add bin`, a project's scripts folder), bash would run
+    a committed `bin/ls` instead. So an entry inside the repo is dropped, and so are empty
+    and relative ones, which bash looks up from the working folder (always in the repo
+    here). A virtual environment's `bin` (beside a `pyvenv.cfg`) stays: the user made it,
+    and tools such as rg are installed there.
+    """
+    root = Path(os.path.realpath(repo))
+    kept = []
+    for entry in path_value.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        real = Path(os.path.realpath(entry))
+        if real.is_relative_to(root) and not (real.parent / "pyvenv.cfg").is_file():
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept) or DEFAULT_PATH
 
 
 def private_dirs(private_dir: Path) -> tuple[Path, Path]:

@@ -6,7 +6,7 @@ credential helpers, `!` aliases...). The repo's own top-level `.git` is the
 user's; any other repository is not: a planted `evil.git/` with
 `core.fsmonitor=./payload` would run as soon as git looks at it. So:
 
-- git may only ever work on the repository's own `.git`: `--git-dir`,
+- git may only ever work on the repository's own `.git`: `--git-dir`, `--bare`,
   `--work-tree` and `GIT_DIR=`-style variables are refused; `-C DIR` is
   followed, and git run from (or `-C`'d into) a folder whose repository is
   not the repo's own (`core.git_layout.foreign_repository`: nested `.git`,
@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hello_tui.core.git_layout import config_files
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell.git_index import git_output, tracked
 from hello_tui.tools.shell.parse import Word
 
@@ -51,7 +52,6 @@ _GIT_HARMLESS_GLOBAL = frozenset(
         "--noglob-pathspecs",
         "--icase-pathspecs",
         "--no-optional-locks",
-        "--bare",
         "--no-advice",
     ]
 )
@@ -64,7 +64,15 @@ _GIT_UNSAFE_GLOBAL = {
     "-p": "git -p starts a pager",
     "--paginate": "git --paginate starts a pager",
 }
-_GIT_REPOSITORY_OPTIONS = ("--git-dir", "--work-tree", "--namespace", "--super-prefix")
+# `--bare` is one of them: git sets GIT_DIR to the working folder, skipping `.git`, so a
+# committed `HEAD`, `objects/`, `refs/` and `config` at the top become the repository.
+_GIT_REPOSITORY_OPTIONS = (
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--bare",
+)
 _GIT_UNSAFE_LONG = {
     "ext-diff": "git --ext-diff runs an external diff program",
     "open-files-in-pager": "git grep --open-files-in-pager starts a pager",
@@ -231,9 +239,41 @@ def check_git(args: list[Word]) -> GitCheck:
         elif text.startswith("-"):
             if sub == "grep" and "O" in text[1:]:
                 unsafe = unsafe or "git grep -O starts a pager"
+            attached = _attached_file(sub, text)
+            if attached:
+                paths.append(_value(word, attached))
         else:
             paths.append(word)
     return GitCheck(unsafe, paths=paths, writes=writes, chdirs=chdirs)
+
+
+# Short options whose value is a file git reads (`blame -S <revs-file>`, `-O <orderfile>`,
+# `grep -f <patterns>`, `ls-files -X <excludes>`), and, for commands whose options git's
+# parse-options reads, every short option that takes a value: the value may follow its
+# option in the same word (`-S.env`, `-nf../x`), where it is no argument the path check
+# sees. The diff options (`-O<file>`) start their word.
+_SHORT_FILE_OPTIONS = {
+    "blame": "S",
+    "grep": "f",
+    "ls-files": "X",
+    "diff": "O",
+    "log": "O",
+    "show": "O",
+}
+_SHORT_VALUED = {"blame": "LSCM", "grep": "efABCmO", "ls-files": "xX"}
+
+
+def _attached_file(sub: str, text: str) -> str | None:
+    """The file named in the same word as its short option (`-S.env` -> `.env`), or None."""
+    files = _SHORT_FILE_OPTIONS.get(sub, "")
+    if sub not in _SHORT_VALUED:
+        return text[2:] if len(text) > 2 and text[1] in files else None
+    letters = text[1:]
+    for index, letter in enumerate(letters):
+        if letter in _SHORT_VALUED[sub]:
+            rest = letters[index + 1 :]
+            return rest if letter in files and rest else None
+    return None
 
 
 def _enters_submodules(name: str, value: str | None) -> str | None:
@@ -370,10 +410,29 @@ def _programs_in(repo: Path, *, submodule: bool = False) -> list[str] | str:
         for key, value in entries:
             if submodule and key == "core.worktree" and _is_folder(path.parent, value, repo):
                 continue  # an absorbed submodule's git dir names its own folder: git's layout
-            why = program_key(key, value)
+            why = program_key(key, value) or printed_file_key(key, value, repo)
             if why:
                 found.append(f"{key} ({why})")
     return found
+
+
+# Keys naming a file whose lines git prints when they are not what it expects:
+# `git blame` says "invalid object name: <line>" for each line of blame.ignoreRevsFile.
+_PRINTED_FILE_KEYS = frozenset({"blame.ignorerevsfile"})
+
+
+def printed_file_key(key: str, value: str, repo: Path) -> str | None:
+    """Why `key = value` makes git print a file it should not show: an env file, or one
+    outside the repo (git opens a relative name from the work tree's top)."""
+    if key.lower() not in _PRINTED_FILE_KEYS or not value:
+        return None
+    path = Path(os.path.expanduser(value)) if value.startswith("~") else repo / value
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(os.path.realpath(repo)):
+        return "a file outside the repo, whose lines git blame prints"
+    if reaches_env_file(path):
+        return "an env file, whose lines git blame prints"
+    return None
 
 
 def _is_folder(git_dir: Path, value: str, folder: Path) -> bool:
@@ -426,6 +485,50 @@ def _shown(path: Path, top: Path) -> str:
         return path.relative_to(top).as_posix() or "."
     except ValueError:
         return str(path)
+
+
+# A credential in the repository's config: a URL with a password (`https://u:token@host`,
+# how a clone made with a token keeps it), an HTTP header git sends (`http.extraHeader =
+# Authorization: ...`), or a key named for one.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+_CREDENTIAL_KEY = re.compile(r"http\.(.+\.)?extraheader|.*(pass|password|token|secret)")
+# What prints the config's values: `git config --list/--get...`, `git remote -v/get-url`.
+_SHOWS_CONFIG = frozenset({"config", "remote"})
+
+
+def config_credentials(repo: Path) -> str | None:
+    """The first key of the repo's own config that holds a credential, or None."""
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return "a config git can't list"  # unknown: as if it held one
+        for key, value in entries:
+            if _URL_PASSWORD.search(value) or _CREDENTIAL_KEY.fullmatch(key.lower()):
+                return key
+    return None
+
+
+def config_true(repo: Path, key: str) -> bool:
+    """Whether the repo's own config sets boolean `key` (lowercase) on; unreadable: True."""
+    on = False
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return True
+        for name, value in entries:
+            if name.lower() == key:  # the last one wins, as in git
+                on = value.strip().lower() not in ("false", "no", "off", "0")
+    return on
+
+
+def shows_config(args: list[str]) -> bool:
+    """Whether `git args` prints the repository config's values (or its remotes' URLs)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] == "-C" else 1
+    return i < len(args) and args[i] in _SHOWS_CONFIG
 
 
 def configured_programs(repo: Path) -> str | None:

@@ -13,13 +13,19 @@ loose refs, reflogs, a reftable's table list): a command pays a few `stat`s, and
 one history walk per change of the refs. A walk that takes too long fails, so the
 command asks instead of waiting.
 
-Not covered: objects no ref or reflog reaches (dangling commits after a reflog
-expired), which a command can name only by their hash.
+Objects no ref or reflog reaches are not in that walk: a `.env` staged once and
+unstaged (`git add -A` then `git reset`) stays a loose blob, a dropped stash a
+dangling commit, and `find .git/objects` lists their ids. A revision that names an
+object by its id (or through a pseudo-ref such as `ORIG_HEAD`, `FETCH_HEAD`, which
+`--all` leaves out) is checked on its own (`unreached_object`): a commit must be
+reachable from a ref or reflog, and anything else by id asks, as what it holds has
+no file name to judge.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -28,9 +34,9 @@ from hello_tui.core.env_names import is_env_file
 from hello_tui.core.git_layout import own_git_dirs
 from hello_tui.tools.shell.git_index import git_output, policy_git_env
 
-# Every name the env rule matches (`.env`, `.env.*`, `.envrc`, `*.env`), in any folder;
-# the listing is filtered by the rule itself, so these only need to be a superset.
-_ENV_PATHSPECS = (":(glob,icase)**/.env*", ":(glob,icase)**/*.env")
+# Every name the env rule matches holds `.env` (`.env.local`, `prod.env`, `.env~`), in any
+# folder; the listing is filtered by the rule itself, so this only needs to be a superset.
+_ENV_PATHSPECS = (":(glob,icase)**/*.env*",)
 _WALK_SECONDS = 10.0
 # A walk's paths, or the reason it failed: a history too long to walk in time stays so
 # until the refs change, and a command asks at once instead of waiting each time.
@@ -74,7 +80,9 @@ def _walk(repo: Path, git_dir: str, common: str) -> tuple[str, ...]:
         + ["--full-history", "-c", "--root", "--no-relative"]
         # Nothing a repository's config could turn on that starts a program (gpg for
         # log.showSignature; a diff driver, though a name listing compares no contents).
-        + ["--no-show-signature", "--no-textconv", "--no-ext-diff", "--", *_ENV_PATHSPECS],
+        + ["--no-show-signature", "--no-textconv", "--no-ext-diff"]
+        # log.follow would follow the one pathspec (git fails on its magic) instead.
+        + ["--no-follow", "--", *_ENV_PATHSPECS],
         cwd=repo,
         env=policy_git_env(repo, git_dir),
         timeout=_WALK_SECONDS,
@@ -121,3 +129,50 @@ def _identity(path: str) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+# What git resolves as an object id (full or abbreviated, any case), and the pseudo-refs
+# outside refs/ that `--all` does not walk (`ORIG_HEAD`, `FETCH_HEAD`, `AUTO_MERGE`...).
+_BY_ID = re.compile(r"[0-9a-fA-F]{4,64}|[A-Z_]*_HEAD|AUTO_MERGE")
+# Where a revision's name ends: `~2`, `^{tree}`, `:path`, `@{1}`.
+_SUFFIX = re.compile(r"[~^:@]")
+
+
+def named_objects(revision: str) -> list[str]:
+    """The names in one revision argument (`a..b`, `^a`, `a~2:path`) that git resolves by
+    object id or pseudo-ref, not through refs the history walk covers."""
+    names = []
+    for part in re.split(r"\.{2,3}", revision):
+        base = _SUFFIX.split(part.removeprefix("^"), maxsplit=1)[0]
+        if _BY_ID.fullmatch(base):
+            names.append(base)
+    return names
+
+
+def unreached_object(repo: Path, revision: str) -> str | None:
+    """Why `revision` may reach an object the history walk did not see, or None.
+
+    Raises OSError, ValueError or subprocess.SubprocessError when git can't be asked.
+    """
+    names = named_objects(revision)
+    dirs = own_git_dirs(repo) if names else None
+    if dirs is None:
+        return None
+    env = policy_git_env(repo, dirs[0])
+    for name in names:
+        try:
+            kind = git_output(["cat-file", "-t", name], cwd=repo, env=env, timeout=_WALK_SECONDS)
+        except ValueError:
+            continue  # no such object: git will say so and show nothing
+        kind_name = kind.decode("ascii", "replace").strip()
+        if kind_name != "commit":
+            return f"{name} names a git {kind_name} by its id, whose files can't be judged"
+        unreached = git_output(
+            ["rev-list", "-n", "1", name, "--not", "--all", "--reflog"],
+            cwd=repo,
+            env=env,
+            timeout=_WALK_SECONDS,
+        )
+        if unreached.strip():
+            return f"{name} names a commit that no branch, tag or reflog reaches"
+    return None

@@ -21,7 +21,9 @@ import re
 from pathlib import Path
 
 from hello_tui.tools.env_files import reaches_env_file
-from hello_tui.tools.shell.git_history import env_files_in_history
+from hello_tui.tools.shell import globbing
+from hello_tui.tools.shell.git_guard import config_true
+from hello_tui.tools.shell.git_history import env_files_in_history, unreached_object
 from hello_tui.tools.shell.git_index import tracked
 
 CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep", "stash"})
@@ -51,9 +53,10 @@ _MAX_WALK = 20000
 
 def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     """Why the git command `args` (after `git`) may print an env file, or None."""
-    i, literal = 0, False
+    i, literal, icase = 0, False, False
     while i < len(args) and args[i].startswith("-"):
         literal = literal or args[i].endswith("-pathspecs")
+        icase = icase or args[i] == "--icase-pathspecs"  # every pathspec ignores case
         i += 2 if args[i] == "-C" else 1  # -C's folder is judged by the caller (`cwd`)
     if i >= len(args) or args[i] not in CONTENT_COMMANDS:
         return None
@@ -69,6 +72,12 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
     specs, revisions = _words(sub, rest, cwd)
+    if any(w == "--stdin" for w in rest):
+        return f"git {label} --stdin reads its revisions from stdin, which can't be checked"
+    for revision in revisions:
+        unreached = unreached_object(repo, revision)
+        if unreached:
+            return f"git {label}: {unreached}, and it may hold an env file"
     candidates = set(tracked(repo).env_files)
     old: set[str] = set()  # only in commits
     if walks:
@@ -82,18 +91,26 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
     if not candidates:
         return None
     include, exclude = _pathspecs(specs)
+    if sub == "log" and _follows(rest, repo):
+        include = []  # it follows the file back through renames: `git mv .env a.txt`
     try:
         here = cwd.relative_to(repo).as_posix().removeprefix(".")
     except ValueError:
         here = ""
     for path in sorted(candidates):
-        if include and not any(_matches(s, path, here) for s in include):
+        if include and not any(_matches(s, path, here, icase=icase) for s in include):
             continue
         if not literal and any(_matches(s, path, here, exact=True) for s in exclude):
             continue
         where = " (from the history)" if path in old else ""
         return f"git {label} may show {path}{where}, which may hold keys"
     return None
+
+
+def _follows(rest: list[str], repo: Path) -> bool:
+    """`git log --follow`, or `log.follow` in the config (the last option wins)."""
+    given = [w for w in rest if w in ("--follow", "--no-follow")]
+    return given[-1] == "--follow" if given else config_true(repo, "log.follow")
 
 
 def _shows_contents(sub: str, rest: list[str]) -> bool:
@@ -110,9 +127,13 @@ def _shows_contents(sub: str, rest: list[str]) -> bool:
 def _walks_tree(word: str) -> bool:
     """`--no-index` or `--untracked`, also abbreviated as git allows (`--no-ind`, `--untr`)."""
     name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
-    return bool(name) and (
-        "untracked".startswith(name) or (len(name) >= 4 and "no-index".startswith(name))
-    )
+    return bool(name) and ("untracked".startswith(name) or no_index(word))
+
+
+def no_index(word: str) -> bool:
+    """`--no-index`, also abbreviated as git allows (`--no-ind`): files on disk, not git's."""
+    name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+    return len(name) >= 4 and "no-index".startswith(name)
 
 
 def _blobs_only(sub: str, rest: list[str]) -> bool:
@@ -198,7 +219,7 @@ def exclusion(spec: str) -> tuple[bool, str]:
     return False, spec
 
 
-def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
+def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: bool = False) -> bool:
     """Whether pathspec `spec` (given in folder `here`) selects repo path `path`.
 
     Magic it does not know matches for an include and not for an exclusion
@@ -213,8 +234,10 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
         magic, body = ["top"], spec[2:]
     elif spec.startswith(":") and len(spec) > 1:
         return not exact
-    if set(magic) - {"top", "glob", "literal", ""}:
+    if set(magic) - {"top", "glob", "literal", "icase", ""}:
         return not exact
+    if icase or "icase" in magic:  # `:(icase)`, `--icase-pathspecs`: `.E*` selects `.env`
+        body, path, here = body.lower(), path.lower(), here.lower()
     base = "" if "top" in magic else here
     full = os.path.normpath(os.path.join(base, body)) if body else (base or ".")
     if full in (".", ""):
@@ -223,7 +246,16 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False) -> bool:
         return True
     if "literal" in magic:
         return False
-    return bool(_wildcard(full, glob="glob" in magic).fullmatch(path))
+    # git's wildmatch: `[...]` sets (`[.]env`, `.e[!x]v`) and `\` escapes (`.en\v`) too.
+    # Without glob magic `*` and `?` cross `/`, as bash's matcher does over a whole path.
+    if "glob" not in magic:
+        try:
+            return globbing.matches(full, path)
+        except globbing.GlobTooComplex:
+            return not exact
+    if re.search(r"[\[\\]", full):
+        return not exact  # a set or an escape under glob magic: when unsure, it counts
+    return bool(_wildcard(full, glob=True).fullmatch(path))
 
 
 def _wildcard(pattern: str, *, glob: bool) -> re.Pattern[str]:

@@ -260,6 +260,19 @@ def _transform_problems(node: tree_sitter.Node) -> list[str]:
     return []
 
 
+_HIDDEN_COMMAND = re.compile(r"`|[<>]\(")
+
+
+def _backquote_problems(node: tree_sitter.Node) -> list[str]:
+    """`${X:-`cmd`}`, `${X/a/`cmd`}`, `${X:-<(cmd)}`: bash runs backquoted commands and
+    process substitutions in the words of an expansion, where tree-sitter leaves them as
+    text (no substitution node to judge)."""
+    source = text_of(node)
+    if _has_unescaped(_HIDDEN_COMMAND, source):
+        return [f"{source[:60]} runs a command written in it, which is not checked"]
+    return []
+
+
 def _expand_variable(
     node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
 ) -> Word:
@@ -267,7 +280,9 @@ def _expand_variable(
     if variables is None:
         return Word(value=source, source=source, problems=[_variable_problem(node)])
     if node.type == "expansion":
-        evaluated = arithmetic_problems(node, variables) or _transform_problems(node)
+        evaluated = (
+            _backquote_problems(node) or arithmetic_problems(node, variables)
+        ) or _transform_problems(node)
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])
     name = _expansion_name(node)

@@ -43,7 +43,14 @@ from pathlib import Path
 import tree_sitter
 
 from hello_tui.core.env_names import env_file_names, is_env_file
-from hello_tui.core.git_layout import foreign_repository, is_git_control_path
+from hello_tui.core.git_layout import (
+    config_files,
+    foreign_repository,
+    is_dot_git,
+    is_git_content_path,
+    is_git_control_path,
+    own_git_dirs,
+)
 from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
@@ -57,10 +64,13 @@ from hello_tui.tools.shell.folder_listings import listing
 from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     check_git,
+    config_credentials,
     configured_programs,
     is_git_variable,
+    shows_config,
 )
-from hello_tui.tools.shell.git_secrets import exclusion, shown_env_file
+from hello_tui.tools.shell.git_secrets import exclusion, no_index, shown_env_file
+from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
@@ -172,6 +182,13 @@ _LINK_FOLLOWING = {
     "chown": {"-L"},
     "chgrp": {"-L"},
 }
+# Why reading inside `.git/` asks: the object store is every file git was given, env files
+# among them (compressed, which does not hide them), not only what the history shows.
+GIT_FOLDER_READ = (
+    "git's folder, whose objects hold every committed or staged file (env files among them)"
+)
+HOLDS = "holds a credential (a token in a remote's URL, an auth header)"
+GIT_FOLDER_TEXT = "its objects (env files among them) or a credential in its config"
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 _MAX_NESTING = 4
 MAX_COMMAND_CHARS = 100_000
@@ -181,6 +198,10 @@ MAX_BRACE_DEPTH = 64
 MAX_BRACE_WORDS = 10_000
 # How much of a tree a link-following or recursive reader is walked to judge it.
 MAX_WALK_ENTRIES = 20_000
+# How many names a walk that only looks for env files (`rg`, `grep -r`) matches: listings
+# are cached, so this is a bound on one cold walk (about 0.2 s), not on every command.
+# Past it the command asks: what was not looked at may hold an env file it would read.
+MAX_NAME_WALK_ENTRIES = 200_000
 FILE_TESTS = frozenset(
     ["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u"]
     + ["-w", "-x", "-G", "-L", "-N", "-O", "-S"]
@@ -737,6 +758,9 @@ class _Judge:
         programs = configured_programs(self.repo)
         if programs:
             self.add(text, "ask", programs)
+        credential = shows_config([w.value for w in args]) and config_credentials(self.repo)
+        if credential:
+            self.add(text, "ask", f"prints the repository's git config, whose {credential} {HOLDS}")
         outer, self.cwds = self.cwds, cwds
         try:
             verdict = self.paths(found.paths, write=False)
@@ -749,6 +773,20 @@ class _Judge:
             secret = next((n for n in named if is_env_file(n)), None)
             if secret:
                 self.add(text, "ask", f"shows {secret}, which may hold keys")
+            # `git diff --no-index -a a.txt .git/objects/..` prints an object's raw bytes, and
+            # a folder of `.git` compared (`--no-index --binary .git x`) every object in it.
+            stored = next(
+                (
+                    n
+                    for n in named
+                    for c in cwds
+                    if self._in_git_folder(c / n, not (c / n).is_dir())
+                ),
+                None,
+            )
+            if stored:
+                self.add(text, "ask", f"reads {stored} in {GIT_FOLDER_READ}")
+            self.no_index_walk(args, found.paths, text)
             self.git_env_files([w.value for w in args], text)
             for target in found.writes:
                 self.write_target(target, text, "git writes")
@@ -758,6 +796,18 @@ class _Judge:
             self.add(text, "ask", found.unsafe)
         elif not found.writes:
             self.add(text, "run", "git is read-only here")
+
+    def no_index_walk(self, args: list[Word], paths: list[Word], text: str) -> None:
+        """`git diff --no-index A B` with folders compares every file below them, dotfiles and
+        `.git` included, as `diff -r` does (links are compared as links, not followed)."""
+        values = [w.value for w in args]
+        if "diff" not in values or not any(no_index(v) for v in values):
+            return
+        text_mode = any(v in ("-a", "--text", "--binary") for v in values)
+        check = ProgramCheck(None, paths, recursive_read=True, binary_as_text=text_mode)
+        walked = self.walk(paths, check)
+        if walked is not None:
+            self.add(text, *walked)
 
     def git_env_files(self, args: list[str], text: str) -> None:
         """`git diff`, `git grep KEY`...: asks when the output may hold a tracked env file
@@ -1033,7 +1083,9 @@ class _Judge:
         return None
 
     def env_files(self, words: list[Word]) -> str | None:
-        """Reading `.env` files needs the user: they hold keys."""
+        """Reading `.env` files needs the user: they hold keys. So does reading git's
+        objects: they hold every committed or staged file (`git add .env` then
+        `git reset` leaves the key in a loose object), only compressed."""
         for word in words:
             values, _ = self.expansions(word)
             for value in values or [word.value]:
@@ -1043,11 +1095,42 @@ class _Judge:
                     named = is_env_file(value) or path.is_symlink()
                     if named and reaches_env_file(path) and path.is_file():
                         return f"reads {value}, which may hold keys"
+                    if self._in_git_folder(path, contents=True) and path.is_file():
+                        return f"reads {value} in {GIT_FOLDER_READ}"
+                    credential = self._in_git_folder(path, False) and self._credential(path)
+                    if credential:
+                        return f"reads {value}, whose {credential} {HOLDS}"
         return None
+
+    def _credential(self, path: Path) -> str | None:
+        """The credential the repo's git config holds, when `path` is that config."""
+        real = os.path.realpath(path)
+        if not any(os.path.realpath(c) == real for c in config_files(self.repo)):
+            return None
+        return config_credentials(self.repo)
+
+    def _reads_git_folder(self, check: ProgramCheck) -> bool:
+        """A recursive read entering a `.git` shows its objects when it prints binary files
+        as text, and its config (text) always: with a credential there, that counts."""
+        return check.binary_as_text or config_credentials(self.repo) is not None
+
+    def _in_git_folder(self, path: Path, contents: bool) -> bool:
+        """`path` (absolute) is inside a `.git` of the repo (`contents`: a part of it that
+        holds files' contents), as written or where it leads."""
+        rule = is_git_content_path if contents else is_git_control_path
+        for candidate in (os.path.normpath(path), os.path.realpath(path)):
+            try:
+                relative = Path(candidate).relative_to(self.repo).as_posix()
+            except ValueError:
+                continue
+            if rule(relative):
+                return True
+        return False
 
     def walk(self, words: list[Word], check: ProgramCheck) -> tuple[Action, str] | None:
         """Judge the links a program follows below its folders, and the .env files it reads."""
-        budget = [MAX_WALK_ENTRIES]
+        names_only = check.follow == "args"  # `_env_file_in_walk`: names, from cached listings
+        budget = [MAX_NAME_WALK_ENTRIES if names_only else MAX_WALK_ENTRIES]
         for word in words:
             values, problem = self.expansions(word)
             if values is None:
@@ -1065,16 +1148,19 @@ class _Judge:
     ) -> tuple[Action, str] | None:
         if not start.is_dir():
             return None
+        # A walk of any part of `.git` may reach its objects (`grep -r KEY .git`).
+        if check.recursive_read and self._in_git_folder(start, contents=False):
+            return "ask", f"reads {_display(start, self.repo)} in {GIT_FOLDER_READ}"
         if check.follow == "args":  # no link is followed: only env files are looked for
-            return self._env_file_in_walk(start, check.hidden, budget)
+            return self._env_file_in_walk(start, check, budget)
         # Links are followed (`ls -L`, `find -L`, `grep -R`): each is judged where it leads.
         follow_all = check.follow == "tree"
         recursive = follow_all or check.recursive_read
         secret: tuple[Action, str] | None = None  # a .env: asked about unless a refusal comes
         seen: set[Path] = set()
-        stack = [(start, 0)]
+        stack = [(start, 0, check.hidden or self._whitelisted_above(start))]
         while stack:
-            folder, level = stack.pop()
+            folder, level, hidden = stack.pop()
             real = folder.resolve()
             if real in seen:
                 continue
@@ -1086,7 +1172,16 @@ class _Judge:
             budget[0] -= len(entries)
             if budget[0] < 0:
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
+            hidden = hidden or whitelists(os.fspath(folder), [e.name for e in entries])
             for entry in entries:
+                if (
+                    is_dot_git(entry.name)
+                    and check.recursive_read
+                    and hidden
+                    and self._reads_git_folder(check)
+                ):
+                    where = _display(Path(entry.path), self.repo)
+                    return "ask", f"reads {where} as text: {GIT_FOLDER_TEXT}"
                 if entry.name == ".git" and not follow_all:
                     continue
                 if entry.is_symlink():
@@ -1100,7 +1195,7 @@ class _Judge:
                         continue
                 # A walk reads what it lists: hidden files only when it shows hidden ones
                 # (`rg` reads `config.env` though it skips `.env`); links as their targets.
-                shown = check.hidden or not entry.name.startswith(".")
+                shown = hidden or not entry.name.startswith(".")
                 reads_it = check.recursive_read and shown and entry.is_file()
                 if reads_it and secret is None and _env_entry(entry):
                     where = _display(Path(entry.path), self.repo)
@@ -1110,33 +1205,45 @@ class _Judge:
                 except OSError:
                     continue
                 descend = is_dir and recursive and (level == 0 or check.follow != "entries")
-                if descend and (check.hidden or not entry.name.startswith(".")):
-                    stack.append((Path(entry.path), level + 1))
+                if descend and (hidden or not entry.name.startswith(".")):
+                    stack.append((Path(entry.path), level + 1, hidden))
         return secret
 
     def _env_file_in_walk(
-        self, start: Path, hidden: bool, budget: list[int]
+        self, start: Path, check: ProgramCheck, budget: list[int]
     ) -> tuple[Action, str] | None:
         """The first env file a recursive read that follows no links reads (`rg`, `grep -r`):
         links are not read, nor `.git`, nor dotfiles unless the program shows them. Names
-        are matched a folder at a time; 10,000 files take milliseconds."""
-        stack = [os.fspath(start)]
+        are matched a folder at a time; 10,000 files take milliseconds. A `.git` it reads
+        binary files as text in (`grep -ra`) prints git's objects, env files among them."""
+        # rg shows the dotfiles an ignore file whitelists (`!.env`), here or in any folder above.
+        shown = check.hidden or self._whitelisted_above(start)
+        stack = [(os.fspath(start), shown)]
         while stack:
-            folder = stack.pop()
+            folder, hidden = stack.pop()
             names, folders = listing(folder)  # reused while the folder is unchanged
             budget[0] -= len(names)
             if budget[0] < 0:
-                return None  # only env files are looked for: the sandbox holds the rest
+                # The sandbox lets it read the repo's env files: unlooked-at is unknown.
+                return "ask", f"{_display(start, self.repo)} holds too many files to check"
+            hidden = hidden or whitelists(folder, names)
             for name in env_file_names(names, hidden=hidden):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
+            if hidden and any(is_dot_git(n) for n in folders) and self._reads_git_folder(check):
+                where = _display(Path(folder), self.repo)
+                return "ask", f"reads the .git in {where} as text: {GIT_FOLDER_TEXT}"
             stack += [
-                os.path.join(folder, name)
+                (os.path.join(folder, name), hidden)
                 for name in folders
                 if name != ".git" and (hidden or not name.startswith("."))
             ]
         return None
+
+    def _whitelisted_above(self, start: Path) -> bool:
+        dirs = own_git_dirs(self.repo)
+        return whitelisted_above(start.resolve(), self.repo, dirs[0] if dirs else None)
 
 
 def _env_entry(entry: os.DirEntry[str]) -> bool:

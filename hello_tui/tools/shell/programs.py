@@ -42,6 +42,8 @@ class ProgramCheck:
     hidden: bool = True
     # It shows what is in the files it reads (cat, grep), not only names or sizes (ls, du).
     shows_contents: bool = True
+    # A recursive read prints binary files as text (`grep -a`): git's compressed objects.
+    binary_as_text: bool = False
 
 
 def _more_follow(a: Follow, b: Follow) -> Follow:
@@ -223,10 +225,23 @@ SPECS: dict[str, Spec] = {
         recursive=frozenset({"R", "recursive"}),
         shows_contents=False,
     ),
+    # `--fromfile` (and `--fromtabfile`) is a flag: the names given are then files whose
+    # lines tree prints as a listing. `--hintro`/`--houtro` copy a file into the HTML it
+    # prints, `--infofile` prints comments from one; `--gitfile` reads one as .gitignore.
     "tree": Spec(
         short_values="LPIoHT",
-        long_values=frozenset(["charset", "filelimit", "timefmt", "sort", "fromfile"]),
+        long_values=frozenset(
+            ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile", "gitfile"]
+        ),
         unsafe_short={"R": "tree -R writes an HTML listing into every directory"},
+        unsafe_long={
+            "fromfile": "tree --fromfile prints the lines of the files it names",
+            "fromtabfile": "tree --fromtabfile prints the lines of the files it names",
+            "hintro": "tree --hintro copies a file into its output",
+            "houtro": "tree --houtro copies a file into its output",
+            "infofile": "tree --infofile prints comments from a file",
+        },
+        file_options=frozenset({"hintro", "houtro", "infofile", "gitfile"}),
         write_options=frozenset({"-o"}),
         follow_tree=frozenset({"l"}),
         recursive=frozenset({"l"}),
@@ -465,6 +480,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     follow: Follow = "args"
     recursive = spec.always_recursive
     hidden_flags = 0
+    binary_as_text = False
     for opt, value in parsed.options:
         if opt.startswith("-"):
             reason = spec.unsafe_short.get(opt[1:])
@@ -499,8 +515,10 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             recursive = True
         if key in ("hidden", "u", "."):
             hidden_flags += 2 if key in ("hidden", ".") else 1
-        if name == "rg" and key in ("g", "glob", "iglob"):
-            hidden_flags += 2  # a glob overrides rg's hidden-file rule: `-g .env` reads it
+        if name == "rg" and key in ("g", "glob", "iglob", "ignore-file"):
+            # A glob overrides rg's hidden-file rule (`-g .env` reads it), and so may an
+            # ignore file's whitelist (`!.env`, `ignore_files`).
+            hidden_flags += 2
         if name == "grep" and key in ("d", "directories") and value and value.value == "recurse":
             recursive = True
         if name == "file" and key in ("f", "files-from"):
@@ -508,6 +526,8 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             unsafe = unsafe or "file -f " + _NAMES_FROM_FILE.format(value=where)
         if name == "printf" and key == "v":
             unsafe = unsafe or "printf -v sets a shell variable"
+        if name in _BINARY_AS_TEXT and _binary_as_text(key, value):
+            binary_as_text = True
     if follow == "entries" and recursive:
         follow = "tree"
     if spec.paths == "none":
@@ -540,7 +560,19 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         hidden=hidden_flags >= 2 or name != "rg",
         pager=spec.pager,
         shows_contents=spec.shows_contents,
+        binary_as_text=binary_as_text,
     )
+
+
+# Programs that skip or summarise binary files ("Binary file matches") unless told to print
+# them as text: grep and diff (`-a`, `--text`, grep's `--binary-files=text`), rg (`-a`).
+_BINARY_AS_TEXT = frozenset({"grep", "egrep", "fgrep", "rg", "diff"})
+
+
+def _binary_as_text(key: str, value: Word | None) -> bool:
+    if key == "a" or (len(key) >= 3 and "text".startswith(key)):
+        return True
+    return key == "binary-files" and value is not None and value.value == "text"
 
 
 # ------------------------------------------------------------------------ sed
