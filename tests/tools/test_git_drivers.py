@@ -297,3 +297,23 @@ def test_a_virtual_environment_in_the_repo_stays_on_a_read_only_path(tmp_path):
     (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     path = os.pathsep.join([str(repo / ".venv" / "bin"), str(repo / "bin"), "bin", "", "/usr/bin"])
     assert read_only_path(path, repo) == os.pathsep.join([str(repo / ".venv" / "bin"), "/usr/bin"])
+
+
+def test_a_path_entry_that_leads_into_the_repo_through_a_link_is_dropped(tmp_path):
+    """As the kernel resolves it: a link outside to the repo's `bin/`, a link in a folder
+    above the entry, and a missing folder of the repo (a later command may create it)."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "bin").mkdir()
+    (tmp_path / "to-bin").symlink_to(repo / "bin")
+    (tmp_path / "to-repo").symlink_to(repo)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "to-elsewhere").symlink_to(tmp_path / "elsewhere")
+    entries = [
+        str(tmp_path / "to-bin"),
+        str(tmp_path / "to-repo" / "bin"),
+        str(tmp_path / "to-repo" / "scripts"),  # missing
+        str(tmp_path / "to-elsewhere"),
+        "/usr/bin",
+    ]
+    kept = read_only_path(os.pathsep.join(entries), repo)
+    assert kept == os.pathsep.join([str(tmp_path / "to-elsewhere"), "/usr/bin"])

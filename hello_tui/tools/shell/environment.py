@@ -121,16 +121,41 @@ def read_only_path(path_value: str, repo: Path) -> str:
     here). A virtual environment's `bin` (beside a `pyvenv.cfg`) stays: the user made it,
     and tools such as rg are installed there.
     """
-    root = Path(os.path.realpath(repo))
+    root = os.path.realpath(repo)
+    below = root.rstrip("/") + "/"
     kept = []
     for entry in path_value.split(os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue
-        real = Path(os.path.realpath(entry))
-        if real.is_relative_to(root) and not (real.parent / "pyvenv.cfg").is_file():
+        real = _real_folder(entry)
+        if (real == root or real.startswith(below)) and not os.path.isfile(
+            os.path.join(os.path.dirname(real), "pyvenv.cfg")
+        ):
             continue
         kept.append(entry)
     return os.pathsep.join(kept) or DEFAULT_PATH
+
+
+def _real_folder(entry: str) -> str:
+    """The folder `entry` names, as the kernel resolves it.
+
+    Every command asks this of every PATH entry: one open and one readlink of its
+    descriptor (the kernel walks the links) instead of `realpath`'s lstat of each
+    component, a third of the cost. A missing entry (which a command may create later,
+    so it is asked anew each time) is resolved as far as it exists, by `realpath`."""
+    flags = getattr(os, "O_PATH", 0)
+    if not flags:
+        return os.path.realpath(entry)
+    try:
+        fd = os.open(entry, flags | os.O_CLOEXEC)
+    except OSError:
+        return os.path.realpath(entry)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc
+        return os.path.realpath(entry)
+    finally:
+        os.close(fd)
 
 
 def private_dirs(private_dir: Path) -> tuple[Path, Path]:
