@@ -67,7 +67,9 @@ async def test_a_local_server_found_by_the_probe_is_saved_and_used(tmp_path, scr
         assert screen.query_one("#setup-key", Input).value == server.base_url
         assert screen.query_one("#setup-model", Input).value == "coder-7b"
         await pilot.click("#setup-save")
-        await wait_until(pilot, lambda: app.engine is not None and app.settings.base_url, 15)
+        # The engine the app started without a model is there all along: what says the
+        # choice was saved and taken up is the app's settings, then a new engine for them.
+        await wait_until(pilot, lambda: app.settings.base_url == server.base_url, 15)
         await wait_until(pilot, lambda: app.engine is not None and not app.turn_running, 15)
         assert app.settings.base_url == server.base_url and app.settings.model == "coder-7b"
         assert app.settings.model_configured
