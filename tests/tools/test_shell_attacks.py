@@ -217,6 +217,17 @@ ATTACKS: list[tuple[str, str]] = [
     ("head -n 1 .e*", ASK),
     ("grep -r KEY .", ASK),
     ("grep KEY < .env", ASK),
+    # A count or a digest of a key is a leak too: a short key is guessed from its digest,
+    # `wc -L` gives its length, `cmp` the first byte that differs.
+    ("wc -L .env", ASK),
+    ("wc -c .env", ASK),
+    ("wc -lw .e*", ASK),
+    ("cksum .env", ASK),
+    ("md5sum .env", ASK),
+    ("sha256sum .env", ASK),
+    ("cmp .env a.txt", ASK),
+    ("diff -q .env a.txt", ASK),
+    ("wc -l a.txt", RUN),
     ("stat .env", RUN),
     ("ls -la", RUN),
     # --- false alarms no more

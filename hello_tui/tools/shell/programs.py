@@ -40,7 +40,8 @@ class ProgramCheck:
     pager: bool = False
     # A recursive read sees dotfiles (.env): not rg, unless --hidden or -uu.
     hidden: bool = True
-    # It shows what is in the files it reads (cat, grep), not only names or sizes (ls, du).
+    # It prints what is in the files it reads (cat, grep), or something computed from it
+    # (wc's counts), not only names and metadata (ls, du, stat).
     shows_contents: bool = True
     # A recursive read prints binary files as text (`grep -a`): git's compressed objects.
     binary_as_text: bool = False
@@ -253,7 +254,8 @@ SPECS: dict[str, Spec] = {
         short_values="nc",
         long_values=frozenset(["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"]),
     ),
-    "wc": Spec(long_values=frozenset({"files0-from"}), shows_contents=False),
+    # wc reads what it counts: a key's length (`wc -L`) or its word count is about the key.
+    "wc": Spec(long_values=frozenset({"files0-from"})),
     "sort": Spec(
         short_values="ktoST",
         long_values=frozenset(
