@@ -77,6 +77,9 @@ _GIT_UNSAFE_LONG = {
     "ext-diff": "git --ext-diff runs an external diff program",
     "open-files-in-pager": "git grep --open-files-in-pager starts a pager",
     "textconv": "git --textconv runs conversion programs",
+    # The tips come from other repositories' refs (objects/info/alternates): commits no ref
+    # or reflog of this one reaches, whose trees may hold anything.
+    "alternate-refs": "git --alternate-refs shows commits from other repositories' refs",
 }
 _GIT_OUTPUT = ("output",)
 _HELP_VIEWERS = frozenset({"-w", "--web", "-i", "--info"})
