@@ -299,6 +299,38 @@ def test_a_virtual_environment_in_the_repo_stays_on_a_read_only_path(tmp_path):
     assert read_only_path(path, repo) == os.pathsep.join([str(repo / ".venv" / "bin"), "/usr/bin"])
 
 
+@pytest.mark.parametrize(
+    ("venv", "committed"),
+    [
+        (".venv", ["pyvenv.cfg", "bin/ls"]),
+        ("env", ["bin/cat"]),  # pyvenv.cfg made locally, the programs committed
+        ("tools/venv", ["pyvenv.cfg"]),  # the marker committed, the programs made later
+        (".", ["pyvenv.cfg", "bin/ls"]),  # the repo itself laid out as a venv
+    ],
+)
+async def test_a_virtual_environment_that_came_with_the_repo_leaves_the_path(
+    tmp_path, monkeypatch, venv, committed
+):
+    """A cloned repository can hold `pyvenv.cfg` and `bin/ls`; a user who put that `bin` on
+    PATH (an activated venv, direnv) must still get the system's ls and cat."""
+    repo = make_repo(tmp_path / "repo")
+    folder = repo / venv
+    (folder / "bin").mkdir(parents=True, exist_ok=True)
+    (folder / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    for name in ("ls", "cat", "sort"):
+        program = folder / "bin" / name
+        program.write_text(f"#!/bin/sh\necho {MARK}\n")
+        program.chmod(0o755)
+    git(repo, "add", "-f", *(str(Path(venv) / part) for part in committed))
+    git(repo, "commit", "-qm", "venv")
+    monkeypatch.setenv("PATH", str(folder / "bin") + os.pathsep + os.environ["PATH"])
+    assert str(folder / "bin") not in read_only_path(os.environ["PATH"], repo).split(os.pathsep)
+    for command in ("ls", "cat f.txt", "ls | sort"):
+        result, approver = await terminal(repo, command)
+        assert MARK not in output(result), command
+        assert approver.asked == [] and result.data["exit_code"] == 0, output(result)
+
+
 def test_a_path_entry_that_leads_into_the_repo_through_a_link_is_dropped(tmp_path):
     """As the kernel resolves it: a link outside to the repo's `bin/`, a link in a folder
     above the entry, and a missing folder of the repo (a later command may create it)."""

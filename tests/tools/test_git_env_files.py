@@ -464,6 +464,26 @@ async def test_a_configured_blame_ignore_revs_file_that_shows_a_secret_asks(tmp_
     assert "real-user-key" not in output(result)
 
 
+@pytest.mark.parametrize(
+    ("key", "command"),
+    [
+        ("mailmap.file", "git log --use-mailmap --format=%aN%aE"),
+        ("mailmap.file", "git shortlog -s HEAD"),
+        ("core.excludesFile", "git status --ignored --short"),
+        ("core.attributesFile", "git check-attr -a a.txt"),
+        ("format.signatureFile", "git format-patch -1 --stdout"),  # asks: not read-only
+    ],
+)
+async def test_config_keys_naming_an_env_file_never_print_it(tmp_path, key, command):
+    """Of the keys naming a file git reads, only blame.ignoreRevsFile echoes its lines in a
+    read-only command; the others ignore lines they can't use, or their command asks."""
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "config", key, ".env")
+    result, _ = await terminal(repo, command)
+    assert "real-user-key" not in output(result)
+
+
 async def test_a_blame_ignore_revs_file_of_the_repos_own_runs(tmp_path):
     repo = plain_repo(tmp_path / "repo")
     (repo / ".git-blame-ignore-revs").write_text("# formatting\n")
@@ -510,6 +530,44 @@ async def test_a_token_in_the_repos_git_config_is_not_printed_unasked(tmp_path, 
     result, approver = await terminal(repo, command)
     assert approver.asked, f"{command} ran without asking"
     assert "ghp_planted" not in output(result)
+
+
+def repo_with_a_tokened_submodule(tmp_path: Path) -> Path:
+    """A real submodule whose remote URL (in `.git/modules/lib/config`) holds a token."""
+    plain_repo(tmp_path / "lib")
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../lib", "lib")
+    git(repo, "commit", "-qm", "lib")
+    git(repo / "lib", "remote", "set-url", "origin", TOKEN_URL)
+    return repo
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat .git/modules/lib/config",
+        "tail -n3 .git/modules/*/config",
+        "sed -n p .git/mod*/lib/conf*",
+        "grep -r ghp_ .",
+        "rg -uu ghp_",
+        "git -C lib remote -v",  # refused: git inside the submodule is another repository
+    ],
+)
+async def test_a_token_in_a_submodules_git_config_is_not_printed_unasked(tmp_path, command):
+    repo = repo_with_a_tokened_submodule(tmp_path)
+    result, approver = await terminal(repo, command)
+    assert approver.asked or result.data["verdict"] == "refuse", f"{command} ran unasked"
+    assert "ghp_planted" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["cat .git/modules/lib/HEAD", "git status", "git log --oneline", "cat lib/.git"]
+)
+async def test_a_repo_with_a_tokened_submodule_still_reads_the_rest_unasked(tmp_path, command):
+    repo = repo_with_a_tokened_submodule(tmp_path)
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
 
 
 @pytest.mark.parametrize("command", ["cat .git/config", "git remote -v", "grep -r two ."])

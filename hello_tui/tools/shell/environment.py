@@ -29,8 +29,11 @@ submodules; and a PATH that finds no program in the repo (`read_only_path`).
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+
+from hello_tui.tools.shell.git_index import tracked
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 PASSED_THROUGH = ("PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME")
@@ -118,8 +121,9 @@ def read_only_path(path_value: str, repo: Path) -> str:
     the user's PATH (direnv's `PATH_add bin`, a project's scripts folder), bash would run
     a committed `bin/ls` instead. So an entry inside the repo is dropped, and so are empty
     and relative ones, which bash looks up from the working folder (always in the repo
-    here). A virtual environment's `bin` (beside a `pyvenv.cfg`) stays: the user made it,
-    and tools such as rg are installed there.
+    here). A virtual environment's `bin` (beside a `pyvenv.cfg`) stays when the user made
+    it (tools such as rg are installed there): not when its `pyvenv.cfg` or a file in its
+    `bin/` is tracked, since then it came with the repository.
     """
     root = os.path.realpath(repo)
     below = root.rstrip("/") + "/"
@@ -128,12 +132,25 @@ def read_only_path(path_value: str, repo: Path) -> str:
         if not entry or not os.path.isabs(entry):
             continue
         real = _real_folder(entry)
-        if (real == root or real.startswith(below)) and not os.path.isfile(
-            os.path.join(os.path.dirname(real), "pyvenv.cfg")
-        ):
+        if (real == root or real.startswith(below)) and not _users_venv(real, root):
             continue
         kept.append(entry)
     return os.pathsep.join(kept) or DEFAULT_PATH
+
+
+def _users_venv(bin_folder: str, root: str) -> bool:
+    """`bin_folder` (inside the repo at `root`) is the `bin` of a virtual environment the
+    user made: beside a `pyvenv.cfg`, and nothing of it tracked. An index that can't be
+    read counts as tracking it."""
+    venv = os.path.dirname(bin_folder)
+    if not os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        return False
+    try:
+        planted = tracked(Path(root)).venv_like
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return False
+    relative = os.path.relpath(venv, root).replace(os.sep, "/")
+    return (relative if relative != "." else "") not in planted
 
 
 def _real_folder(entry: str) -> str:

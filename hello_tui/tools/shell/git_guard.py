@@ -34,7 +34,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hello_tui.core.git_layout import config_files
+from hello_tui.core.git_layout import config_files, own_git_dirs
 from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.shell.git_index import git_output, tracked
 from hello_tui.tools.shell.parse import Word
@@ -502,13 +502,53 @@ _SHOWS_CONFIG = frozenset({"config", "remote"})
 def config_credentials(repo: Path) -> str | None:
     """The first key of the repo's own config that holds a credential, or None."""
     for path in config_files(repo):
-        try:
-            entries = _config_entries(path)
-        except (OSError, ValueError, subprocess.SubprocessError):
-            return "a config git can't list"  # unknown: as if it held one
-        for key, value in entries:
-            if _URL_PASSWORD.search(value) or _CREDENTIAL_KEY.fullmatch(key.lower()):
-                return key
+        found = file_credential(path)
+        if found:
+            return found
+    return None
+
+
+def any_config_credentials(repo: Path) -> str | None:
+    """The first credential in any git config a recursive read of the repo's `.git` meets:
+    its own, and those of the submodules git keeps under `modules/` (a submodule cloned
+    with a token keeps it there, in `.git/modules/<name>/config`)."""
+    found = config_credentials(repo)
+    if found:
+        return found
+    for path in submodule_config_files(repo):
+        found = file_credential(path)
+        if found:
+            return found
+    return None
+
+
+def submodule_config_files(repo: Path) -> list[Path]:
+    """The config files of the git directories below the repo's `modules/` folder, at any
+    depth (a submodule's name may hold slashes, and nested submodules live in
+    `modules/<a>/modules/<b>`); object stores are not walked."""
+    dirs = own_git_dirs(repo)
+    if dirs is None:
+        return []
+    found: list[Path] = []
+    for top, folders, files in os.walk(Path(dirs[1]) / "modules"):
+        folders[:] = [f for f in folders if f not in ("objects", "refs", "logs")]
+        found.extend(Path(top) / name for name in files if name in GIT_CONFIG_NAMES)
+    return found
+
+
+# The names git gives a repository's own config files.
+GIT_CONFIG_NAMES = frozenset({"config", "config.worktree"})
+
+
+def file_credential(path: Path) -> str | None:
+    """The first key of one git config file that holds a credential, or None."""
+    try:
+        entries = _config_entries(path)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return "a config git can't list"  # unknown: as if it held one
+    for key, value in entries:
+        if _URL_PASSWORD.search(value) or _CREDENTIAL_KEY.fullmatch(key.lower()):
+            return key
     return None
 
 

@@ -4,7 +4,9 @@
   tracked files' contents without naming them, so the policy needs the list to
   know when such a command could show a `.env`;
 - gitlinks (submodules): git may enter each populated one and run what its
-  own config names, so the policy checks those configs too.
+  own config names, so the policy checks those configs too;
+- committed virtual environments: a folder whose `pyvenv.cfg` or `bin/` files
+  came with the repository is not one the user made, so its `bin` leaves PATH.
 
 The list comes from `git ls-files --stage` (every index format, split and
 sparse indexes included), run with nothing that could start a program, and is
@@ -30,6 +32,8 @@ GITLINK_MODE = "160000"
 class Tracked:
     env_files: tuple[str, ...]  # repo-relative POSIX paths
     gitlinks: tuple[str, ...]
+    # Folders holding a tracked `pyvenv.cfg`, or a tracked file in their `bin/`.
+    venv_like: frozenset[str] = frozenset()
 
 
 NOTHING = Tracked((), ())
@@ -105,6 +109,7 @@ def _list(repo: Path, git_dir: str) -> Tracked:
     listed = git_output(["ls-files", "--stage", "-z"], cwd=repo, env=env, timeout=20)
     env_files: list[str] = []
     gitlinks: list[str] = []
+    venv_like: set[str] = set()
     for record in listed.split(b"\0"):
         meta, tab, raw = record.partition(b"\t")
         if not tab:
@@ -114,5 +119,12 @@ def _list(repo: Path, git_dir: str) -> Tracked:
             gitlinks.append(path)
         elif is_env_file(path):
             env_files.append(path)
+        folder, _, name = path.rpartition("/")
+        if name == "pyvenv.cfg":
+            venv_like.add(folder)
+        elif folder == "bin" or folder.endswith("/bin"):
+            venv_like.add(folder[:-3].rstrip("/"))
     # Unmerged paths appear once per stage.
-    return Tracked(tuple(dict.fromkeys(env_files)), tuple(dict.fromkeys(gitlinks)))
+    return Tracked(
+        tuple(dict.fromkeys(env_files)), tuple(dict.fromkeys(gitlinks)), frozenset(venv_like)
+    )

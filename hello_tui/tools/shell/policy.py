@@ -44,7 +44,6 @@ import tree_sitter
 
 from hello_tui.core.env_names import env_file_names, is_env_file
 from hello_tui.core.git_layout import (
-    config_files,
     foreign_repository,
     is_dot_git,
     is_git_content_path,
@@ -62,10 +61,13 @@ from hello_tui.tools.shell.arithmetic import (
 )
 from hello_tui.tools.shell.folder_listings import listing
 from hello_tui.tools.shell.git_guard import (
+    GIT_CONFIG_NAMES,
     REPOSITORY_VARIABLE,
+    any_config_credentials,
     check_git,
     config_credentials,
     configured_programs,
+    file_credential,
     is_git_variable,
     shows_config,
 )
@@ -1103,16 +1105,17 @@ class _Judge:
         return None
 
     def _credential(self, path: Path) -> str | None:
-        """The credential the repo's git config holds, when `path` is that config."""
-        real = os.path.realpath(path)
-        if not any(os.path.realpath(c) == real for c in config_files(self.repo)):
+        """The credential `path` holds when it is a git config inside a `.git` folder (the
+        repo's own, a submodule's under `.git/modules/`, a nested repository's)."""
+        real = Path(os.path.realpath(path))
+        if real.name not in GIT_CONFIG_NAMES or not real.is_file():
             return None
-        return config_credentials(self.repo)
+        return file_credential(real)
 
     def _reads_git_folder(self, check: ProgramCheck) -> bool:
         """A recursive read entering a `.git` shows its objects when it prints binary files
-        as text, and its config (text) always: with a credential there, that counts."""
-        return check.binary_as_text or config_credentials(self.repo) is not None
+        as text, and its configs (text) always: with a credential there, that counts."""
+        return check.binary_as_text or any_config_credentials(self.repo) is not None
 
     def _in_git_folder(self, path: Path, contents: bool) -> bool:
         """`path` (absolute) is inside a `.git` of the repo (`contents`: a part of it that
