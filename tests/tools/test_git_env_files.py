@@ -508,6 +508,53 @@ async def test_git_diff_no_index_does_not_print_gits_objects_unasked(tmp_path, c
     assert "GIT binary patch" not in output(result) and "+x\x01" not in output(result)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status -v",
+        "git status --verb",  # abbreviated, as git's option parser allows
+        "git status -vv",
+        "git status -v -- a.txt",  # the pathspec limits the list, not the diff
+        "git log --binary -1",  # --binary implies --patch
+        "git diff HEAD --stat --binary",
+        "git show --no-patch --binary HEAD",  # the last of them wins
+    ],
+)
+async def test_options_that_print_the_staged_patch_ask_when_an_env_file_is_staged(
+    tmp_path, command
+):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", "-f", ".env")
+    if "log" in command or "show" in command:
+        git(repo, "commit", "-qm", "env")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "real-user-key" not in output(result)
+
+
+@pytest.mark.parametrize(
+    "command", ["git status -sv", "git status --porcelain -v", "git status -v --no-verbose"]
+)
+async def test_status_formats_that_print_no_patch_run_with_an_env_file_staged(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", "-f", ".env")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0 and "real-user-key" not in output(result)
+
+
+@pytest.mark.parametrize("command", ["git status -v", "git status -vv", "git log --binary -1"])
+async def test_verbose_status_and_binary_patches_run_without_env_files(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    git(repo, "add", "a.txt")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+    assert "+two" in output(result) if "log" in command else "+three" in output(result)
+
+
 TOKEN_URL = "https://ci:ghp_planted0000token@example.org/r.git"
 
 

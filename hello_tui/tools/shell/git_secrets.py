@@ -45,6 +45,7 @@ _NO_PATCH = frozenset(
 _PATCH_LONG = frozenset(
     {"patch", "unified", "cc", "word-diff", "color-words", "remerge-diff"}
     | {"diff-merges", "dd", "function-context", "patch-with-stat", "patch-with-raw"}
+    | {"binary"}  # git's --binary implies --patch, whatever --stat said before it
 )
 _OTHER_EXACT = frozenset({"color"})
 _PATCH_SHORT = re.compile(r"-[puUcmWLSG].*|-\w*[pu]\w*")
@@ -58,6 +59,10 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         literal = literal or args[i].endswith("-pathspecs")
         icase = icase or args[i] == "--icase-pathspecs"  # every pathspec ignores case
         i += 2 if args[i] == "-C" else 1  # -C's folder is judged by the caller (`cwd`)
+    if i < len(args) and args[i] == "status" and _status_verbose(args[i + 1 :]):
+        # `git status -v` prints the staged changes as `git diff --cached` does (`-vv` the
+        # unstaged ones too), of the whole index: its pathspecs limit the list, not the diff.
+        return _shown("status -v", "diff", ["--cached"], repo, cwd)
     if i >= len(args) or args[i] not in CONTENT_COMMANDS:
         return None
     sub, rest = args[i], args[i + 1 :]
@@ -68,6 +73,20 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         if not rest or rest[0] not in ("show", "list"):
             return None
         sub, rest = ("show" if rest[0] == "show" else "log"), rest[1:]
+    return _shown(label, sub, rest, repo, cwd, literal=literal, icase=icase)
+
+
+def _shown(
+    label: str,
+    sub: str,
+    rest: list[str],
+    repo: Path,
+    cwd: Path,
+    *,
+    literal: bool = False,
+    icase: bool = False,
+) -> str | None:
+    """Why `git <sub> <rest>` (a content command) may print an env file, or None."""
     if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
@@ -105,6 +124,31 @@ def shown_env_file(args: list[str], repo: Path, cwd: Path) -> str | None:
         where = " (from the history)" if path in old else ""
         return f"git {label} may show {path}{where}, which may hold keys"
     return None
+
+
+def _status_verbose(rest: list[str]) -> bool:
+    """`git status` with `-v`/`--verbose` (abbreviated as git allows, `--verb`; the last of
+    it and `--no-verbose` wins) in its long format, which short and porcelain formats
+    (`-s`, `--porcelain`, `-z`) leave out."""
+    verbose, short = False, False
+    for word in rest:
+        if word == "--":
+            break
+        name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+        if name:
+            if len(name) >= 1 and "verbose".startswith(name):
+                verbose = True
+            elif len(name) >= 4 and "no-verbose".startswith(name):
+                verbose = False
+            elif "short".startswith(name) or name.startswith("porcelain") or name == "null":
+                short = True
+        elif word.startswith("-") and len(word) > 1:
+            flags = word[1:]
+            if "u" in flags:
+                flags = flags.split("u", 1)[0]  # `-uall`: the rest is -u's value
+            verbose = verbose or "v" in flags
+            short = short or "s" in flags or "z" in flags
+    return verbose and not short
 
 
 def _follows(rest: list[str], repo: Path) -> bool:
