@@ -139,7 +139,11 @@ def test_a_signal_to_the_launcher_reaches_the_program(tmp_path):
         "import signal, sys, time\n"
         "signal.signal(signal.SIGTERM, lambda *a: (print('got it', flush=True), sys.exit(5)))\n"
         "print('ready', flush=True)\n"
-        "time.sleep(30)\n"
+        # Short sleeps: a signal that lands between the last check for handlers and the
+        # sleep's system call waits for that call's end (CPython's own race), so one long
+        # sleep would hold the handler for its whole length.
+        "for _ in range(600):\n"
+        "    time.sleep(0.05)\n"
     )
     launcher = subprocess.Popen([*warm_python(), str(script)], stdout=subprocess.PIPE, text=True)
     assert launcher.stdout is not None

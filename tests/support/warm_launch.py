@@ -25,7 +25,30 @@ FORWARDED = (
 )
 
 
-def cold(args):
+# The fork's pid once the server has sent it; a signal that arrives before then waits in
+# `pending` (the fork may already run and tell the test it is ready before the launcher has
+# read its pid, and that signal is the program's, not the launcher's).
+target = {"pid": None, "pending": []}
+
+
+def forward(sig, _frame):
+    if target["pid"] is None:
+        target["pending"].append(sig)
+        return
+    try:
+        os.kill(target["pid"], sig)
+    except ProcessLookupError:
+        pass
+
+
+def cold(args, forwarded=()):
+    # The real interpreter starts with the dispositions the launcher inherited, and a signal
+    # that came while the server was asked is delivered to the launcher as it would have
+    # been to an interpreter that was starting.
+    for sig in forwarded:
+        signal.signal(sig, signal.SIG_DFL)
+    for sig in target["pending"]:
+        os.kill(os.getpid(), sig)
     os.execv(sys.executable, [sys.executable, *args])
 
 
@@ -49,6 +72,9 @@ def main():
         "blocked": sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])),
     }
     os.umask(request["umask"])
+    forwarded = [sig for sig in FORWARDED if sig not in ignored]
+    for sig in forwarded:
+        signal.signal(sig, forward)
     body = json.dumps(request).encode()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -70,18 +96,10 @@ def main():
         first = b"cold"
     if first == b"cold" or not first:
         conn.close()
-        cold(args)
-    pid = int(first)
-
-    def forward(sig, _frame):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-    for sig in FORWARDED:
-        if sig not in ignored:
-            signal.signal(sig, forward)
+        cold(args, forwarded)
+    target["pid"] = int(first)
+    while target["pending"]:
+        forward(target["pending"].pop(0), None)
     line = reply.readline().strip()
     if not line:  # the server went away: nothing tells how the fork ended
         os._exit(1)

@@ -126,48 +126,85 @@ def serve(path: str) -> None:
         for key, _ in selector.select():
             what = key.data
             if what == "accept":
-                conn, _ = listener.accept()
-                request, fds = _receive(conn)
-                if request is None or startup_environment(request["env"]) != own_startup:
-                    conn.sendall(b"cold\n")
-                    conn.close()
-                    for fd in fds:
-                        os.close(fd)
-                    continue
-                inherited = [listener.fileno(), selector.fileno()]
-                inherited += [fd for c, p in children.values() for fd in (c.fileno(), p)]
-                pid = os.fork()
-                if pid == 0:
-                    for fd in inherited:
-                        os.close(fd)
-                    _become(request, fds, conn)  # never returns
-                for fd in fds:
-                    os.close(fd)
-                pidfd = os.pidfd_open(pid)
-                children[pid] = (conn, pidfd)
-                selector.register(conn, selectors.EVENT_READ, ("launcher", pid))
-                selector.register(pidfd, selectors.EVENT_READ, ("child", pid))
-                conn.sendall(f"{pid}\n".encode())
+                _start(listener, selector, children, own_startup)
             elif what[0] == "launcher":
-                # The launcher ended (a test killed it): its command ends with it.
-                pid = what[1]
-                selector.unregister(children[pid][0])
-                os.kill(pid, signal.SIGKILL)
+                # The launcher ended (a test killed it): its command ends with it. The fork
+                # may have ended and been reaped in this same round.
+                entry = children.get(what[1])
+                if entry is not None:
+                    selector.unregister(entry[0])
+                    _kill(entry[1])
             else:
-                pid = what[1]
-                conn, pidfd = children.pop(pid)
-                _, status = os.waitpid(pid, 0)
-                selector.unregister(pidfd)
-                os.close(pidfd)
-                try:
-                    selector.unregister(conn)
-                except KeyError:
-                    pass
-                try:
-                    conn.sendall(f"{status}\n".encode())
-                except OSError:
-                    pass
-                conn.close()
+                _reap(what[1], selector, children)
+
+
+# A launcher can be gone at any point of its exchange with the server (a test killed it, a
+# timeout ended it); none of that may end the server, which every later test of the worker
+# uses. So every step on a connection is guarded, and a fork whose launcher is gone is
+# killed through its pidfd (never by pid, which may already name another process).
+
+
+def _start(listener, selector, children, own_startup) -> None:
+    import selectors
+
+    try:
+        conn, _ = listener.accept()
+    except OSError:
+        return
+    try:
+        request, fds = _receive(conn)
+    except (OSError, ValueError):
+        request, fds = None, []
+    if request is None or startup_environment(request["env"]) != own_startup:
+        for fd in fds:
+            os.close(fd)
+        try:
+            conn.sendall(b"cold\n")
+        except OSError:
+            pass
+        conn.close()
+        return
+    inherited = [listener.fileno(), selector.fileno()]
+    inherited += [fd for c, p in children.values() for fd in (c.fileno(), p)]
+    pid = os.fork()
+    if pid == 0:
+        for fd in inherited:
+            os.close(fd)
+        _become(request, fds, conn)  # never returns
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    children[pid] = (conn, pidfd)
+    selector.register(pidfd, selectors.EVENT_READ, ("child", pid))
+    try:
+        conn.sendall(f"{pid}\n".encode())
+    except OSError:  # the launcher is already gone: so is its command (reaped as it ends)
+        _kill(pidfd)
+        return
+    selector.register(conn, selectors.EVENT_READ, ("launcher", pid))
+
+
+def _kill(pidfd: int) -> None:
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(pid: int, selector, children) -> None:
+    conn, pidfd = children.pop(pid)
+    _, status = os.waitpid(pid, 0)
+    selector.unregister(pidfd)
+    os.close(pidfd)
+    try:
+        selector.unregister(conn)
+    except KeyError:
+        pass
+    try:
+        conn.sendall(f"{status}\n".encode())
+    except OSError:
+        pass
+    conn.close()
 
 
 def _preload() -> None:
