@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -351,10 +354,49 @@ def test_empty_command_is_refused(repo):
         ("1e date", False),
         ("r /etc/passwd", True),  # a read: its file is judged as a path
         ("s/a/b", False),  # unterminated: not understood, not trusted
+        # A label ends at a blank, `;`, newline, `#` or `}`; what follows is a command.
+        (":a;N;$!ba;s/\\n/ /g", True),
+        (":a\nN\n$!ba", True),
+        ("/x/{:a;n;ba}", True),
+        (":x;tx e echo hi", False),
+        (":x;bx e echo hi", False),
+        (":x;Tx\te echo hi", False),
+        (":a e echo hi", False),
+        (":  a e echo hi", False),
+        ("s/a/b/;t e echo hi", False),
+        (":a#c\ne echo hi", False),
+        ("/x/{:a}e echo hi", False),
+        ("ba x;:a", True),  # `x` exchanges the buffers
+        ("ba w out;:a", False),
     ],
 )
 def test_sed_script_check(script, safe):
     assert (sed_script_problem(script) is None) is safe
+
+
+# Each runs sed's `e` command in GNU sed itself: the rows above follow the real parser.
+LABEL_THEN_COMMAND = [
+    ":x;tx e echo ran",
+    ":a e echo ran",
+    ":a\te echo ran",
+    ":a#c\ne echo ran",
+    "{:a};e echo ran",
+    "s/z/y/;tx e echo ran\n:x",
+]
+
+
+@pytest.mark.skipif(shutil.which("sed") is None, reason="needs sed")
+@pytest.mark.parametrize("script", LABEL_THEN_COMMAND)
+def test_a_command_after_a_sed_label_runs_in_real_sed_and_asks(repo, script):
+    real = subprocess.run(
+        ["sed", "-n", script, str(repo / "a.txt")],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    assert "ran" in real.stdout
+    assert classify(f"sed -n {shlex.quote(script)} a.txt", repo, repo).action == ASK
 
 
 @pytest.mark.parametrize(

@@ -693,6 +693,20 @@ def _file_argument(script: str, i: int) -> tuple[str, int]:
 _SED_HARMLESS_OUTPUTS = frozenset({"/dev/stdout", "/dev/stderr"})
 
 
+_SED_LABEL_ENDS = frozenset(" \t\n;#}")
+
+
+def _skip_label(script: str, i: int) -> int:
+    """GNU sed's label: blanks skipped, then up to a blank, `;`, newline, `#` or `}`; the
+    next command starts right there (`:a e cmd` runs `e cmd`)."""
+    n = len(script)
+    while i < n and script[i] in " \t":
+        i += 1
+    while i < n and script[i] not in _SED_LABEL_ENDS:
+        i += 1
+    return i
+
+
 def _sed_walk(script: str, found: SedScript) -> None:
     i, n = 0, len(script)
     while i < n:
@@ -720,8 +734,7 @@ def _sed_walk(script: str, found: SedScript) -> None:
                 i += 1
             continue
         if cmd in "btT:":
-            while i < n and script[i] not in ";\n":
-                i += 1
+            i = _skip_label(script, i)
             continue
         if cmd in "aic":
             # text up to the end of an unescaped line
