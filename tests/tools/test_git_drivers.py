@@ -95,6 +95,10 @@ DRIVERS = [
     ("[credential]\n\thelper = !{driver}\n", "git status", False),
     ("[gpg]\n\tprogram = {driver}\n", "git log --show-signature", False),
     ("[core]\n\tsshCommand = {driver}\n", "git status", False),
+    # `git help` starts the viewer these choose, on the page these name.
+    ("[help]\n\tformat = web\n\thtmlPath = https://example.org/docs\n", "git help log", False),
+    ("[help]\n\tbrowser = {driver}\n", "git help -w log", False),
+    ('[man]\n\tviewer = x\n[man "x"]\n\tcmd = {driver}\n', "git help log", False),
 ]
 
 
@@ -349,3 +353,49 @@ def test_a_path_entry_that_leads_into_the_repo_through_a_link_is_dropped(tmp_pat
     ]
     kept = read_only_path(os.pathsep.join(entries), repo)
     assert kept == os.pathsep.join([str(tmp_path / "to-elsewhere"), "/usr/bin"])
+
+
+# A token kept in the key itself: `[url "https://user:TOKEN@host/"] insteadOf = ...`, which
+# rewrites every remote URL to carry it.
+TOKEN_KEY = "url.https://x-access-token:ghs_planted00token@github.com/.insteadOf"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat .git/config",
+        "git config -l",
+        "git remote -v",
+        "git remote get-url origin",
+        # git reads these from disk as `cat` would
+        "git diff --no-index /dev/null .git/config",
+        "git blame --contents .git/config f.txt",
+    ],
+)
+async def test_a_token_in_a_config_key_is_never_printed_or_named_unasked(tmp_path, command):
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", TOKEN_KEY, "https://github.com/")
+    git(repo, "remote", "add", "origin", "https://github.com/o/r.git")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "ghs_planted" not in output(result)
+    assert "ghs_planted" not in approver.asked[0][1]  # the reason names the key, not the token
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git blame --contents notes.txt f.txt",
+        "git blame --ignore-revs-file notes.txt f.txt",
+        "git diff --no-index /dev/null notes.txt",
+    ],
+)
+async def test_git_reading_a_committed_link_to_the_env_file_asks(tmp_path, command):
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".env").write_text("SERVICE_TOKEN=sk-planted\n")
+    (repo / "notes.txt").symlink_to(".env")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-qm", "notes")
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert "sk-planted" not in output(result)

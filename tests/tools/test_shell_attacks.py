@@ -241,6 +241,21 @@ ATTACKS: list[tuple[str, str]] = [
     ("git config --get user.name", RUN),
     ("git help log", RUN),
     ("git help -w log", ASK),
+    # Abbreviated, or through git's `--help` rewriting (`git CMD --help ARGS` is `git help
+    # CMD ARGS`, and so is `git --help ARGS`): the same viewers.
+    ("git help --we log", ASK),
+    ("git help --inf log", ASK),
+    ("git --help -w status", ASK),
+    ("git --help -i status", ASK),
+    ("git log --help -w", ASK),
+    ("git log --help", RUN),
+    ("git help -a", RUN),
+    ("git log -w", RUN),
+    # `stash list` takes log's options, `stash show` diff's.
+    ("git stash list --output=" + OUT + "/x", REFUSE),
+    ("git stash show --out=.git/x", REFUSE),
+    ("git stash show --ext-diff", ASK),
+    ("git stash list -p", RUN),
     ("git branch new-branch", ASK),
     ("git tag v1.0", ASK),
     ("git config user.name x", ASK),

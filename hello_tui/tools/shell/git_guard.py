@@ -82,7 +82,28 @@ _GIT_UNSAFE_LONG = {
     "alternate-refs": "git --alternate-refs shows commits from other repositories' refs",
 }
 _GIT_OUTPUT = ("output",)
-_HELP_VIEWERS = frozenset({"-w", "--web", "-i", "--info"})
+# `git help`'s options that print a list or the manual page as `man` does; any other (`-w`,
+# `--web`, `-i`, `--info` or an abbreviation such as `--we`) starts a browser or `info`.
+_HELP_LISTINGS = frozenset(
+    {
+        "-a",
+        "--all",
+        "-g",
+        "--guides",
+        "-c",
+        "--config",
+        "-m",
+        "--man",
+        "--verbose",
+        "--no-verbose",
+        "--external-commands",
+        "--no-external-commands",
+        "--aliases",
+        "--no-aliases",
+        "--user-interfaces",
+        "--developer-interfaces",
+    }
+)
 # Listing forms that change nothing: subcommand -> options that keep it a listing.
 _LISTING_OPTIONS = {
     "branch": {
@@ -171,8 +192,6 @@ def _listing(sub: str, rest: list[Word]) -> bool:
                 for o in options
             )
         )
-    if sub == "stash":
-        return bool(values) and values[0] in ("list", "show")
     if sub == "remote":
         return not values or values in (["-v"], ["--verbose"]) or values[0] == "get-url"
     if sub == "config":
@@ -203,6 +222,8 @@ def check_git(args: list[Word]) -> GitCheck:
             continue
         if name == "--exec-path" and "=" in text:
             return GitCheck(None, "git --exec-path= runs git's programs from another folder")
+        if name == "--help":  # `git --help ARGS` is `git help ARGS`
+            return _check_help(args[i:], chdirs)
         if name in _GIT_INFO_GLOBAL:
             return GitCheck(None, chdirs=chdirs)
         if name in _GIT_REPOSITORY_OPTIONS:
@@ -215,13 +236,30 @@ def check_git(args: list[Word]) -> GitCheck:
         return GitCheck(None, paths=paths, chdirs=chdirs)
     sub = args[i].value
     rest = args[i + 1 :]
+    if sub == "help" or (rest and rest[0].value == "--help"):
+        # `git CMD --help ARGS` is `git help CMD ARGS` (git rewrites it before CMD sees it).
+        return _check_help(rest if sub == "help" else [args[i], *rest[1:]], chdirs)
+    if sub == "stash" and rest and rest[0].value in ("list", "show"):
+        # `stash list` takes log's options and `stash show` diff's: `--output`, `--ext-diff`.
+        return _check_options(sub, rest[1:], chdirs)
     if sub not in GIT_READ_ONLY:
         if _listing(sub, rest):
             return GitCheck(None, chdirs=chdirs)
         return GitCheck(f"git {sub} is not a read-only git command", paths=paths, chdirs=chdirs)
+    return _check_options(sub, rest, chdirs)
+
+
+def _check_help(rest: list[Word], chdirs: list[Word]) -> GitCheck:
+    options = [w.value for w in rest if w.value.startswith("-")]
+    if any(o not in _HELP_LISTINGS for o in options):
+        return GitCheck("git help with that option may open a web browser or the info viewer")
+    return GitCheck(None, chdirs=chdirs)
+
+
+def _check_options(sub: str, rest: list[Word], chdirs: list[Word]) -> GitCheck:
+    """The options and operands of a read-only subcommand: what they run, read and write."""
+    paths: list[Word] = []
     unsafe = None
-    if sub == "help" and any(w.value in _HELP_VIEWERS for w in rest):
-        unsafe = "git help opens a web browser or the info viewer"
     writes: list[Word] = []
     for index, word in enumerate(rest):
         text = word.value
@@ -350,6 +388,8 @@ _PROGRAM_KEYS: list[tuple[re.Pattern[str], str]] = [
         (r"tar\..+\.command", "an archive filter"),
         (r"(difftool|mergetool)\..+\.(cmd|path)", "a diff or merge tool"),
         (r"(browser|man)\..+\.(cmd|path)|web\.browser|instaweb\..+", "a viewer"),
+        # Which viewer `git help` starts (a browser, `info`) and what it opens.
+        (r"help\.(format|htmlpath|browser)|man\.viewer", "a viewer"),
         (r"guitool\..+\.cmd|interactive\.difffilter|imap\.tunnel", "a program"),
         (r"sendemail\.(.+\.)?(smtpserver|tocmd|cccmd|headercmd)", "a mail program"),
         (r"trailer\..+\.(command|cmd)", "a trailer program"),
@@ -540,6 +580,11 @@ def submodule_config_files(repo: Path) -> list[Path]:
 GIT_CONFIG_NAMES = frozenset({"config", "config.worktree"})
 
 
+def _without_password(match: re.Match[str]) -> str:
+    user = match.group().split("://", 1)[1].split(":", 1)[0]
+    return f"{match.group().split('://', 1)[0]}://{user}:…@"
+
+
 def file_credential(path: Path) -> str | None:
     """The first key of one git config file that holds a credential, or None."""
     try:
@@ -547,7 +592,10 @@ def file_credential(path: Path) -> str | None:
     except (OSError, ValueError, subprocess.SubprocessError):
         return "a config git can't list"  # unknown: as if it held one
     for key, value in entries:
-        if _URL_PASSWORD.search(value) or _CREDENTIAL_KEY.fullmatch(key.lower()):
+        # A URL with its password can be the key itself: `[url "https://u:TOKEN@host/"]`.
+        if _URL_PASSWORD.search(value) or _URL_PASSWORD.search(key):
+            return _URL_PASSWORD.sub(_without_password, key)  # named, never shown
+        if _CREDENTIAL_KEY.fullmatch(key.lower()):
             return key
     return None
 

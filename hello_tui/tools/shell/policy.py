@@ -775,6 +775,12 @@ class _Judge:
             secret = next((n for n in named if is_env_file(n)), None)
             if secret:
                 self.add(text, "ask", f"shows {secret}, which may hold keys")
+            # What git reads from disk (`blame --contents F`, `diff --no-index A B`,
+            # `--ignore-revs-file F`) is judged as `cat F` is: a link to an env file, a git
+            # config holding a credential.
+            on_disk = self.env_files(found.paths)
+            if on_disk:
+                self.add(text, "ask", on_disk)
             # `git diff --no-index -a a.txt .git/objects/..` prints an object's raw bytes, and
             # a folder of `.git` compared (`--no-index --binary .git x`) every object in it.
             stored = next(
