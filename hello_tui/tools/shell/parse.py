@@ -101,6 +101,43 @@ def parse(command: str) -> tree_sitter.Node:
     return _parser().parse(command.encode("utf-8")).root_node
 
 
+# Where bash keeps a backslash-newline as it is: in single quotes, `$'…'`, a comment (which
+# ends at the newline all the same) and a here-document (judged on its own).
+_KEEPS_CONTINUATION = ("comment", "raw_string", "ansi_c_string", "heredoc")
+_CONTINUATION = re.compile(rb"\\+\n")
+
+
+def join_continuations(command: str) -> str:
+    """`command` with bash's line continuations removed, as bash reads it.
+
+    bash drops every unquoted (or double-quoted) backslash-newline before it splits
+    words, so `cat .e\\<newline>nv` reads `.env`; tree-sitter takes the two halves for two
+    words. A backslash that is itself escaped (`\\\\<newline>`) ends the line instead.
+    """
+    if "\\\n" not in command:
+        return command
+    data = command.encode("utf-8")
+    kept: list[tuple[int, int]] = []
+    stack = [parse(command)]
+    while stack:
+        node = stack.pop()
+        if node.type.startswith(_KEEPS_CONTINUATION):
+            kept.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    out, start = bytearray(), 0
+    for match in _CONTINUATION.finditer(data):
+        backslash = match.end() - 2
+        if (match.end() - 1 - match.start()) % 2 == 0:
+            continue  # `\\` then a newline: an escaped backslash, and the line ends
+        if any(a <= backslash < b for a, b in kept):
+            continue
+        out += data[start:backslash]
+        start = match.end()
+    out += data[start:]
+    return out.decode("utf-8")
+
+
 def text_of(node: tree_sitter.Node) -> str:
     return (node.text or b"").decode("utf-8", errors="replace")
 
@@ -118,6 +155,9 @@ class Word:
     problems: list[tuple[Action, str]] = field(default_factory=list)
     # A value that is unknown but harmless while it is only printed (`echo ${X:-y}`).
     uncertain: list[tuple[Action, str]] = field(default_factory=list)
+    # The word as written, for a word that brace or glob expansion made: what a message
+    # names (a match may be a name outside the repo, not the model's to learn).
+    expanded_from: str | None = None
 
     @property
     def static(self) -> bool:
@@ -420,7 +460,7 @@ def _first_group(text: str, position: int) -> tuple[int, int, list[str] | int] |
         if len(options) > 1:
             return start, end, options
         length = _sequence_length(inner)
-        if length > 1:
+        if length:
             return start, end, length
         start = text.find("{", start + 1)
     return None
@@ -450,16 +490,21 @@ def _matching_brace(text: str, start: int) -> int:
     return -1
 
 
+# bash's sequence expressions: `{x..y[..step]}` with x, y integers (an optional sign; a
+# leading zero pads every number to the wider end's width) or both single letters; the
+# step's sign is ignored and 0 counts as 1. A sequence of one (`{n..n}`) is expanded too.
+_INT_SEQUENCE = re.compile(r"([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?")
+_CHAR_SEQUENCE = re.compile(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?")
+
+
 def _sequence_length(inner: str) -> int:
-    match = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", inner)
-    if match:
-        a, b = int(match.group(1)), int(match.group(2))
-        step = abs(int(match.group(3) or 1)) or 1
-        return abs(b - a) // step + 1
-    match = re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])", inner)
-    if match:
-        return abs(ord(match.group(1)) - ord(match.group(2))) + 1
-    return 1
+    """How many words the group's sequence makes; 0 when it is no sequence."""
+    match = _INT_SEQUENCE.fullmatch(inner) or _CHAR_SEQUENCE.fullmatch(inner)
+    if match is None:
+        return 0
+    a, b = (int(g) if g[-1].isdigit() else ord(g) for g in match.group(1, 2))
+    step = abs(int(match.group(3) or 1)) or 1
+    return abs(b - a) // step + 1
 
 
 def brace_expand(text: str) -> list[str] | None:
@@ -484,9 +529,10 @@ def _brace_expand(text: str) -> list[str]:
             return [text]
         inner, head, tail = text[start + 1 : end], text[:start], text[end + 1 :]
         options: list[str] | None = _split_top_level_commas(inner)
-        if options is not None and len(options) == 1:
+        sequence = options is not None and len(options) == 1
+        if sequence:
             options = _sequence(inner)
-        if options is not None and len(options) > 1:
+        if options is not None and (len(options) > 1 or sequence):
             out: list[str] = []
             for option in options:
                 for rest in _brace_expand(head + option + tail):
@@ -515,20 +561,22 @@ def _split_top_level_commas(inner: str) -> list[str]:
 
 
 def _sequence(inner: str) -> list[str] | None:
-    match = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", inner)
-    if match:
-        a, b = int(match.group(1)), int(match.group(2))
-        step = abs(int(match.group(3) or 1)) or 1
-        if abs(b - a) // step > _MAX_BRACE_RESULTS:
-            return [str(a)] * (_MAX_BRACE_RESULTS + 1)
-        rng = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        return [str(n) for n in rng]
-    match = re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])", inner)
-    if match:
-        a, b = ord(match.group(1)), ord(match.group(2))
-        rng = range(a, b + 1) if a <= b else range(a, b - 1, -1)
-        return [chr(n) for n in rng]
-    return None
+    length = _sequence_length(inner)
+    if not length:
+        return None
+    if length > _MAX_BRACE_RESULTS:
+        return [inner] * (_MAX_BRACE_RESULTS + 1)  # too many: the caller gives up
+    match = _INT_SEQUENCE.fullmatch(inner)
+    step = abs(int((match or _CHAR_SEQUENCE.fullmatch(inner)).group(3) or 1)) or 1  # type: ignore[union-attr]
+    if match is None:
+        first, last = (ord(c) for c in inner.split("..")[:2])
+        return [chr(first + i * step * (1 if last >= first else -1)) for i in range(length)]
+    ends = match.group(1, 2)
+    first, last = int(ends[0]), int(ends[1])
+    padded = any(e.lstrip("+-").startswith("0") and len(e.lstrip("+-")) > 1 for e in ends)
+    width = max(len(e.lstrip("+")) for e in ends) if padded else 0
+    sign = 1 if last >= first else -1
+    return [f"{first + i * step * sign:0{width}d}" for i in range(length)]
 
 
 # ---------------------------------------------------------------- instrumenting

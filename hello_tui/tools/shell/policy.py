@@ -34,6 +34,7 @@ its index (`git ls-files --stage`, cached: tracked env files and submodules).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -85,6 +86,7 @@ from hello_tui.tools.shell.parse import (
     brace_depth,
     brace_expand,
     depth,
+    join_continuations,
     parse,
     text_of,
     word_of,
@@ -268,6 +270,7 @@ def classify(
     repo = repo.resolve()
     cwd = cwd.resolve()
     context = context or PolicyContext()
+    command = join_continuations(command)
     refusal = _pre_refusal(command)
     if refusal:
         return PolicyVerdict("refuse", refusal, [PartVerdict(command[:200], "refuse", refusal)])
@@ -635,6 +638,10 @@ class _Judge:
         if "/" in name or name_word.tilde:
             self.program_path(name_word, args, text)
             return
+        expanded = self.expanded_args(args, text)
+        if expanded is None:
+            return
+        args = expanded
         if name in PRIVILEGED:
             self.add(text, "refuse", f"{name} runs commands with other privileges")
             return
@@ -950,7 +957,7 @@ class _Judge:
         if script.problems or script.uncertain or self.depth >= _MAX_NESTING:
             self.add(text, "ask", "the script can't be checked")
             return
-        inner_root = parse(script.value)
+        inner_root = parse(join_continuations(script.value))
         if depth(inner_root) > MAX_SYNTAX_DEPTH or "\x00" in script.value:
             self.add(text, "refuse", "the nested script is too deeply nested to check")
             return
@@ -1010,6 +1017,60 @@ class _Judge:
                 worst = objection
         return worst
 
+    def expanded_args(self, args: list[Word], text: str) -> list[Word] | None:
+        """The arguments as the program gets them: bash expands braces, then globs, before
+        the program parses its options, so `sort {a,-o,b}` and `sort *` (with a file named
+        `-o`) are `sort a -o b`. None (after asking) when that can't be told here."""
+        if not any(w.brace or w.glob for w in args):
+            return args
+        out: list[Word] = []
+        for word in args:
+            if not (word.brace or word.glob):
+                out.append(word)
+                continue
+            values, problem = self._bash_words(word)
+            if values is None:
+                self.add(text, "ask", problem)
+                return None
+            for value, matched in values:
+                glob = word.glob and not matched and globbing.has_glob(value)
+                out.append(
+                    dataclasses.replace(
+                        word, value=value, brace=False, glob=glob, expanded_from=word.source
+                    )
+                )
+        return out
+
+    def _bash_words(self, word: Word) -> tuple[list[tuple[str, bool]] | None, str]:
+        """The words bash makes of one argument, each with whether a glob matched it."""
+        pieces = [word.value]
+        if word.brace:
+            if re.search(r"['\"\\]", word.source):
+                return None, f"{word.source[:60]} mixes brace expansion with quoting"
+            if brace_count(word.value, 256) > 256:
+                return None, f"{word.source[:60]} expands to too many words to check"
+            pieces = brace_expand(word.value) or []
+            if not pieces:
+                return None, f"{word.source[:60]} expands to too many words to check"
+        words: list[tuple[str, bool]] = []
+        for piece in pieces:
+            if not (word.glob and globbing.has_glob(piece)):
+                words.append((piece, False))
+                continue
+            found: list[list[str]] = []
+            for cwd in self.cwds:
+                try:
+                    found.append(globbing.expand(piece, cwd))
+                except globbing.GlobTooComplex as exc:
+                    return None, f"{word.source[:60]}: {exc}"
+            if any(f != found[0] for f in found):
+                return None, f"{word.source[:60]} matches different files in each folder"
+            # Without a match bash leaves the pattern as it is (a name that isn't there).
+            cwd = self.cwds[0]
+            matched = all(os.path.lexists(cwd / name) for name in found[0])
+            words.extend((name, matched) for name in found[0])
+        return words, ""
+
     def expansions(self, word: Word) -> tuple[list[str] | None, str]:
         """Every value bash could give this word (braces, then globs); None: can't tell."""
         values = [word.value]
@@ -1045,7 +1106,7 @@ class _Judge:
         for value in values:
             # What a glob or brace found is named by the pattern: the name of a file
             # outside the repo is not the model's to learn from a refusal.
-            shown = value if value == word.value else word.source
+            shown = word.expanded_from or (value if value == word.value else word.source)
             for cwd in self.cwds:
                 objection = self._locate(value, cwd, write, shown)
                 if objection:
