@@ -738,3 +738,42 @@ async def test_log_follow_in_the_config_leaves_the_history_walk_working(tmp_path
     _, approver = await terminal(repo, "git log -p -1 -- src")
     assert approver.asked and "can't be read" not in approver.asked[0][1]
     assert "(from the history)" in approver.asked[0][1]
+
+
+def branch_env_repo(root: Path, name: str = ".env.prod", line: str = REAL) -> Path:
+    """`name` holding `line` committed on a branch `leak` only; the checkout stays on the
+    main line, whose index and tree hold no env file."""
+    repo = plain_repo(root)
+    git(repo, "checkout", "-q", "-b", "leak")
+    (repo / name).write_text(line + "\n")
+    git(repo, "add", name)
+    git(repo, "commit", "-qm", "key")
+    git(repo, "checkout", "-q", "-")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git show --all HEAD:a.txt",
+        "git show --branches HEAD:a.txt",
+        "git show --branches=le* HEAD:a.txt",
+        "git show --glob=refs/heads/* HEAD:a.txt",
+        "git show HEAD:a.txt leak",
+        "printf leak | git show --stdin HEAD:a.txt",
+    ],
+)
+async def test_git_show_of_a_file_and_other_revisions_judges_the_revisions(tmp_path, command):
+    repo = branch_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result), f"{command} printed the key"
+    assert approver.asked, f"{command} ran without asking"
+
+
+async def test_git_show_of_a_file_and_the_index_objects_asks(tmp_path):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".env").write_text(REAL + "\n")
+    git(repo, "add", "-f", ".env")
+    result, approver = await terminal(repo, "git show --indexed-objects HEAD:a.txt")
+    assert REAL not in output(result)
+    assert approver.asked, "git show --indexed-objects ran without asking"

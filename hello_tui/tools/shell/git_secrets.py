@@ -48,6 +48,13 @@ _PATCH_LONG = frozenset(
     | {"binary"}  # git's --binary implies --patch, whatever --stat said before it
 )
 _OTHER_EXACT = frozenset({"color"})
+# git's revision options that add revisions besides the words naming them (spelled out in
+# full: git's revision parser takes no abbreviations).
+_REVISION_OPTION = re.compile(
+    r"--(?:all|reflog|stdin|bisect|alternate-refs|indexed-objects|single-worktree"
+    r"|walk-reflogs|glob|exclude-hidden|(?:branches|tags|remotes)(?:=.*)?)|--glob=.*|-g",
+    re.DOTALL,
+)
 _PATCH_SHORT = re.compile(r"-[puUcmWLSG].*|-\w*[pu]\w*")
 _MAX_WALK = 20000
 
@@ -182,8 +189,10 @@ def no_index(word: str) -> bool:
 
 def _blobs_only(sub: str, rest: list[str]) -> bool:
     """`git show HEAD:a.txt`: only the files named after `rev:`, which the caller checks
-    for env files; `:/text` names a commit by its message, and shows its patch."""
-    if sub != "show" or "--" in rest:
+    for env files; `:/text` names a commit by its message, and shows its patch. An option
+    that adds revisions (`--all`, `--branches`, `--stdin`, `--indexed-objects`...) shows
+    those besides the files."""
+    if sub != "show" or "--" in rest or any(_REVISION_OPTION.fullmatch(w) for w in rest):
         return False
     objects = [w for w in rest if not w.startswith("-")]
     return bool(objects) and all(":" in w and not w.startswith(":/") for w in objects)
