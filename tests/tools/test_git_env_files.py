@@ -777,3 +777,36 @@ async def test_git_show_of_a_file_and_the_index_objects_asks(tmp_path):
     result, approver = await terminal(repo, "git show --indexed-objects HEAD:a.txt")
     assert REAL not in output(result)
     assert approver.asked, "git show --indexed-objects ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep -ieapi_key leak",
+        "git grep -ie api_key leak",
+        "git grep -vie nothing-matches leak",
+        "git grep -nC1 -eAPI leak",
+        "git grep -if patterns.txt leak",
+        "git grep --regexp=API_KEY leak",
+        "git grep --reg API_KEY leak",
+    ],
+)
+async def test_git_grep_with_the_pattern_in_a_short_option_cluster_judges_the_revision(
+    tmp_path, command
+):
+    repo = branch_env_repo(tmp_path / "repo")
+    (repo / "patterns.txt").write_text("api_key\n")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result), f"{command} printed the key"
+    assert approver.asked, f"{command} ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git grep -ie two", "git grep -nC1 -e two -- a.txt", "git grep -vie nothing -- a.txt"],
+)
+async def test_git_grep_with_a_short_option_cluster_runs_without_env_files(tmp_path, command):
+    repo = branch_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)

@@ -29,9 +29,10 @@ from hello_tui.tools.shell.git_index import tracked
 CONTENT_COMMANDS = frozenset({"diff", "show", "log", "grep", "stash"})
 # Options after which the next word is the option's value, never a pathspec.
 _GREP_VALUED = frozenset(
-    {"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth", "--threads"}
-    | {"--regexp", "--file", "--context", "--after-context", "--before-context"}
+    {"--max-count", "--max-depth", "--threads", "--regexp", "--file", "--context"}
+    | {"--after-context", "--before-context"}
 )
+_GREP_SHORT_VALUED = "efABCm"  # git grep's short options that take a value
 _LOG_VALUED = frozenset(
     {"-S", "-G", "-O", "-L", "-n", "--max-count", "--author", "--committer", "--grep"}
     | {"--since", "--until", "--after", "--before", "--skip", "--format", "--pretty"}
@@ -211,20 +212,17 @@ def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
     """(pathspecs, revisions) of the command: without `--`, a word is a pathspec only when
     it exists on disk, as git decides, and a revision otherwise; git grep's first word is
     its pattern unless `-e` or `-f` gave one."""
-    pattern_given = sub != "grep" or any(
-        w in ("-e", "-f", "--regexp", "--file") or w.startswith(("-e", "-f")) for w in rest
-    )
     split = rest.index("--") if "--" in rest else len(rest)
+    pattern_given = sub != "grep" or any(_gives_pattern(w) for w in rest[:split])
     specs = rest[split + 1 :]
     revisions: list[str] = []
     skip = False
-    valued = _GREP_VALUED if sub == "grep" else _LOG_VALUED
     for word in rest[:split]:
         if skip:
             skip = False
             continue
         if word.startswith("-"):
-            skip = word in valued
+            skip = _takes_next_word(sub, word)
             continue
         if not pattern_given:
             pattern_given = True
@@ -234,6 +232,44 @@ def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
         else:
             revisions.append(word)
     return specs, revisions
+
+
+def _gives_pattern(word: str) -> bool:
+    """Whether a word of git grep's options gives the pattern: `-e`/`-f` in a cluster of
+    short options (`-ie`, `-vfpats`), or `--regexp`/`--file` (abbreviated too)."""
+    if word.startswith("--"):
+        name = word[2:].split("=", 1)[0]
+        return bool(name) and ("regexp".startswith(name) or "file".startswith(name))
+    flags, _ = _short_cluster(word)
+    return "e" in flags or "f" in flags
+
+
+def _short_cluster(word: str) -> tuple[str, bool]:
+    """(its options, whether the last takes the next word) of a cluster of git grep's short
+    options, read as git's option parser reads it: flags bundle (`-in`), a digit run is the
+    context (`-3`), an option with a value takes the rest of the cluster (`-eKEY`, `-C3`)
+    or, when none is left, the next word; `-O`'s optional value is only the rest."""
+    if not word.startswith("-") or word.startswith("--"):
+        return "", False
+    flags = ""
+    for i, char in enumerate(word[1:], 1):
+        if char.isdigit():
+            continue
+        flags += char
+        if char in _GREP_SHORT_VALUED:
+            return flags, i == len(word) - 1
+        if char == "O":
+            break
+    return flags, False
+
+
+def _takes_next_word(sub: str, word: str) -> bool:
+    """Whether option `word` takes the next word as its value."""
+    if sub != "grep":
+        return word in _LOG_VALUED
+    if word.startswith("--"):
+        return word in _GREP_VALUED
+    return _short_cluster(word)[1]
 
 
 def _reaches_commits(sub: str, rest: list[str], revisions: list[str]) -> bool:
