@@ -810,3 +810,29 @@ async def test_git_grep_with_a_short_option_cluster_runs_without_env_files(tmp_p
     result, approver = await terminal(repo, command)
     assert approver.asked == [], approver.asked
     assert result.data["exit_code"] == 0, output(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff --abbrev leak",
+        "git log -p --abbrev leak",
+        "git diff --color leak",
+        "git diff --word-diff leak",
+        "git diff --relative leak",
+        "git diff -M leak",
+        "git diff --find-renames leak",
+        "git diff --submodule leak",
+        "git diff --ignore-submodules leak",
+        "git log -p --decorate leak",
+        "git log -p --notes leak",
+        "git log -p --pretty leak",
+        "git diff --stat --dirstat -U leak",
+    ],
+)
+async def test_a_revision_after_an_option_with_an_optional_value_is_judged(tmp_path, command):
+    """git takes an optional value only stuck (`--abbrev=7`): the next word is a revision."""
+    repo = branch_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result), f"{command} printed the key"
+    assert approver.asked, f"{command} ran without asking"

@@ -35,9 +35,8 @@ _GREP_VALUED = frozenset(
 _GREP_SHORT_VALUED = "efABCm"  # git grep's short options that take a value
 _LOG_VALUED = frozenset(
     {"-S", "-G", "-O", "-L", "-n", "--max-count", "--author", "--committer", "--grep"}
-    | {"--since", "--until", "--after", "--before", "--skip", "--format", "--pretty"}
-    | {"--encoding", "--abbrev", "--date"}
-)
+    | {"--since", "--until", "--after", "--before", "--skip", "--encoding", "--date"}
+)  # not those whose value is optional, and so only ever `--opt=value`: `--abbrev leak`
 # What makes diff/show print no patch, and log print one (or search contents).
 _NO_PATCH = frozenset(
     {"stat", "numstat", "shortstat", "name-only", "name-status", "summary"}
