@@ -836,3 +836,19 @@ async def test_a_revision_after_an_option_with_an_optional_value_is_judged(tmp_p
     result, approver = await terminal(repo, command)
     assert REAL not in output(result), f"{command} printed the key"
     assert approver.asked, f"{command} ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log --check leak",
+        "git show --stat --check leak",
+        "git diff --stat --check HEAD leak",
+        "git diff --name-only --check HEAD leak",
+    ],
+)
+async def test_git_check_prints_the_added_lines_with_whitespace_errors(tmp_path, command):
+    repo = branch_env_repo(tmp_path / "repo", ".env.local", REAL + " ")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result), f"{command} printed the key"
+    assert approver.asked, f"{command} ran without asking"

@@ -46,6 +46,7 @@ _PATCH_LONG = frozenset(
     {"patch", "unified", "cc", "word-diff", "color-words", "remerge-diff"}
     | {"diff-merges", "dd", "function-context", "patch-with-stat", "patch-with-raw"}
     | {"binary"}  # git's --binary implies --patch, whatever --stat said before it
+    | {"check"}  # every added line with a whitespace error, whatever else is shown
 )
 _OTHER_EXACT = frozenset({"color"})
 # git's revision options that add revisions besides the words naming them (spelled out in
