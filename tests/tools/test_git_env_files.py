@@ -515,6 +515,12 @@ async def test_git_diff_no_index_does_not_print_gits_objects_unasked(tmp_path, c
         "git status --verb",  # abbreviated, as git's option parser allows
         "git status -vv",
         "git status -v -- a.txt",  # the pathspec limits the list, not the diff
+        "git status -s --long -v",  # the last format given wins
+        "git status --porcelain --long -v",
+        "git status --porcelain=v2 --lon -v",
+        "git status -sv --long",
+        "git status -s --no-short -v",
+        "git status -z --no-null -v",
         "git log --binary -1",  # --binary implies --patch
         "git diff HEAD --stat --binary",
         "git show --no-patch --binary HEAD",  # the last of them wins
@@ -534,7 +540,15 @@ async def test_options_that_print_the_staged_patch_ask_when_an_env_file_is_stage
 
 
 @pytest.mark.parametrize(
-    "command", ["git status -sv", "git status --porcelain -v", "git status -v --no-verbose"]
+    "command",
+    [
+        "git status -sv",
+        "git status --porcelain -v",
+        "git status -v --no-verbose",
+        "git status --long --porcelain=v2 -v",
+        "git status --long -s -v",
+        "git status -vz",
+    ],
 )
 async def test_status_formats_that_print_no_patch_run_with_an_env_file_staged(tmp_path, command):
     repo = plain_repo(tmp_path / "repo")

@@ -135,28 +135,54 @@ def _shown(
 
 
 def _status_verbose(rest: list[str]) -> bool:
-    """`git status` with `-v`/`--verbose` (abbreviated as git allows, `--verb`; the last of
-    it and `--no-verbose` wins) in its long format, which short and porcelain formats
-    (`-s`, `--porcelain`, `-z`) leave out."""
-    verbose, short = False, False
+    """`git status` with `-v`/`--verbose` in its long format. Of `-v` and `--no-verbose`,
+    as of the formats (`-s`, `--porcelain[=v2]`, `--long`, their `--no-` forms, which leave
+    the default, long), the last given wins; `-z` without a format is `--porcelain` (git
+    refuses it with `--long`). Long options are abbreviated as git allows (`--verb`)."""
+    state: dict[str, str | bool] = {"verbose": False, "format": "long", "null": False}
     for word in rest:
         if word == "--":
             break
-        name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
-        if name:
-            if len(name) >= 1 and "verbose".startswith(name):
-                verbose = True
-            elif len(name) >= 4 and "no-verbose".startswith(name):
-                verbose = False
-            elif "short".startswith(name) or name.startswith("porcelain") or name == "null":
-                short = True
-        elif word.startswith("-") and len(word) > 1:
-            flags = word[1:]
-            if "u" in flags:
-                flags = flags.split("u", 1)[0]  # `-uall`: the rest is -u's value
-            verbose = verbose or "v" in flags
-            short = short or "s" in flags or "z" in flags
-    return verbose and not short
+        state.update(_status_settings(word))
+    return bool(state["verbose"]) and state["format"] == "long" and not state["null"]
+
+
+# git status's long options that decide whether `-v` prints the diff, and what each sets.
+_STATUS_OPTIONS: tuple[tuple[str, tuple[str, str | bool]], ...] = (
+    ("verbose", ("verbose", True)),
+    ("no-verbose", ("verbose", False)),
+    ("short", ("format", "short")),
+    ("porcelain", ("format", "short")),
+    ("long", ("format", "long")),
+    ("no-short", ("format", "long")),
+    ("no-porcelain", ("format", "long")),
+    ("no-long", ("format", "long")),
+    ("null", ("null", True)),
+    ("no-null", ("null", False)),
+)
+_STATUS_SHORT: dict[str, tuple[str, str | bool]] = {
+    "v": ("verbose", True),
+    "s": ("format", "short"),
+    "z": ("null", True),
+}
+
+
+def _status_settings(word: str) -> list[tuple[str, str | bool]]:
+    """What a word of git status's options sets, in order: `-svz` bundles its flags, and
+    `-u`'s value is the rest of its cluster (`-uall`)."""
+    if word.startswith("--"):
+        name = word[2:].split("=", 1)[0]
+        found = [setting for option, setting in _STATUS_OPTIONS if option.startswith(name)]
+        return found[:1] if name else []
+    if not word.startswith("-"):
+        return []
+    settings = []
+    for char in word[1:]:
+        if char == "u":
+            break
+        if char in _STATUS_SHORT:
+            settings.append(_STATUS_SHORT[char])
+    return settings
 
 
 def _follows(rest: list[str], repo: Path) -> bool:
