@@ -866,3 +866,38 @@ async def test_git_check_prints_the_added_lines_with_whitespace_errors(tmp_path,
     result, approver = await terminal(repo, command)
     assert REAL not in output(result), f"{command} printed the key"
     assert approver.asked, f"{command} ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff -- . ':!.env/'",
+        "git diff -- . ':!.env/.'",
+        "git diff -- . ':!.env//'",
+        "git log -p -- . ':(exclude).env/'",
+        "git show -- . ':^.env/'",
+        "git grep API_KEY -- . ':!.env/'",
+    ],
+)
+async def test_an_exclusion_ending_in_a_slash_leaves_only_a_folder_out(tmp_path, command):
+    """In git a pathspec ending in `/` selects a folder (and what is in it), not a file."""
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result) and "replace-me" not in output(result)
+    assert approver.asked, f"{command} ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep --no-index API_KEY -- . ':!.env/'",
+        "git grep --untracked --no-exclude-standard API_KEY -- . ':!.env/.'",
+    ],
+)
+async def test_git_grep_over_the_tree_with_such_pathspecs_asks(tmp_path, command):
+    repo = plain_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / ".env").write_text(REAL + "\n")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result)
+    assert approver.asked, f"{command} ran without asking"

@@ -338,7 +338,8 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: boo
     """Whether pathspec `spec` (given in folder `here`) selects repo path `path`.
 
     Magic it does not know matches for an include and not for an exclusion
-    (`exact`): when unsure, the env file counts as shown.
+    (`exact`): when unsure, the env file counts as shown. A pattern ending in `/`
+    (also `/.`, `//`) selects a folder and what is in it, never a file of that name.
     """
     magic: list[str] = []
     body = spec
@@ -354,13 +355,21 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: boo
     if icase or "icase" in magic:  # `:(icase)`, `--icase-pathspecs`: `.E*` selects `.env`
         body, path, here = body.lower(), path.lower(), here.lower()
     base = "" if "top" in magic else here
-    full = os.path.normpath(os.path.join(base, body)) if body else (base or ".")
+    joined = os.path.join(base, body) if body else (base or ".")
+    full = os.path.normpath(joined)
     if full in (".", ""):
         return True
-    if path == full or path.startswith(full + "/"):
+    if path.startswith(full + "/"):
         return True
+    # git keeps a trailing `/` (`a/.` is `a/`); after `a/b/..` it may too: an exclusion
+    # then counts as a folder's only.
+    folder = joined.endswith(("/", "/.")) or (exact and joined.endswith("/.."))
+    if path == full:
+        return not folder
     if "literal" in magic:
         return False
+    if folder:
+        return not exact if re.search(r"[*?\[\\]", full) else False
     # git's wildmatch: `[...]` sets (`[.]env`, `.e[!x]v`) and `\` escapes (`.en\v`) too.
     # Without glob magic `*` and `?` cross `/`, as bash's matcher does over a whole path.
     if "glob" not in magic:
