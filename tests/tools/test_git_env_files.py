@@ -890,8 +890,33 @@ async def test_an_exclusion_ending_in_a_slash_leaves_only_a_folder_out(tmp_path,
 @pytest.mark.parametrize(
     "command",
     [
+        "git diff -- ':'",
+        "git diff -- '::'",
+        "git log -p -- ':'",
+        "git grep API_KEY -- ':'",
+        "git diff -- ':/!:a.txt'",
+        "git diff -- ':!/:a.txt'",
+        "cd src && git diff -- ':/'",
+    ],
+)
+async def test_a_pathspec_of_magic_with_an_empty_pattern_selects_the_whole_folder(
+    tmp_path, command
+):
+    """`:` is a pathspec with no magic and an empty pattern: the current folder; `:/` the
+    whole tree. Short magic may end with a colon (`:/!:a.txt` is top and exclude)."""
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert REAL not in output(result) and "replace-me" not in output(result)
+    assert approver.asked, f"{command} ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "git grep --no-index API_KEY -- . ':!.env/'",
         "git grep --untracked --no-exclude-standard API_KEY -- . ':!.env/.'",
+        "git grep --no-index API_KEY -- ':'",
+        "git grep --no-index API_KEY -- '::'",
     ],
 )
 async def test_git_grep_over_the_tree_with_such_pathspecs_asks(tmp_path, command):
@@ -901,3 +926,21 @@ async def test_git_grep_over_the_tree_with_such_pathspecs_asks(tmp_path, command
     result, approver = await terminal(repo, command)
     assert REAL not in output(result)
     assert approver.asked, f"{command} ran without asking"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff -- ':!:.env'",
+        "git grep API_KEY -- ':/!.env'",
+        "git log -p -- ':^/.env' ':!src/'",
+        "git -C src diff -- ':'",
+        "git -C src grep x -- ':'",
+    ],
+)
+async def test_pathspecs_that_leave_the_env_file_out_in_gits_reading_run(tmp_path, command):
+    repo = tracked_env_repo(tmp_path / "repo")
+    result, approver = await terminal(repo, command)
+    assert approver.asked == [], approver.asked
+    assert result.data["exit_code"] == 0, output(result)
+    assert REAL not in output(result) and "replace-me" not in output(result)

@@ -323,15 +323,46 @@ def _pathspecs(specs: list[str]) -> tuple[list[str], list[str]]:
 
 def exclusion(spec: str) -> tuple[bool, str]:
     """(is it an exclusion, the pathspec without that magic)."""
-    if spec.startswith((":!", ":^")):
-        return True, ":" + spec[2:] if spec[2:].startswith(("(", "/")) else spec[2:]
-    match = re.fullmatch(r":\(([^)]*)\)(.*)", spec, re.DOTALL)
-    if match:
-        words = [w.strip() for w in match.group(1).split(",")]
-        if "exclude" in words:
-            kept = [w for w in words if w != "exclude"]
-            return True, f":({','.join(kept)}){match.group(2)}" if kept else match.group(2)
-    return False, spec
+    parsed = _magic(spec)
+    if parsed is None or "exclude" not in parsed[0]:
+        return False, spec
+    kept, body = [w for w in parsed[0] if w != "exclude"], parsed[1]
+    if kept or body.startswith(":"):
+        return True, f":({','.join(kept)}){body}"
+    return True, body
+
+
+# git's short magic (`:/`, `:!`, `:^`), and the characters it keeps for more: a pathspec
+# with one of those after its colon is an error.
+_SHORT_MAGIC = {"/": "top", "!": "exclude", "^": "exclude"}
+_MAGIC_CHARS = frozenset("!\"#%&',-/:;<=>@_`~^")
+
+
+def _magic(spec: str) -> tuple[list[str], str] | None:
+    """(magic words, pattern) of a pathspec as git reads it, or None when git refuses it.
+
+    `:(top,icase)a`, and the short form: a colon, magic letters, an optional colon, the
+    pattern (`:/a`, `:!a`, `:/!:a`). `:` and `:/` have an empty pattern: the current
+    folder, the whole tree.
+    """
+    if not spec.startswith(":"):
+        return [], spec
+    if spec.startswith(":("):
+        close = spec.find(")")
+        if close < 0:
+            return None
+        return [w.strip() for w in spec[2:close].split(",")], spec[close + 1 :]
+    magic: list[str] = []
+    i = 1
+    while i < len(spec) and spec[i] != ":":
+        if spec[i] in _SHORT_MAGIC:
+            magic.append(_SHORT_MAGIC[spec[i]])
+        elif spec[i] in _MAGIC_CHARS:
+            return None
+        else:
+            break
+        i += 1
+    return magic, spec[i + 1 :] if spec[i : i + 1] == ":" else spec[i:]
 
 
 def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: bool = False) -> bool:
@@ -341,22 +372,14 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: boo
     (`exact`): when unsure, the env file counts as shown. A pattern ending in `/`
     (also `/.`, `//`) selects a folder and what is in it, never a file of that name.
     """
-    magic: list[str] = []
-    body = spec
-    if spec.startswith(":("):
-        close = spec.find(")")
-        magic, body = [w.strip() for w in spec[2:close].split(",")], spec[close + 1 :]
-    elif spec.startswith(":/"):
-        magic, body = ["top"], spec[2:]
-    elif spec.startswith(":") and len(spec) > 1:
+    parsed = _magic(spec)
+    if parsed is None or set(parsed[0]) - {"top", "glob", "literal", "icase", ""}:
         return not exact
-    if set(magic) - {"top", "glob", "literal", "icase", ""}:
-        return not exact
+    magic, body = parsed
     if icase or "icase" in magic:  # `:(icase)`, `--icase-pathspecs`: `.E*` selects `.env`
         body, path, here = body.lower(), path.lower(), here.lower()
-    base = "" if "top" in magic else here
-    joined = os.path.join(base, body) if body else (base or ".")
-    full = os.path.normpath(joined)
+    joined = "/".join(p for p in ("" if "top" in magic else here, body) if p)
+    full = os.path.normpath(joined) if joined else "."
     if full in (".", ""):
         return True
     if path.startswith(full + "/"):
@@ -370,9 +393,13 @@ def _matches(spec: str, path: str, here: str, *, exact: bool = False, icase: boo
         return False
     if folder:
         return not exact if re.search(r"[*?\[\\]", full) else False
-    # git's wildmatch: `[...]` sets (`[.]env`, `.e[!x]v`) and `\` escapes (`.en\v`) too.
-    # Without glob magic `*` and `?` cross `/`, as bash's matcher does over a whole path.
-    if "glob" not in magic:
+    return _pattern_matches(full, path, glob="glob" in magic, exact=exact)
+
+
+def _pattern_matches(full: str, path: str, *, glob: bool, exact: bool) -> bool:
+    """git's wildmatch: `[...]` sets (`[.]env`, `.e[!x]v`) and `\\` escapes (`.en\\v`) too.
+    Without glob magic `*` and `?` cross `/`, as bash's matcher does over a whole path."""
+    if not glob:
         try:
             return globbing.matches(full, path)
         except globbing.GlobTooComplex:
