@@ -803,6 +803,8 @@ async def test_git_show_of_a_file_and_the_index_objects_asks(tmp_path):
         "git grep -if patterns.txt leak",
         "git grep --regexp=API_KEY leak",
         "git grep --reg API_KEY leak",
+        "git grep -e -- -e API_KEY leak",  # `--` is -e's value, not the end of revisions
+        "git grep -ie -- --or -e api_key leak",
     ],
 )
 async def test_git_grep_with_the_pattern_in_a_short_option_cluster_judges_the_revision(

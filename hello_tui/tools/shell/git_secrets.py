@@ -238,7 +238,7 @@ def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
     """(pathspecs, revisions) of the command: without `--`, a word is a pathspec only when
     it exists on disk, as git decides, and a revision otherwise; git grep's first word is
     its pattern unless `-e` or `-f` gave one."""
-    split = rest.index("--") if "--" in rest else len(rest)
+    split = _separator(sub, rest)
     pattern_given = sub != "grep" or any(_gives_pattern(w) for w in rest[:split])
     specs = rest[split + 1 :]
     revisions: list[str] = []
@@ -258,6 +258,18 @@ def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
         else:
             revisions.append(word)
     return specs, revisions
+
+
+def _separator(sub: str, rest: list[str]) -> int:
+    """Where the `--` that ends revisions is: git grep's option parser takes a `--` right
+    after an option with a value for that value (`-e -- -e KEY leak`); git's revision
+    parser refuses it as one (`--author --`), so there the first `--` is the end."""
+    skip = False
+    for i, word in enumerate(rest):
+        if word == "--" and not skip:
+            return i
+        skip = not skip and sub == "grep" and word.startswith("-") and _takes_next_word(sub, word)
+    return len(rest)
 
 
 def _gives_pattern(word: str) -> bool:
