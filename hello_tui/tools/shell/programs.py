@@ -16,6 +16,7 @@ including clustered short options (`-ni`) and abbreviated long ones
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -128,6 +129,8 @@ class Spec:
 
     short_values: str = ""
     long_values: frozenset[str] = frozenset()
+    # getopt's `::` options: a value only when attached (`-Idate`); never the next word.
+    short_optional: str = ""
     unsafe_short: dict[str, str] = field(default_factory=dict)
     unsafe_long: dict[str, str] = field(default_factory=dict)
     file_options: frozenset[str] = frozenset()  # options whose value is a file it reads
@@ -429,9 +432,11 @@ SPECS: dict[str, Spec] = {
     "id": Spec(paths="none", prints_only=True),
     "uname": Spec(paths="none", prints_only=True),
     "nproc": Spec(paths="none", prints_only=True),
+    # `-I[FMT]`, `--iso-8601[=FMT]`: the format only attached, so `-I -f FILE` reads FILE.
     "date": Spec(
-        short_values="dfrsI",
-        long_values=frozenset({"date", "file", "reference", "set", "iso-8601", "rfc-3339"}),
+        short_values="dfrs",
+        long_values=frozenset({"date", "file", "reference", "set", "rfc-3339"}),
+        short_optional="I",
         unsafe_short={"s": "date -s sets the system clock"},
         unsafe_long={"set": "date --set sets the system clock"},
         file_options=frozenset({"-f", "file", "-r", "reference"}),
@@ -462,7 +467,34 @@ def check_read_only(name: str, args: list[Word]) -> ProgramCheck | None:
     spec = SPECS.get(name)
     if spec is None:
         return None
-    return _check_spec(name, spec, args)
+    check = _check_spec(name, spec, args)
+    if name == "diff" and not check.recursive_read:
+        check.paths += [entry for word in check.paths for entry in _folder_entries(word)]
+    return check
+
+
+# Every name directly inside a folder, dotfiles too (never `.` or `..`), as bash globs them.
+_ENTRY_PATTERNS = ("*", ".[!.]*", "..?*")
+
+
+def _folder_entries(word: Word) -> list[Word]:
+    """diff of two folders (no -r) reads every same-named file directly inside both, and
+    with -N also those on one side only, following links: judge each as an argument. For
+    an operand that is a file the patterns match nothing."""
+    base = word.value if word.glob else re.sub(r"([][*?\\])", r"\\\1", word.value)
+    base = base.rstrip("/")
+    return [
+        Word(
+            value=f"{base}/{pattern}",
+            source=f"{word.source.rstrip('/')}/{pattern}",
+            glob=True,
+            tilde=word.tilde,
+            brace=word.brace,
+            problems=list(word.problems),
+            uncertain=list(word.uncertain),
+        )
+        for pattern in _ENTRY_PATTERNS
+    ]
 
 
 def _literal(value: str) -> Word:
@@ -475,7 +507,7 @@ def _option_key(opt: str) -> str:
 
 
 def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
-    parsed = parse_options(args, spec.short_values, spec.long_values)
+    parsed = parse_options(args, spec.short_values, spec.long_values, spec.short_optional)
     unsafe = None
     paths: list[Word] = []
     writes: list[Word] = []
@@ -521,7 +553,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             # A glob overrides rg's hidden-file rule (`-g .env` reads it), and so may an
             # ignore file's whitelist (`!.env`, `ignore_files`).
             hidden_flags += 2
-        if name == "grep" and key in ("d", "directories") and value and value.value == "recurse":
+        if name == "grep" and key in ("d", "directories") and _grep_recurses(value):
             recursive = True
         if name == "file" and key in ("f", "files-from"):
             where = value.value if value is not None else "stdin"
@@ -566,6 +598,11 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     )
 
 
+def _grep_recurses(value: Word | None) -> bool:
+    """`-d recurse`, as GNU argmatch takes it: any prefix (`-d rec`; `r`, `re` are errors)."""
+    return value is not None and "recurse".startswith(value.value)
+
+
 # Programs that skip or summarise binary files ("Binary file matches") unless told to print
 # them as text: grep and diff (`-a`, `--text`, grep's `--binary-files=text`), rg (`-a`).
 _BINARY_AS_TEXT = frozenset({"grep", "egrep", "fgrep", "rg", "diff"})
@@ -593,19 +630,37 @@ def _skip_regex(script: str, i: int, delim: str) -> int:
             i += 2
             continue
         if ch == "[":
-            j = i + 1
-            if j < n and script[j] == "^":
-                j += 1
-            if j < n and script[j] == "]":
-                j += 1
-            close = script.find("]", j)
-            if close == -1:
-                raise _Unsure
-            i = close + 1
+            i = _skip_bracket(script, i)
             continue
         if ch == delim:
             return i + 1
         i += 1
+    raise _Unsure
+
+
+def _skip_bracket(script: str, i: int) -> int:
+    """Index just past the bracket expression at `i` ('['), by POSIX rules: a `]` first
+    (after `^`) is a member, `[:alpha:]`, `[=a=]` and `[.].]` are units, a backslash is
+    itself; a newline or an unclosed unit is not something to guess about."""
+    n = len(script)
+    j = i + 1
+    if j < n and script[j] == "^":
+        j += 1
+    if j < n and script[j] == "]":
+        j += 1
+    while j < n:
+        ch = script[j]
+        if ch == "\n":
+            raise _Unsure
+        if ch == "[" and j + 1 < n and script[j + 1] in ":=.":
+            end = script.find(script[j + 1] + "]", j + 2)
+            if end == -1 or "\n" in script[j:end]:
+                raise _Unsure
+            j = end + 2
+            continue
+        if ch == "]":
+            return j + 1
+        j += 1
     raise _Unsure
 
 
