@@ -53,6 +53,10 @@ ATTACKS = [
     ("git log -1 -\\\n-output=out.txt", "out.txt"),
     ('cat ".e\\\nnv"', "planted-secret"),
     ("uniq {a,b}.txt", "b.txt"),
+    # A backslash in a bracket quotes the next character; tree-sitter splits `.e[\n]v` in
+    # two at the bracket, bash reads one word.
+    ("cat .e[\\n]v", "planted-secret"),
+    ("cat .e[n\\]]v", "planted-secret"),
 ]
 
 
@@ -94,6 +98,8 @@ def test_a_glob_that_counts_as_two_operands_is_judged_as_two(repo):
         "echo {1..3}",
         "grep -n a \\\n  a.txt b.txt",
         "ls cfg",
+        "cat a'*'",  # a quoted star is a star: no such file, nothing read
+        'cat "a".t[x]t',
     ],
 )
 def test_ordinary_expansions_still_run(repo, command):

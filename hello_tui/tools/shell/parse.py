@@ -158,6 +158,13 @@ class Word:
     # The word as written, for a word that brace or glob expansion made: what a message
     # names (a match may be a name outside the repo, not the model's to learn).
     expanded_from: str | None = None
+    # The glob pattern bash matches, where quoted or escaped characters stay literal
+    # (`.e[n\\]]v`, `a'*'*`); empty when it is the value itself.
+    pattern: str = ""
+
+    @property
+    def glob_pattern(self) -> str:
+        return self.pattern or self.value
 
     @property
     def static(self) -> bool:
@@ -341,6 +348,25 @@ def _expand_variable(
     return Word(value=value, source=source)
 
 
+def glob_escape(text: str) -> str:
+    """`text` as a glob pattern that matches it alone (quoted characters are literal)."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
+def concatenated(parts: list[Word], source: str) -> Word:
+    """One word of pieces written together (`a'b'"$c"`, or what tree-sitter split apart)."""
+    return Word(
+        value="".join(p.value for p in parts),
+        source=source,
+        glob=any(p.glob for p in parts),
+        tilde=bool(parts) and parts[0].tilde,
+        brace=any(p.brace for p in parts),
+        problems=[problem for p in parts for problem in p.problems],
+        uncertain=[problem for p in parts for problem in p.uncertain],
+        pattern="".join(p.glob_pattern for p in parts),
+    )
+
+
 def word_of(node: tree_sitter.Node, variables: Variables | None = None) -> Word:
     """The value bash would give this argument node, as far as it can be known."""
     kind = node.type
@@ -349,6 +375,7 @@ def word_of(node: tree_sitter.Node, variables: Variables | None = None) -> Word:
         return Word(
             value=_unescape_unquoted(source),
             source=source,
+            pattern=source,
             glob=_has_unescaped(_GLOB_CHARS, source),
             tilde=source.startswith("~"),
             brace=_has_unescaped(re.compile(r"[{}]"), source),
@@ -356,20 +383,13 @@ def word_of(node: tree_sitter.Node, variables: Variables | None = None) -> Word:
     if kind == "number":
         return Word(value=source, source=source)
     if kind == "raw_string":
-        return Word(value=source[1:-1], source=source)
+        return Word(value=source[1:-1], source=source, pattern=glob_escape(source[1:-1]))
     if kind == "string":
-        return _double_quoted(node, variables)
+        quoted = _double_quoted(node, variables)
+        quoted.pattern = glob_escape(quoted.value)
+        return quoted
     if kind == "concatenation":
-        parts = [word_of(child, variables) for child in node.named_children]
-        return Word(
-            value="".join(p.value for p in parts),
-            source=source,
-            glob=any(p.glob for p in parts),
-            tilde=bool(parts) and parts[0].tilde,
-            brace=any(p.brace for p in parts),
-            problems=[problem for p in parts for problem in p.problems],
-            uncertain=[problem for p in parts for problem in p.uncertain],
-        )
+        return concatenated([word_of(child, variables) for child in node.named_children], source)
     if kind == "brace_expression":
         return Word(value=source, source=source, brace=True)
     if kind in ("simple_expansion", "expansion"):

@@ -85,6 +85,7 @@ from hello_tui.tools.shell.parse import (
     brace_count,
     brace_depth,
     brace_expand,
+    concatenated,
     depth,
     join_continuations,
     parse,
@@ -622,7 +623,25 @@ class _Judge:
         if assignments:
             self.add(text, "ask", "sets environment variables for the command")
         if word_nodes:
-            self.argv([self.word(n) for n in word_nodes], text, piped_input)
+            self.argv(self.touching_joined(word_nodes), text, piped_input)
+
+    def touching_joined(self, nodes: list[tree_sitter.Node]) -> list[Word]:
+        """The words of a command; pieces with nothing between them are one word to bash,
+        whatever tree-sitter made of them (it splits `.e[\\n]v` at the bracket)."""
+        groups: list[list[tree_sitter.Node]] = []
+        for node in nodes:
+            if groups and groups[-1][-1].end_byte == node.start_byte:
+                groups[-1].append(node)
+            else:
+                groups.append([node])
+        words = []
+        for group in groups:
+            if len(group) == 1:
+                words.append(self.word(group[0]))
+            else:
+                source = "".join(text_of(n) for n in group)
+                words.append(concatenated([self.word(n) for n in group], source))
+        return words
 
     def argv(self, words: list[Word], text: str, piped_input: bool) -> None:
         for word in words:
@@ -1052,10 +1071,12 @@ class _Judge:
             pieces = brace_expand(word.value) or []
             if not pieces:
                 return None, f"{word.source[:60]} expands to too many words to check"
+        if not word.brace:
+            pieces = [word.glob_pattern]  # escapes kept: what bash matches
         words: list[tuple[str, bool]] = []
         for piece in pieces:
             if not (word.glob and globbing.has_glob(piece)):
-                words.append((piece, False))
+                words.append((word.value if not word.brace else piece, False))
                 continue
             found: list[list[str]] = []
             for cwd in self.cwds:
@@ -1068,6 +1089,8 @@ class _Judge:
             # Without a match bash leaves the pattern as it is (a name that isn't there).
             cwd = self.cwds[0]
             matched = all(os.path.lexists(cwd / name) for name in found[0])
+            if not matched:  # the word as it is, quotes removed
+                found[0] = [word.value if not word.brace else found[0][0]]
             words.extend((name, matched) for name in found[0])
         return words, ""
 
@@ -1084,14 +1107,16 @@ class _Judge:
         if not word.glob:
             return values, ""
         results: list[str] = []
-        for value in values:
+        # Unexpanded braces leave the pattern as written (escapes kept: what bash matches).
+        patterns = values if word.brace else [word.glob_pattern]
+        for value, pattern in zip(values, patterns, strict=True):
             for cwd in self.cwds:
                 # The literal text too: quoted glob characters stay as they are.
                 results.append(value)
-                if not globbing.has_glob(value):
+                if not globbing.has_glob(pattern):
                     continue
                 try:
-                    results.extend(globbing.expand(value, cwd))
+                    results.extend(globbing.expand(pattern, cwd))
                 except globbing.GlobTooComplex as exc:
                     return None, f"{word.source}: {exc}"
                 results.append(_glob_base(value))
