@@ -167,3 +167,10 @@ def test_a_command_after_a_continued_comment_is_still_judged(repo):
     command = "ls # note \\\ncat .env"
     assert "planted-secret" in bash(repo, command)
     assert classify(command, repo, repo).action != "run"
+
+
+def test_a_word_tree_sitter_splits_is_never_run_as_two_arguments(repo):
+    # Run directly, the two pieces would be two arguments; bash gives the program one.
+    verdict = classify("ls x[\\n]y a.txt", repo, repo)
+    assert verdict.argv is None
+    assert classify("ls a.txt b.txt", repo, repo).argv == ["ls", "a.txt", "b.txt"]

@@ -35,6 +35,7 @@ its index (`git ls-files --stage`, cached: tracked env files and submodules).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 import subprocess
@@ -1395,7 +1396,10 @@ def _simple_argv(root: tree_sitter.Node, variables: Variables | None) -> list[st
         return None
     node = statements[0]
     words: list[Word] = []
-    for child in node.named_children:
+    children = node.named_children
+    if any(a.end_byte == b.start_byte for a, b in itertools.pairwise(children)):
+        return None  # pieces tree-sitter split that bash reads as one word: bash runs it
+    for child in children:
         if child.type == "command_name":
             words.append(word_of(child.named_children[0] if child.named_children else child))
         elif child.type in ("variable_assignment",) or child.type in REDIRECT_NODES:
