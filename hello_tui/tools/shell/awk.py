@@ -8,9 +8,10 @@ start), comments, line continuations and operators. Then a program is not
 read-only when it
 
 - calls `system`, or pipes to or from a command (`|`, `|&`);
-- redirects print/printf output to a file (`>`, `>>`), except to /dev/stdout,
-  /dev/stderr or `-`;
-- reads another file with `getline < file`;
+- redirects print/printf output to a file (`>`, `>>`), except to /dev/stdout
+  or /dev/stderr;
+- reads another file with `getline < file` (whatever lvalue getline reads into:
+  `getline $(1) < file`, `getline $$0 < file`, `getline a[i] < file`);
 - changes ARGV, ARGC, ENVIRON or PROCINFO (assigning, incrementing, `split`
   or `sub` into them, passing the arrays to a function, `getline ARGV[1]`,
   `delete`, a for-in target): ARGV decides which files awk opens;
@@ -29,7 +30,8 @@ from hello_tui.tools.shell.parse import Word
 
 AWK_NAMES = frozenset({"awk", "gawk", "mawk", "nawk", "original-awk", "busybox-awk"})
 SPECIAL_VARIABLES = frozenset({"ARGV", "ARGC", "ENVIRON", "PROCINFO"})
-HARMLESS_OUTPUTS = frozenset({"/dev/stdout", "/dev/stderr", "-"})
+# mawk writes `print > "-"` to a file named -, so only the devices both awks share.
+HARMLESS_OUTPUTS = frozenset({"/dev/stdout", "/dev/stderr"})
 ASSIGNMENT_OPERATORS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "^=", "**="})
 _OPERATORS = sorted(
     [
@@ -57,8 +59,11 @@ _OPERATORS = sorted(
     reverse=True,
 )
 _SINGLE = set("{}()[];,+-*/%^!><|?:~$=")
-# After these a `/` divides; anywhere else it opens a regular expression.
-_OPERAND_END = frozenset({"name", "number", "string", "regex", ")", "]", "$", "++", "--"})
+# After these a `/` divides; anywhere else (after `$` too: `$/re/` is `$` of a match)
+# it opens a regular expression. A `)` that closes the condition of if, while or for
+# is followed by a statement, so a `/` there opens a regex too.
+_OPERAND_END = frozenset({"name", "number", "string", "regex", ")", "]", "getline"})
+_CONDITION_KEYWORDS = frozenset({"if", "while", "for"})
 _KEYWORDS = frozenset(
     {
         "BEGIN",
@@ -136,8 +141,46 @@ def _scan_quoted(text: str, i: int, close: str, bracket: bool) -> int:
     raise AwkUnsure(f"an unterminated {'regex' if bracket else 'string'}")
 
 
+def _track_condition(
+    tokens: list[Token], ch: str, parens: list[bool], conditions: set[int]
+) -> None:
+    """Note, before token `ch` is appended, whether a `)` closes an if/while/for condition."""
+    if ch == "(":
+        parens.append(bool(tokens) and tokens[-1].key in _CONDITION_KEYWORDS)
+    elif ch == ")" and parens and parens.pop():
+        conditions.add(len(tokens))
+
+
+def _ends_operand(tokens: list[Token], k: int, conditions: set[int]) -> bool:
+    key = tokens[k].key
+    if key == ")":
+        return k not in conditions
+    return key in _OPERAND_END
+
+
+def _slash_divides(tokens: list[Token], conditions: set[int]) -> bool:
+    """Is a `/` after these tokens a division (else it opens a regex)?
+
+    The awks disagree after a postfix `++`/`--` (mawk reads `x++ /re/`, gawk divides)
+    and after a bare `length` (mawk reads a regex), so the program is not checked there.
+    """
+    if not tokens:
+        return False
+    last = len(tokens) - 1
+    key = tokens[last].key
+    if key in ("++", "--"):
+        if last > 0 and _ends_operand(tokens, last - 1, conditions):
+            raise AwkUnsure(f"a / after a postfix {key} is read differently by the awks")
+        return False
+    if tokens[last].kind == "name" and tokens[last].text == "length":
+        raise AwkUnsure("a / after a bare length is read differently by the awks")
+    return _ends_operand(tokens, last, conditions)
+
+
 def tokenize(program: str) -> list[Token]:
     tokens: list[Token] = []
+    parens: list[bool] = []  # for each open `(`: does it open an if/while/for condition?
+    conditions: set[int] = set()  # indices of the `)` tokens that close such a condition
     i, n = 0, len(program)
     while i < n:
         ch = program[i]
@@ -163,7 +206,7 @@ def tokenize(program: str) -> list[Token]:
             tokens.append(Token("string", program[i:end]))
             i = end
             continue
-        if ch == "/" and (not tokens or tokens[-1].key not in _OPERAND_END):
+        if ch == "/" and not _slash_divides(tokens, conditions):
             end = _scan_quoted(program, i + 1, "/", bracket=True)
             tokens.append(Token("regex", program[i:end]))
             i = end
@@ -187,6 +230,7 @@ def tokenize(program: str) -> list[Token]:
             i += len(op)
             continue
         if ch in _SINGLE or ch == "&":
+            _track_condition(tokens, ch, parens, conditions)
             tokens.append(Token("op", ch))
             i += 1
             continue
@@ -227,6 +271,59 @@ def _subscript_end(tokens: list[Token], j: int) -> int:
             if depth == 0:
                 return j + 1
         j += 1
+    return j
+
+
+def _group_end(tokens: list[Token], j: int) -> int:
+    """Index after the `)` matching the `(` at j."""
+    depth = 0
+    while j < len(tokens):
+        if tokens[j].key == "(":
+            depth += 1
+        elif tokens[j].key == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return j
+
+
+def _field_operand_end(tokens: list[Token], j: int) -> int:
+    """Index after what `$` applies to, starting at j: `$(e)`, `$$0`, `$NF`, `$-1`, `$++i`."""
+    while j < len(tokens) and tokens[j].key in ("$", "-", "+", "!", "++", "--"):
+        j += 1
+    if j >= len(tokens):
+        return j
+    if tokens[j].key == "(":
+        return _group_end(tokens, j)
+    if tokens[j].kind == "name":
+        j += 1
+        if j < len(tokens) and tokens[j].key == "(":
+            return _group_end(tokens, j)  # a function call
+        return _subscripts_end(tokens, j)
+    return j + 1  # a number or a string
+
+
+def _subscripts_end(tokens: list[Token], j: int) -> int:
+    """Index after `[...]` subscripts starting at j (gawk chains them: `a[1][2]`)."""
+    end = _subscript_end(tokens, j)
+    while end > j:
+        j, end = end, _subscript_end(tokens, end)
+    return j
+
+
+def _lvalue_end(tokens: list[Token], j: int) -> int:
+    """Index after the variable getline reads into, starting at j (j when there is none)."""
+    if j >= len(tokens):
+        return j
+    if tokens[j].key == "$":
+        j = _field_operand_end(tokens, j + 1)
+    elif tokens[j].kind == "name":
+        j = _subscripts_end(tokens, j + 1)
+    else:
+        return j
+    if j < len(tokens) and tokens[j].key in ("++", "--"):
+        j += 1  # `getline $i++ < file`: the increment belongs to the field's index
     return j
 
 
@@ -299,9 +396,7 @@ def analyse(program: str) -> AwkFindings:
             if _special_write(tokens, i):
                 found.flag(f"the awk program changes {token.text}, which decides what awk opens")
         elif key == "getline":
-            j = i + 1
-            if j < len(tokens) and (tokens[j].kind == "name" or tokens[j].key == "$"):
-                j = _subscript_end(tokens, j + 1) if tokens[j].kind == "name" else j + 2
+            j = _lvalue_end(tokens, i + 1)
             if j < len(tokens) and tokens[j].key == "<":
                 found.flag("awk's getline < file reads another file")
                 if j + 1 < len(tokens) and tokens[j + 1].kind == "string":
