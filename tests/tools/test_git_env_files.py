@@ -36,6 +36,12 @@ def plain_repo(root: Path) -> Path:
     return root.resolve()
 
 
+async def asks_hiding_the_env_file(repo: Path, command: str) -> None:
+    result, approver = await terminal(repo, command)
+    assert approver.asked, f"{command} ran without asking"
+    assert REAL not in output(result) and "replace-me" not in output(result)
+
+
 def tracked_env_repo(root: Path, name: str = ".env") -> Path:
     """A committed env template, with the user's real key in the work tree only."""
     repo = plain_repo(root)
@@ -683,10 +689,7 @@ async def test_git_diff_no_index_of_two_files_runs(tmp_path):
 )
 async def test_a_pathspec_with_a_set_or_an_escape_that_selects_the_env_file_asks(tmp_path, command):
     """git's pathspecs are wildmatch patterns: `[.]env` and `.en\\v` select `.env`."""
-    repo = tracked_env_repo(tmp_path / "repo")
-    result, approver = await terminal(repo, command)
-    assert approver.asked, f"{command} ran without asking"
-    assert REAL not in output(result) and "replace-me" not in output(result)
+    await asks_hiding_the_env_file(tracked_env_repo(tmp_path / "repo"), command)
 
 
 @pytest.mark.parametrize(
@@ -708,10 +711,7 @@ async def test_a_pathspec_set_that_leaves_the_env_file_out_runs(tmp_path, comman
     ],
 )
 async def test_a_case_blind_pathspec_that_selects_the_env_file_asks(tmp_path, command):
-    repo = tracked_env_repo(tmp_path / "repo")
-    result, approver = await terminal(repo, command)
-    assert approver.asked, f"{command} ran without asking"
-    assert REAL not in output(result) and "replace-me" not in output(result)
+    await asks_hiding_the_env_file(tracked_env_repo(tmp_path / "repo"), command)
 
 
 SETTINGS = "".join(f"OPTION_{n}=value {n}\n" for n in range(20))
@@ -883,10 +883,7 @@ async def test_git_check_prints_the_added_lines_with_whitespace_errors(tmp_path,
 )
 async def test_an_exclusion_ending_in_a_slash_leaves_only_a_folder_out(tmp_path, command):
     """In git a pathspec ending in `/` selects a folder (and what is in it), not a file."""
-    repo = tracked_env_repo(tmp_path / "repo")
-    result, approver = await terminal(repo, command)
-    assert REAL not in output(result) and "replace-me" not in output(result)
-    assert approver.asked, f"{command} ran without asking"
+    await asks_hiding_the_env_file(tracked_env_repo(tmp_path / "repo"), command)
 
 
 @pytest.mark.parametrize(
@@ -906,10 +903,7 @@ async def test_a_pathspec_of_magic_with_an_empty_pattern_selects_the_whole_folde
 ):
     """`:` is a pathspec with no magic and an empty pattern: the current folder; `:/` the
     whole tree. Short magic may end with a colon (`:/!:a.txt` is top and exclude)."""
-    repo = tracked_env_repo(tmp_path / "repo")
-    result, approver = await terminal(repo, command)
-    assert REAL not in output(result) and "replace-me" not in output(result)
-    assert approver.asked, f"{command} ran without asking"
+    await asks_hiding_the_env_file(tracked_env_repo(tmp_path / "repo"), command)
 
 
 @pytest.mark.parametrize(

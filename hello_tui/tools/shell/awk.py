@@ -262,25 +262,21 @@ def _subscript_end(tokens: list[Token], j: int) -> int:
     """Index after `[ ... ]` starting at j (or j when there is no subscript)."""
     if j >= len(tokens) or tokens[j].key != "[":
         return j
-    depth = 0
-    while j < len(tokens):
-        if tokens[j].key == "[":
-            depth += 1
-        elif tokens[j].key == "]":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return j
+    return _closing_end(tokens, j, "[", "]")
 
 
 def _group_end(tokens: list[Token], j: int) -> int:
     """Index after the `)` matching the `(` at j."""
+    return _closing_end(tokens, j, "(", ")")
+
+
+def _closing_end(tokens: list[Token], j: int, opening: str, closing: str) -> int:
+    """Index after the `closing` token that matches the `opening` one at j."""
     depth = 0
     while j < len(tokens):
-        if tokens[j].key == "(":
+        if tokens[j].key == opening:
             depth += 1
-        elif tokens[j].key == ")":
+        elif tokens[j].key == closing:
             depth -= 1
             if depth == 0:
                 return j + 1
