@@ -54,19 +54,21 @@ async def test_page_keys_scroll_the_chat_and_the_prompt_keeps_the_focus(tmp_path
         await _turn(pilot, app, "write a lot")
         chat = app.chat
         assert chat.max_scroll_y > 2 * chat.scrollable_content_region.height
+        await steady(pilot, lambda: (chat.scroll_y, chat.max_scroll_y))
         assert chat.scroll_y == chat.max_scroll_y  # anchored at the newest line
         bottom = chat.scroll_y
+        # A key is handled when the app gets to it (later than one pause on a busy
+        # machine): wait for the scroll it makes, then measure it.
         await pilot.press("pageup")
-        await pilot.pause()
+        await wait_until(pilot, lambda: chat.scroll_y != bottom)
         assert app.focused is app.prompt
         first = chat.scroll_y
         assert 0 < bottom - first <= chat.scrollable_content_region.height
         await pilot.press("pageup")
-        await pilot.pause()
+        await wait_until(pilot, lambda: chat.scroll_y != first)
         assert chat.scroll_y < first
         await pilot.press("pagedown", "pagedown")
-        await pilot.pause()
-        assert chat.scroll_y == chat.max_scroll_y
+        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y)
         assert app.focused is app.prompt
         # Typing goes on in the prompt.
         await pilot.press("o", "k")
@@ -101,13 +103,12 @@ async def test_the_mouse_wheel_over_the_chat_scrolls_it_without_taking_the_focus
         bottom = chat.scroll_y
         for _ in range(3):
             await pilot._post_mouse_events([events.MouseScrollUp], widget=chat, offset=(5, 5))
-        await pilot.pause()
-        assert chat.scroll_y < bottom
+        await wait_until(pilot, lambda: chat.scroll_y < bottom)
         assert app.focused is app.prompt
+        await steady(pilot, lambda: chat.scroll_y)  # a wheel scroll may still be moving
         up = chat.scroll_y
         await pilot._post_mouse_events([events.MouseScrollDown], widget=chat, offset=(5, 5))
-        await pilot.pause()
-        assert up < chat.scroll_y
+        await wait_until(pilot, lambda: up < chat.scroll_y)
         assert app.focused is app.prompt
 
 
