@@ -20,3 +20,23 @@ def write(path: Path, content: str | bytes) -> Path:
     else:
         path.write_text(content, encoding="utf-8")
     return path
+
+
+def policy_world(base: Path) -> dict[str, Path]:
+    """A repository to judge commands in: `a.txt`, `src/main.py`, a `.env` with a key, and
+    beside it an outside folder with a canary and the command's private HOME and TMPDIR."""
+    import subprocess
+
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside-secret\n")
+    repo = base / "repo"
+    (repo / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.txt").write_text("hello\n")
+    (repo / "src" / "main.py").write_text("print('hi')\n")
+    (repo / ".env").write_text("LLM_API_KEY=sk-repo-key\n")
+    private = base / "private"
+    (private / "home").mkdir(parents=True)
+    (private / "tmp").mkdir()
+    return {"repo": repo, "outside": outside.resolve(), "private": private.resolve()}

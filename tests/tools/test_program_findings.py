@@ -5,7 +5,6 @@ reading the files inside them, and sed bracket expressions by POSIX rules."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,33 +12,23 @@ import pytest
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.policy import PolicyContext, classify
 from hello_tui.tools.shell.programs import analyse_sed
+from tests.tools.helpers import policy_world
 
 RUN, ASK, REFUSE = "run", "ask", "refuse"
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> dict[str, Path]:
-    base = tmp_path_factory.mktemp("findings")
-    outside = base / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("outside-secret\n")
-    repo = base / "repo"
-    (repo / "src").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "a.txt").write_text("hello\n")
+    world = policy_world(tmp_path_factory.mktemp("findings"))
+    repo, outside = world["repo"], world["outside"]
     (repo / "b.txt").write_text("world\n")
-    (repo / "src" / "main.py").write_text("print('hi')\n")
-    (repo / ".env").write_text("LLM_API_KEY=sk-repo-key\n")
     (repo / "sub").mkdir()
     (repo / "sub" / "c.txt").write_text("c\n")
     (repo / "linked").mkdir()
     os.symlink(outside / "secret.txt", repo / "linked" / "note")
     (repo / "cfg").mkdir()
     (repo / "cfg" / ".env.prod").write_text("TOKEN=x\n")
-    private = base / "private"
-    (private / "home").mkdir(parents=True)
-    (private / "tmp").mkdir()
-    return {"repo": repo.resolve(), "outside": outside.resolve(), "private": private.resolve()}
+    return world | {"repo": repo.resolve()}
 
 
 def verdict_of(world, command: str):

@@ -21,22 +21,15 @@ from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.awk import analyse, tokenize
 from hello_tui.tools.shell.parse import brace_count
 from hello_tui.tools.shell.policy import PolicyContext, assigned_names, classify
+from tests.tools.helpers import policy_world
 
 RUN, ASK, REFUSE = "run", "ask", "refuse"
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> dict[str, Path]:
-    base = tmp_path_factory.mktemp("attacks")
-    outside = base / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("outside-secret\n")
-    repo = base / "repo"
-    (repo / "src").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "a.txt").write_text("hello\n")
-    (repo / "src" / "main.py").write_text("print('hi')\n")
-    (repo / ".env").write_text("LLM_API_KEY=sk-repo-key\n")
+    world = policy_world(tmp_path_factory.mktemp("attacks"))
+    repo, outside = world["repo"], world["outside"]
     (repo / "bin").mkdir()
     (repo / "bin" / "ls").write_text("#!/bin/sh\necho pwned\n")
     os.symlink(outside, repo / "link")
@@ -49,10 +42,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
     (bare / "config").write_text("[core]\n\tfsmonitor = ./payload.sh\n")
     (repo / "vendor" / "lib" / ".git").mkdir(parents=True)
     (repo / ".helloagents").mkdir()
-    private = base / "private"
-    (private / "home").mkdir(parents=True)
-    (private / "tmp").mkdir()
-    return {"repo": repo.resolve(), "outside": outside.resolve(), "private": private.resolve()}
+    return world | {"repo": repo.resolve()}
 
 
 def context(world) -> PolicyContext:
