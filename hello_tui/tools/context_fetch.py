@@ -135,8 +135,8 @@ class ContextFetchTool(Tool):
                 return ToolResult(status="error", text=f"Refused: {hidden}.", declined=True)
             if not target.path.exists():
                 return ToolResult.error(f"Path '{target.rel}' does not exist.")
-            # Judged by where it leads too: `notes.txt -> .env` is the .env.
-            if target.path.is_file() and reaches_env_file(target.path):
+            # Judged by where it leads too: `notes.txt -> .env` (or a hard link) is the .env.
+            if target.path.is_file() and reaches_env_file(target.path, ctx.repo):
                 declined = await approve_env_read(ctx, "context_fetch", target.rel)
                 if declined is not None:
                     return declined

@@ -32,6 +32,7 @@ import regex
 from hello_tui.core.env_names import is_env_file
 from hello_tui.store.memory import MemoryStore
 from hello_tui.store.notes import NoteStore
+from hello_tui.tools.env_files import linked_env_check
 from hello_tui.tools.env_skips import EnvFilter
 from hello_tui.tools.paths import VisibleTree
 from hello_tui.tools.shell.runner import CommandScope, RunConfig, program_folder, run_command
@@ -249,6 +250,7 @@ def _candidate_files(
     are left out (and put in `env_skipped`). A walk follows no link, so a walked file's
     own name is what `reaches_env_file` would judge."""
     tree = VisibleTree(repo, state_dir, include_hidden=False)
+    linked_env = linked_env_check(repo)  # None: no env file has a second name (a hard link)
     for rel in rels:
         target = repo / rel if rel != "." else repo
         if target.is_file():
@@ -257,7 +259,9 @@ def _candidate_files(
         for entry in tree.walk(rel):
             if entry.kind != "file":
                 continue
-            if is_env_file(entry.name):
+            if is_env_file(entry.name) or (
+                linked_env is not None and linked_env(os.fspath(entry.path))
+            ):
                 if env_skipped is not None and entry.rel not in rels:
                     env_skipped.append(entry.rel)
                 continue

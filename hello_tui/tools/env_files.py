@@ -5,6 +5,13 @@
 a path on disk, whose name or, through links, whose target may be one. The file
 tools and the terminal policy both use it.
 
+A hard link is the same file under a second name (`ln .env notes.txt`, or an
+archive's link member extracted beside a `.env`): nothing about `notes.txt` says
+which file it is but its inode. Git cannot check one out and a patch cannot make
+one, so they are rare; an env file with more than one link is therefore what is
+looked for (`linked_env_files`, a walk of names that stats only env files), and a
+file with more than one link whose inode is one of those is that env file.
+
 read, grep and context_fetch call `approve_env_read` before they open a
 `.env`-like file the model named. The question goes through the same
 approver as commands (the TUI's modal; `exec` declines unless --yes), and the
@@ -14,23 +21,102 @@ answer is reported like a command's: a "no" is an answer, not a tool failure.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
-from hello_tui.core.env_names import is_env_file
+from hello_tui.core.env_names import env_file_names, is_env_file
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
 
 
-def reaches_env_file(path: Path) -> bool:
+def reaches_env_file(path: Path, repo: Path | None = None) -> bool:
     """Reading `path` reads an env file: by its own name, or by its target's when a link
-    (of the file or of a folder above it) leads there (`notes.txt -> .env`)."""
+    (of the file or of a folder above it) leads there (`notes.txt -> .env`), or, given
+    the repo, when it is a hard link to one of the repo's env files."""
     if is_env_file(path.name):
         return True
     try:
         target = Path(os.path.realpath(path))
     except (OSError, ValueError):
         return False
-    return target != path and is_env_file(target.name)
+    if target != path and is_env_file(target.name):
+        return True
+    return repo is not None and is_linked_env_file(path, repo)
+
+
+# A repo with more names than this is not walked for hard-linked env files: a file
+# with more than one link in it then counts as one (the policy's walks have the same bound).
+MAX_LINK_WALK_NAMES = 200_000
+# Folders never walked: git's own (their files are git's, judged apart).
+_UNWALKED = frozenset({".git"})
+
+
+def linked_env_files(repo: Path) -> frozenset[tuple[int, int]] | None:
+    """(device, inode) of every env file in `repo` that has another name (a hard link);
+    None when the repo is too big to look (then any file with two names may be one).
+
+    Folder listings are reused while a folder is unchanged (`folder_listings`), so a
+    repeated question costs a stat per folder, and only env files are stat'ed."""
+    from hello_tui.tools.shell.folder_listings import listing
+
+    found: set[tuple[int, int]] = set()
+    budget = MAX_LINK_WALK_NAMES
+    stack = [os.fspath(repo)]
+    while stack:
+        folder = stack.pop()
+        names, folders = listing(folder)
+        budget -= len(names)
+        if budget < 0:
+            return None
+        for name in env_file_names(names):
+            try:
+                st = os.stat(os.path.join(folder, name), follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                found.add((st.st_dev, st.st_ino))
+        stack += [os.path.join(folder, n) for n in folders if n not in _UNWALKED]
+    return frozenset(found)
+
+
+def is_linked_env_file(path: Path | str, repo: Path) -> bool:
+    """`path` (followed through symbolic links) is a regular file with more than one
+    name, one of which is an env file of `repo` (or the repo is too big to tell)."""
+    st = _many_names(path)
+    if st is None:
+        return False
+    linked = linked_env_files(repo)
+    return linked is None or (st.st_dev, st.st_ino) in linked
+
+
+def linked_env_check(repo: Path) -> Callable[[str], bool] | None:
+    """For a walk that reads what it lists: a test of each listed file for being a hard
+    link to an env file, or None when the repo has no env file with a second name (the
+    usual case: then no walked file needs a stat of its own)."""
+    linked = linked_env_files(repo)
+    if linked is not None and not linked:
+        return None
+
+    def check(path: str) -> bool:
+        st = _many_names(path)
+        return st is not None and (linked is None or (st.st_dev, st.st_ino) in linked)
+
+    return check
+
+
+def has_other_names(path: Path | str) -> bool:
+    """`path` is a regular file with more than one name (a hard link, made or met)."""
+    return _many_names(path) is not None
+
+
+def _many_names(path: Path | str) -> os.stat_result | None:
+    """`path`'s status when it is a regular file with more than one name."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 else None
 
 
 ENV_READ_REASON = "it reads {rel}, which usually holds API keys and passwords"

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
 from hello_tui.core.env_names import env_file_names, is_env_file
-from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.env_files import is_linked_env_file, reaches_env_file
 from hello_tui.tools.paths import VisibleTree
 
 NOTE_NAMES = 5  # env files named in the note; the rest are counted
@@ -84,9 +84,11 @@ class EnvFilter:
     """Decides, for each path a search printed, whether it is an env file to drop.
 
     Paths the model named (and the user allowed) stay; any other is judged by
-    `reaches_env_file`, once per path."""
+    `reaches_env_file`, once per path: a walk reads a hard link to an env file under its
+    own name, so a hit in a file with more than one name is checked for that too."""
 
     def __init__(self, repo: Path, named: set[str]) -> None:
+        self.repo = repo
         self.root = str(repo)
         self.named = named
         self._seen: dict[str, bool] = {}
@@ -99,9 +101,9 @@ class EnvFilter:
             # rg follows no link on a walk, so a plain file's name decides; a link (rg
             # printed one it was given) is judged by its target. Saves a realpath a hit.
             if os.path.islink(path):
-                self._seen[rel] = reaches_env_file(Path(path))
+                self._seen[rel] = reaches_env_file(Path(path), self.repo)
             else:
-                self._seen[rel] = is_env_file(rel)
+                self._seen[rel] = is_env_file(rel) or is_linked_env_file(path, self.repo)
         return self._seen[rel]
 
 

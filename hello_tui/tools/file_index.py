@@ -142,7 +142,7 @@ def read_attachment(
     """A file's text for a message, cut to `budget` characters: (text, was it cut).
 
     Raises ValueError for a path outside the repo or inside .git/ or the state folder,
-    an env file (by name or, through links, by target: `notes.txt -> .env`), or a
+    an env file (by name or, through links, by target: `notes.txt -> .env`, or a hard link), or a
     binary file: the same lines the file tools keep."""
     try:
         target = resolve_repo_path(repo, rel)
@@ -153,7 +153,7 @@ def read_attachment(
     path = target.path
     if not path.is_file():
         raise ValueError(f"{rel} is not a file in the repository")
-    if reaches_env_file(path):
+    if reaches_env_file(path, repo):
         raise ValueError(f"{rel} may hold secrets; it is not attached")
     with path.open("rb") as handle:
         raw = handle.read(budget * 4 + 4)

@@ -322,8 +322,8 @@ class ReadTool(Tool):
         target = visible_target(ctx, args.path)
         if isinstance(target, ToolResult):
             return target
-        # Judged by where it leads too: `notes.txt -> .env` is the .env.
-        if target.path.is_file() and reaches_env_file(target.path):
+        # Judged by where it leads too: `notes.txt -> .env` (or a hard link) is the .env.
+        if target.path.is_file() and reaches_env_file(target.path, ctx.repo):
             declined = await approve_env_read(ctx, "read", target.rel)
             if declined is not None:
                 return declined

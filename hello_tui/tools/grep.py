@@ -32,7 +32,7 @@ from pydantic import Field
 
 from hello_tui.core.env_names import is_env_file
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
-from hello_tui.tools.env_files import approve_env_read, reaches_env_file
+from hello_tui.tools.env_files import approve_env_read, linked_env_check, reaches_env_file
 from hello_tui.tools.env_skips import (
     EnvFilter,
     known_env_files,
@@ -259,8 +259,8 @@ class GrepTool(Tool):
             return ToolResult.error(f"Path '{target.rel}' does not exist.")
         if target.path.is_file() and _is_binary(target.path):
             return ToolResult.error(f"'{target.rel}' is a binary file; grep searches text files.")
-        # Judged by where it leads too: `notes.txt -> .env` is the .env.
-        if target.path.is_file() and reaches_env_file(target.path):
+        # Judged by where it leads too: `notes.txt -> .env` (or a hard link) is the .env.
+        if target.path.is_file() and reaches_env_file(target.path, ctx.repo):
             declined = await approve_env_read(ctx, "grep", target.rel)
             if declined is not None:
                 return declined
@@ -428,6 +428,7 @@ class GrepTool(Tool):
         else:
             prefix = "" if rel == "." else rel + "/"
             candidates = []
+            linked_env = linked_env_check(ctx.repo)  # None: no env file has a second name
             stack = [rel]
             while stack:
                 current = stack.pop()
@@ -440,8 +441,11 @@ class GrepTool(Tool):
                     if entry.kind == "dir":
                         stack.append(entry.rel)
                     elif entry.kind == "file" and (include is None or include.match_file(inner)):
-                        # A walk follows no link: the entry's own name is what it reads.
-                        if is_env_file(entry.name):
+                        # A walk follows no link: the entry's own name is what it reads,
+                        # unless the entry is a hard link to an env file.
+                        if is_env_file(entry.name) or (
+                            linked_env is not None and linked_env(os.fspath(entry.path))
+                        ):
                             skipped.append(entry.rel)
                         else:
                             candidates.append((entry.rel, entry.path))

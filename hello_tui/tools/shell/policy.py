@@ -39,6 +39,7 @@ import itertools
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,7 @@ from hello_tui.core.git_layout import (
     is_git_control_path,
     own_git_dirs,
 )
-from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.env_files import has_other_names, linked_env_check, reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
     ARITHMETIC_TEST_OPERATORS,
@@ -346,6 +347,14 @@ class _Judge:
         self.context = context
         self.variables = variables
         self.parts: list[PartVerdict] = []
+        self._linked_env: list[Callable[[str], bool] | None] = []  # found at the first walk
+
+    def linked_env(self) -> Callable[[str], bool] | None:
+        """The test for a hard link to one of the repo's env files (None: the repo has no
+        env file with a second name, so a walk needs no stat per file)."""
+        if not self._linked_env:
+            self._linked_env.append(linked_env_check(self.repo))
+        return self._linked_env[0]
 
     def add(self, text: str, action: Action, reason: str) -> None:
         self.parts.append(PartVerdict(text.strip(), action, reason))
@@ -1186,9 +1195,9 @@ class _Judge:
             for value in values or [word.value]:
                 for cwd in self.cwds:
                     path = cwd / value
-                    # By name, or through a link (`notes.txt -> .env`).
-                    named = is_env_file(value) or path.is_symlink()
-                    if named and reaches_env_file(path) and path.is_file():
+                    # By name, or through a link (`notes.txt -> .env`, or a hard link).
+                    named = is_env_file(value) or path.is_symlink() or has_other_names(path)
+                    if named and reaches_env_file(path, self.repo) and path.is_file():
                         return f"reads {value}, which may hold keys"
                     if self._in_git_folder(path, contents=True) and path.is_file():
                         return f"reads {value} in {GIT_FOLDER_READ}"
@@ -1293,7 +1302,7 @@ class _Judge:
                 # (`rg` reads `config.env` though it skips `.env`); links as their targets.
                 shown = hidden or not entry.name.startswith(".")
                 reads_it = check.recursive_read and shown and entry.is_file()
-                if reads_it and secret is None and _env_entry(entry):
+                if reads_it and secret is None and self._env_entry(entry):
                     where = _display(Path(entry.path), self.repo)
                     secret = ("ask", f"reads {where}, which may hold keys")
                 try:
@@ -1327,6 +1336,16 @@ class _Judge:
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
+            linked = self.linked_env()
+            if linked is not None:  # an env file has a second name: which file is it?
+                subfolders = set(folders)
+                for name in names:
+                    path = os.path.join(folder, name)
+                    shown = hidden or not name.startswith(".")
+                    plain_file = name not in subfolders and not os.path.islink(path)
+                    if shown and plain_file and linked(path):
+                        where = _display(Path(path), self.repo)
+                        return "ask", f"reads {where}, a hard link to an env file"
             if hidden and any(is_dot_git(n) for n in folders) and self._reads_git_folder(check):
                 where = _display(Path(folder), self.repo)
                 return "ask", f"reads the .git in {where} as text: {GIT_FOLDER_TEXT}"
@@ -1337,13 +1356,17 @@ class _Judge:
             ]
         return None
 
+    def _env_entry(self, entry: os.DirEntry[str]) -> bool:
+        if is_env_file(entry.name):
+            return True
+        if entry.is_symlink() and reaches_env_file(Path(entry.path), self.repo):
+            return True
+        linked = self.linked_env()
+        return linked is not None and linked(entry.path)
+
     def _whitelisted_above(self, start: Path) -> bool:
         dirs = own_git_dirs(self.repo)
         return whitelisted_above(start.resolve(), self.repo, dirs[0] if dirs else None)
-
-
-def _env_entry(entry: os.DirEntry[str]) -> bool:
-    return is_env_file(entry.name) or (entry.is_symlink() and reaches_env_file(Path(entry.path)))
 
 
 def _display(path: Path, repo: Path) -> str:

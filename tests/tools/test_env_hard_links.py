@@ -1,0 +1,141 @@
+"""A hard link to a `.env` is the `.env`: every reader judges it as the file it is.
+
+`ln .env notes.txt` (or an archive's link member extracted beside a `.env`) gives
+the file a second name that says nothing; only the inode tells. Each reader that
+asks before it reads a `.env` must ask before it reads the link, and a folder
+search must leave it out, while files whose two names are both ordinary stay free.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hello_tui.tools.env_files import linked_env_files, reaches_env_file
+from hello_tui.tools.file_index import read_attachment
+from hello_tui.tools.files import ReadTool
+from hello_tui.tools.grep import GrepTool, find_rg
+from hello_tui.tools.shell.policy import classify
+from tests.tools.helpers import make_ctx, policy_world, write
+
+KEY = "sk-linked-key"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Path:
+    repo = policy_world(tmp_path)["repo"]
+    write(repo / "secrets" / ".env", f"LLM_API_KEY={KEY}\n")
+    write(repo / ".gitignore", ".env\n")
+    os.link(repo / "secrets" / ".env", repo / "src" / "notes.txt")  # another folder, too
+    write(repo / "src" / "plain.txt", "nothing to hide\n")
+    os.link(repo / "src" / "plain.txt", repo / "plain-copy.txt")  # two ordinary names
+    return repo
+
+
+class _Approver:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def review_patch(self, plan):
+        raise AssertionError("no patch here")
+
+    async def approve_command(self, command: str, reason: str) -> str:
+        self.asked.append(command)
+        return "deny"
+
+
+def test_the_link_holds_the_key_for_real(world: Path):
+    shown = subprocess.run(
+        ["cat", "src/notes.txt"], cwd=world, capture_output=True, text=True, check=True
+    )
+    assert KEY in shown.stdout  # what an unasked `cat` would print
+
+
+def test_the_rule_finds_the_inode_and_nothing_else(world: Path):
+    assert reaches_env_file(world / "src" / "notes.txt", world)
+    assert not reaches_env_file(world / "src" / "notes.txt")  # no repo: a name says nothing
+    assert not reaches_env_file(world / "plain-copy.txt", world)
+    assert not reaches_env_file(world / "a.txt", world)
+    st = os.stat(world / "secrets" / ".env")
+    assert linked_env_files(world) == frozenset({(st.st_dev, st.st_ino)})
+    os.unlink(world / "src" / "notes.txt")  # its only other name is gone
+    assert linked_env_files(world) == frozenset()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat src/notes.txt",
+        "cd src && head -n 1 notes.txt",
+        "grep -r LLM_API_KEY .",
+        "grep -r LLM src",
+        "grep -R LLM src",
+        "rg LLM",
+        "sed -n 1p src/notes.txt",
+    ],
+)
+def test_the_terminal_asks_before_a_command_reads_the_link(world: Path, command: str):
+    decision = classify(command, world, world)
+    assert decision.action == "ask", (command, decision.reason)
+    assert KEY not in decision.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat plain-copy.txt",
+        "cat src/plain.txt",
+        "grep -rn hide src/plain.txt",
+        "ls -R",
+        "cat a.txt",
+    ],
+)
+def test_files_with_two_ordinary_names_still_run_unasked(world: Path, command: str):
+    assert classify(command, world, world).action == "run", command
+
+
+def test_without_a_linked_env_file_a_folder_walk_stays_unasked(world: Path):
+    assert classify("grep -r hide src", world, world).action == "ask"
+    os.unlink(world / "src" / "notes.txt")
+    assert classify("grep -r hide src", world, world).action == "run"
+    assert classify("grep -R hide src", world, world).action == "run"
+
+
+async def test_read_asks_before_it_opens_the_link(world: Path):
+    ctx = make_ctx(world)
+    ctx.approver = _Approver()
+    denied = await ReadTool().run(ReadTool.Args.model_validate({"path": "src/notes.txt"}), ctx)
+    assert denied.declined and KEY not in denied.text
+    assert ctx.approver.asked == ["read src/notes.txt"]
+    plain = await ReadTool().run(ReadTool.Args.model_validate({"path": "plain-copy.txt"}), ctx)
+    assert plain.status == "success" and "nothing to hide" in plain.text
+    assert ctx.approver.asked == ["read src/notes.txt"]
+
+
+@pytest.mark.skipif(find_rg() is None, reason="rg binary not installed")
+@pytest.mark.parametrize("backend", ["rg", "python"])
+async def test_grep_asks_for_the_named_link_and_a_folder_search_leaves_it_out(
+    world: Path, backend: str
+):
+    tool = GrepTool(force_python=(backend == "python"))
+    ctx = make_ctx(world)
+    ctx.approver = _Approver()
+    named = await tool.run(
+        tool.Args.model_validate({"pattern": "LLM", "path": "src/notes.txt"}), ctx
+    )
+    assert named.declined and KEY not in named.text
+    for path in (".", "src"):
+        found = await tool.run(tool.Args.model_validate({"pattern": "LLM_API", "path": path}), ctx)
+        assert KEY not in found.text, (backend, path)
+    free = await tool.run(tool.Args.model_validate({"pattern": "hide", "path": "src"}), ctx)
+    assert free.status == "success" and "nothing to hide" in free.text
+    assert ctx.approver.asked == ["grep src/notes.txt"]
+
+
+def test_the_link_is_never_attached_to_a_message(world: Path):
+    with pytest.raises(ValueError, match="may hold secrets"):
+        read_attachment(world, "src/notes.txt")
+    assert "nothing to hide" in read_attachment(world, "plain-copy.txt")[0]
