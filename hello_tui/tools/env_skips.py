@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from hello_tui.core.env_names import env_file_names, is_env_file
-from hello_tui.tools.env_files import is_linked_env_file, reaches_env_file
+from hello_tui.tools.env_files import has_other_names, linked_env_check, reaches_env_file
 from hello_tui.tools.paths import VisibleTree
 
 NOTE_NAMES = 5  # env files named in the note; the rest are counted
@@ -92,6 +93,7 @@ class EnvFilter:
         self.root = str(repo)
         self.named = named
         self._seen: dict[str, bool] = {}
+        self._linked: list[Callable[[str], bool] | None] = []  # looked for at the first need
 
     def drops(self, rel: str) -> bool:
         if rel in self.named:
@@ -103,8 +105,18 @@ class EnvFilter:
             if os.path.islink(path):
                 self._seen[rel] = reaches_env_file(Path(path), self.repo)
             else:
-                self._seen[rel] = is_env_file(rel) or is_linked_env_file(path, self.repo)
+                self._seen[rel] = is_env_file(rel) or self._linked_env(path)
         return self._seen[rel]
+
+    def _linked_env(self, path: str) -> bool:
+        """A hard link to an env file (the repo is looked at once, at the first file with
+        two names: most hits have one name and cost a stat)."""
+        if not has_other_names(path):
+            return False
+        if not self._linked:
+            self._linked.append(linked_env_check(self.repo))
+        check = self._linked[0]
+        return check is not None and check(path)
 
 
 def skipped_note(skipped: list[str], how: str) -> str:
