@@ -139,3 +139,29 @@ def test_the_link_is_never_attached_to_a_message(world: Path):
     with pytest.raises(ValueError, match="may hold secrets"):
         read_attachment(world, "src/notes.txt")
     assert "nothing to hide" in read_attachment(world, "plain-copy.txt")[0]
+
+
+def test_an_approved_command_cannot_link_a_file_from_outside_the_repo(tmp_path: Path):
+    """Why the rule looks for the repo's own env files only: inside the sandbox a new name
+    for a file outside the repo cannot be made, so a second name leading out of the repo
+    can only be the user's own work; a second name for the repo's `.env` can, and is judged."""
+    import asyncio
+
+    from hello_tui.config import load_settings
+    from hello_tui.tools.shell import sandbox
+    from hello_tui.tools.shell.runner import RunConfig, run_command
+
+    if not sandbox.support().available:
+        pytest.skip("no sandbox on this machine")
+    paths = policy_world(tmp_path)
+    repo, canary = paths["repo"], paths["outside"] / "secret.txt"
+    config = RunConfig.from_settings(load_settings(repo, environ={}))
+
+    def run(command: str) -> int | None:
+        outcome = run_command(command, cwd=repo, config=config, mode="approved", timeout=20)
+        return asyncio.run(outcome).exit_code
+
+    assert run(f"ln {canary} canary.txt") != 0
+    assert not (repo / "canary.txt").exists() and os.stat(canary).st_nlink == 1
+    assert run("ln .env notes.txt") == 0  # inside the repo it can: and that name asks
+    assert classify("cat notes.txt", repo, repo).action == "ask"
