@@ -165,3 +165,21 @@ def test_an_approved_command_cannot_link_a_file_from_outside_the_repo(tmp_path: 
     assert not (repo / "canary.txt").exists() and os.stat(canary).st_nlink == 1
     assert run("ln .env notes.txt") == 0  # inside the repo it can: and that name asks
     assert classify("cat notes.txt", repo, repo).action == "ask"
+
+
+def test_git_reading_a_tracked_file_that_became_a_second_name_of_env_asks(tmp_path: Path):
+    repo = policy_world(tmp_path)["repo"]
+    git = ["git", "-c", "user.email=t@example.org", "-c", "user.name=t"]
+    write(repo / ".gitignore", ".env\n")
+    write(repo / "notes.txt", "plain notes\n")
+    subprocess.run([*git, "add", "notes.txt", ".gitignore"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], cwd=repo, check=True)
+    assert classify("git diff", repo, repo).action == "run"
+    os.unlink(repo / "notes.txt")
+    os.link(repo / ".env", repo / "notes.txt")
+    shown = subprocess.run(["git", "diff"], cwd=repo, capture_output=True, text=True, check=True)
+    assert "sk-repo-key" in shown.stdout  # git shows the work tree's notes.txt: the key
+    for command in ("git diff", "git grep LLM_API_KEY", "git blame notes.txt", "cat notes.txt"):
+        assert classify(command, repo, repo).action == "ask", command
+    for command in ("git status", "git log --oneline", "git diff --stat"):
+        assert classify(command, repo, repo).action == "run", command

@@ -473,7 +473,7 @@ def printed_file_key(key: str, value: str, repo: Path) -> str | None:
     real = Path(os.path.realpath(path))
     if not real.is_relative_to(os.path.realpath(repo)):
         return "a file outside the repo, whose lines git blame prints"
-    if reaches_env_file(path):
+    if reaches_env_file(path, repo):
         return "an env file, whose lines git blame prints"
     return None
 

@@ -20,7 +20,7 @@ import os
 import re
 from pathlib import Path
 
-from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.env_files import linked_env_check, reaches_env_file
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.git_guard import config_true
 from hello_tui.tools.shell.git_history import env_files_in_history, unreached_object
@@ -107,7 +107,9 @@ def _shown(
             return f"git {label}: {unreached}, and it may hold an env file"
     candidates = set(tracked(repo).env_files)
     old: set[str] = set()  # only in commits
-    if walks:
+    # A file git reads from the work tree may be a hard link to an env file (tracked
+    # `notes.txt` made a second name of `.env`): `git diff` would show the keys as changes.
+    if walks or linked_env_check(repo) is not None:
         found = _env_files_on_disk(repo)
         if isinstance(found, str):
             return found
@@ -454,6 +456,6 @@ def _env_files_on_disk(repo: Path) -> set[str] | str:
             return "the repo holds too many files to check for env files"
         for name in files:
             path = Path(folder) / name
-            if reaches_env_file(path):
+            if reaches_env_file(path, repo):
                 found.add(path.relative_to(repo).as_posix())
     return found
