@@ -547,6 +547,7 @@ def _spawner_process(confinement: Confinement) -> SpawnerProcess:
                 deny_sockets=not confinement.network,
                 deny_metadata=confinement.deny_metadata,
                 deny_tracing=True,
+                deny_ipc=confinement.deny_metadata,  # read-only commands
             )
             if found.seccomp
             else None

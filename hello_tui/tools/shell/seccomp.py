@@ -19,6 +19,14 @@ process_madvise, kcmp, pidfd_getfd, perf_event_open, bpf, userfaultfd, the
 keyring calls and open_by_handle_at. Landlock already forbids tracing
 outside the command's domain; this holds even where a kernel bug would not.
 
+Read-only commands are also refused (EPERM) System V IPC: shared memory,
+message queues and semaphores are neither files nor processes, so neither
+Landlock nor scoping covers them. Without this a command could attach the
+user's own segments (a database's, a desktop program's) and write them, and
+leave segments that outlive it, holding memory until the machine restarts.
+Every spawner also gets an IPC namespace of its own where it can make one
+(`spawner_main.py`), so approved commands never see the user's objects.
+
 Syscalls of a foreign ABI (32-bit x86 on a 64-bit kernel, x32) are refused
 outright, since their numbers differ and would slip past the lists. The
 filter is a classic BPF program built here as bytes; the spawner process
@@ -58,6 +66,8 @@ class _Arch:
     # ptrace process_vm_readv process_vm_writev process_madvise kcmp perf_event_open
     # bpf userfaultfd add_key request_key keyctl pidfd_getfd open_by_handle_at
     tracing: tuple[int, ...]
+    # shmget shmat shmctl shmdt semget semop semctl semtimedop msgget msgsnd msgrcv msgctl
+    ipc: tuple[int, ...]
     ioctl: int
     foreign_from: int | None  # syscall numbers at or above this belong to another ABI
 
@@ -72,6 +82,7 @@ _ARCHES = {
         metadata=(90, 91, 92, 93, 94, 132, 235, 260, 261, 268, 280)
         + (188, 189, 190, 197, 198, 199, 452, 463, 466),
         tracing=(101, 310, 311, 440, 312, 298, 321, 323, 248, 249, 250, 438, 304),
+        ipc=(29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71),
         ioctl=16,
         foreign_from=0x40000000,
     ),
@@ -82,6 +93,7 @@ _ARCHES = {
         # removexattr lremovexattr fremovexattr fchmodat2 setxattrat removexattrat
         metadata=(52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452, 463, 466),
         tracing=(117, 270, 271, 440, 272, 241, 280, 282, 217, 218, 219, 438, 265),
+        ipc=(194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187),
         ioctl=29,
         foreign_from=None,
     ),
@@ -120,7 +132,7 @@ class _Program:
 
 
 def build_program(
-    *, deny_sockets: bool, deny_metadata: bool, deny_tracing: bool = False
+    *, deny_sockets: bool, deny_metadata: bool, deny_tracing: bool = False, deny_ipc: bool = False
 ) -> bytes | None:
     """The filter's instructions, or None on an architecture it does not know.
 
@@ -129,13 +141,15 @@ def build_program(
     after about eight comparisons, whatever the lists hold.
     """
     arch = _ARCHES.get(platform.machine())
-    if arch is None or not (deny_sockets or deny_metadata or deny_tracing):
+    if arch is None or not (deny_sockets or deny_metadata or deny_tracing or deny_ipc):
         return None
     targets: dict[int, str] = {}
     if deny_sockets:
         targets.update(dict.fromkeys(arch.sockets, "no_socket"))
     if deny_tracing:
         targets.update(dict.fromkeys(arch.tracing, "refused"))
+    if deny_ipc:
+        targets.update(dict.fromkeys(arch.ipc, "refused"))
     if deny_metadata:
         targets.update(dict.fromkeys(arch.metadata, "refused"))
         targets[arch.ioctl] = "ioctl"

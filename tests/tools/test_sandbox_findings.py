@@ -1,0 +1,95 @@
+"""Holes found in the OS boundary, each attacked from inside a sandboxed command.
+
+Each test runs a real attack through the real spawner, as
+`test_sandbox_boundary.py` does (an app process with a secret, the command
+run without asking the policy), and checks what the kernel let it do.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.tools.test_sandbox_boundary import FOUND, ROUTES, assert_contained, make_world, run_app
+
+pytestmark = pytest.mark.skipif(
+    not FOUND.available or FOUND.landlock_abi < 6,
+    reason="needs Landlock with signal scoping (ABI 6, Linux 6.12+)",
+)
+
+IPC_CREAT, IPC_RMID = 0o1000, 0
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    return make_world(tmp_path)
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    return libc
+
+
+# The user's own segment (owner-only) and a key for one the command makes: the command
+# looks for the first, reads and overwrites it, and makes the second and a message queue.
+SYSV_ATTACK = textwrap.dedent(
+    """
+    import ctypes, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    theirs, mine = int(sys.argv[1]), int(sys.argv[2])
+    found = libc.shmget(theirs, 0, 0)
+    if found >= 0:
+        addr = libc.shmat(found, None, 0)
+        if addr not in (None, ctypes.c_void_p(-1).value):
+            print("READ", ctypes.string_at(addr, 16))
+            ctypes.memmove(addr, b"overwritten-shm!", 16)
+    if libc.shmget(mine, 1 << 20, 0o1666) >= 0:
+        print("MADE segment")
+    if libc.msgget(mine, 0o1666) >= 0:
+        print("MADE queue")
+    print("attack done")
+    """
+)
+
+
+@pytest.mark.parametrize(("no_pid_namespace", "mode"), ROUTES)
+def test_a_command_cannot_reach_or_leave_system_v_ipc_objects(world, no_pid_namespace, mode):
+    libc = _libc()
+    theirs, mine = 0x5EED0000 + (id(world) & 0xFFF), 0x5EEE0000 + (id(world) & 0xFFF)
+    segment = libc.shmget(theirs, 4096, IPC_CREAT | 0o600)
+    if segment < 0:
+        pytest.skip("no System V shared memory here")
+    addr = libc.shmat(segment, None, 0)
+    ctypes.memmove(addr, b"user-shm-secret!", 16)
+    try:
+        seen = run_app(
+            world,
+            [sys.executable, "-c", SYSV_ATTACK, str(theirs), str(mine)],
+            no_pid_namespace=no_pid_namespace,
+            mode=mode,
+        )
+        assert seen["stdout"].endswith("attack done\n"), seen
+        assert "READ" not in seen["stdout"]
+        assert ctypes.string_at(addr, 16) == b"user-shm-secret!"
+        # Whatever a command made is not the user's to find afterwards.
+        assert libc.shmget(mine, 0, 0) < 0 and libc.msgget(mine, 0) < 0
+        if mode == "read-only":  # refused outright, not only kept apart
+            assert "MADE" not in seen["stdout"], seen["stdout"]
+        assert_contained(world, seen)
+    finally:
+        libc.shmdt(ctypes.c_void_p(addr))
+        libc.shmctl(segment, IPC_RMID, None)
+        for cleanup in (libc.shmget(mine, 0, 0),):
+            if cleanup >= 0:
+                libc.shmctl(cleanup, IPC_RMID, None)
+        queue = libc.msgget(mine, 0)
+        if queue >= 0:
+            libc.msgctl(queue, IPC_RMID, None)
