@@ -93,3 +93,50 @@ def test_a_command_cannot_reach_or_leave_system_v_ipc_objects(world, no_pid_name
         queue = libc.msgget(mine, 0)
         if queue >= 0:
             libc.msgctl(queue, IPC_RMID, None)
+
+
+# Memory no rlimit counts: a shared anonymous mapping and a memfd's pages, each written
+# past the command's memory limit; then what must keep working (a private allocation
+# below the limit, a shared read-only mapping of a repo file, as rg and git make).
+SHARED_MEMORY_HOG = textwrap.dedent(
+    """
+    import mmap, os
+    size = 512 << 20
+    try:
+        shared = mmap.mmap(-1, size)
+        for i in range(0, size, 4096):
+            shared[i] = 1
+        print("SHARED", size)
+    except OSError as exc:
+        print("shared refused", exc.errno)
+    try:
+        fd = os.memfd_create("hog")
+        chunk = b"x" * (1 << 20)
+        for _ in range(size >> 20):
+            os.write(fd, chunk)
+        print("MEMFD", size)
+    except OSError as exc:
+        print("memfd refused", exc.errno)
+    small = bytearray(16 << 20)
+    with open("a.txt", "rb") as handle:
+        view = mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ)
+        print("file map", view[:6].decode())
+    print("attack done")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "no_pid_namespace",
+    [pytest.param(False, id="as-probed"), pytest.param(True, id="without-pid-namespace")],
+)
+def test_a_read_only_command_cannot_take_memory_past_its_limit(world, no_pid_namespace):
+    seen = run_app(
+        world,
+        [sys.executable, "-c", SHARED_MEMORY_HOG],
+        no_pid_namespace=no_pid_namespace,
+        limits={"memory": 256 << 20},
+    )
+    assert seen["stdout"].endswith("file map inside\nattack done\n"), seen
+    assert "SHARED" not in seen["stdout"] and "MEMFD" not in seen["stdout"], seen["stdout"]
+    assert_contained(world, seen)

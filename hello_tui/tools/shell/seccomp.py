@@ -27,6 +27,13 @@ leave segments that outlive it, holding memory until the machine restarts.
 Every spawner also gets an IPC namespace of its own where it can make one
 (`spawner_main.py`), so approved commands never see the user's objects.
 
+Read-only commands may not make memory that no process limit counts either:
+RLIMIT_DATA counts private writable mappings, not shared anonymous ones
+(`mmap(MAP_SHARED | MAP_ANONYMOUS)`) nor a memfd's pages, so either would let
+one command take all the machine's memory past its limit. The filter refuses
+memfd_create and mmap with both MAP_SHARED and MAP_ANONYMOUS set (EPERM);
+shared mappings of files (rg's, git's) and private ones stay allowed.
+
 Syscalls of a foreign ABI (32-bit x86 on a 64-bit kernel, x32) are refused
 outright, since their numbers differ and would slip past the lists. The
 filter is a classic BPF program built here as bytes; the spawner process
@@ -44,6 +51,7 @@ from dataclasses import dataclass
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
 _JA = 0x05
 RET_ALLOW = 0x7FFF0000
@@ -51,6 +59,8 @@ RET_ERRNO = 0x00050000
 _OFFSET_NR = 0
 _OFFSET_ARCH = 4
 _OFFSET_ARG1_LOW = 24  # seccomp_data.args[1], low 32 bits on little-endian machines
+_OFFSET_ARG3_LOW = 40  # seccomp_data.args[3]: mmap's flags
+MAP_SHARED, MAP_ANONYMOUS = 0x01, 0x20  # MAP_SHARED_VALIDATE (0x03) has MAP_SHARED's bit
 # ioctl requests that change inode flags or project attributes (chattr).
 FS_IOC_SETFLAGS = (0x40086602, 0x40046602)  # 64-bit and 32-bit encodings
 FS_IOC_FSSETXATTR = 0x401C5820
@@ -68,6 +78,8 @@ class _Arch:
     tracing: tuple[int, ...]
     # shmget shmat shmctl shmdt semget semop semctl semtimedop msgget msgsnd msgrcv msgctl
     ipc: tuple[int, ...]
+    memfd_create: int
+    mmap: int
     ioctl: int
     foreign_from: int | None  # syscall numbers at or above this belong to another ABI
 
@@ -83,6 +95,8 @@ _ARCHES = {
         + (188, 189, 190, 197, 198, 199, 452, 463, 466),
         tracing=(101, 310, 311, 440, 312, 298, 321, 323, 248, 249, 250, 438, 304),
         ipc=(29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71),
+        memfd_create=319,
+        mmap=9,
         ioctl=16,
         foreign_from=0x40000000,
     ),
@@ -94,6 +108,8 @@ _ARCHES = {
         metadata=(52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452, 463, 466),
         tracing=(117, 270, 271, 440, 272, 241, 280, 282, 217, 218, 219, 438, 265),
         ipc=(194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187),
+        memfd_create=279,
+        mmap=222,
         ioctl=29,
         foreign_from=None,
     ),
@@ -132,7 +148,12 @@ class _Program:
 
 
 def build_program(
-    *, deny_sockets: bool, deny_metadata: bool, deny_tracing: bool = False, deny_ipc: bool = False
+    *,
+    deny_sockets: bool,
+    deny_metadata: bool,
+    deny_tracing: bool = False,
+    deny_ipc: bool = False,
+    deny_shared_memory: bool = False,
 ) -> bytes | None:
     """The filter's instructions, or None on an architecture it does not know.
 
@@ -141,7 +162,8 @@ def build_program(
     after about eight comparisons, whatever the lists hold.
     """
     arch = _ARCHES.get(platform.machine())
-    if arch is None or not (deny_sockets or deny_metadata or deny_tracing or deny_ipc):
+    wanted = (deny_sockets, deny_metadata, deny_tracing, deny_ipc, deny_shared_memory)
+    if arch is None or not any(wanted):
         return None
     targets: dict[int, str] = {}
     if deny_sockets:
@@ -150,6 +172,9 @@ def build_program(
         targets.update(dict.fromkeys(arch.tracing, "refused"))
     if deny_ipc:
         targets.update(dict.fromkeys(arch.ipc, "refused"))
+    if deny_shared_memory:
+        targets[arch.memfd_create] = "refused"
+        targets[arch.mmap] = "mmap"
     if deny_metadata:
         targets.update(dict.fromkeys(arch.metadata, "refused"))
         targets[arch.ioctl] = "ioctl"
@@ -160,6 +185,11 @@ def build_program(
     if arch.foreign_from is not None:
         p.emit(_JGE_K, arch.foreign_from, jt="foreign", jf=0)
     _search(p, sorted(targets.items()))
+    if deny_shared_memory:
+        p.label("mmap")
+        p.emit(_LD_W_ABS, _OFFSET_ARG3_LOW)
+        p.emit(_JSET_K, MAP_ANONYMOUS, jt=0, jf="allow")
+        p.emit(_JSET_K, MAP_SHARED, jt="refused", jf="allow")
     if deny_metadata:
         p.label("ioctl")
         p.emit(_LD_W_ABS, _OFFSET_ARG1_LOW)
