@@ -8,13 +8,23 @@ run without asking the policy), and checks what the kernel let it do.
 from __future__ import annotations
 
 import ctypes
+import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.tools.test_sandbox_boundary import FOUND, ROUTES, assert_contained, make_world, run_app
+from tests.tools.test_sandbox_boundary import (
+    FOUND,
+    ROUTES,
+    SOURCE_ROOT,
+    assert_contained,
+    make_world,
+    run_app,
+)
 
 pytestmark = pytest.mark.skipif(
     not FOUND.available or FOUND.landlock_abi < 6,
@@ -140,3 +150,71 @@ def test_a_read_only_command_cannot_take_memory_past_its_limit(world, no_pid_nam
     assert seen["stdout"].endswith("file map inside\nattack done\n"), seen
     assert "SHARED" not in seen["stdout"] and "MEMFD" not in seen["stdout"], seen["stdout"]
     assert_contained(world, seen)
+
+
+# A read-only command leaves a file beside HOME and TMPDIR, and swaps HOME for a link
+# to a folder of its own holding a user site-packages `.pth`; the next command (an
+# approved one, of the same repo) says what it finds there.
+PLANTER = textwrap.dedent(
+    """
+    import os, sys
+    home = os.environ["HOME"]
+    root = os.path.dirname(home)
+    keep = os.path.join(root, "keep")
+    site = os.path.join(keep, ".local", "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+    os.makedirs(site)
+    with open(os.path.join(site, "planted.pth"), "w") as handle:
+        handle.write("import sys; print('PLANTED', file=sys.stderr)\\n")
+    with open(os.path.join(root, "beside"), "w") as handle:
+        handle.write("left")
+    os.rename(home, os.path.join(root, "old-home"))
+    os.symlink("keep", home)
+    print("planted")
+    """
+)
+NEXT = (
+    "import os; home = os.environ['HOME']; root = os.path.dirname(home);"
+    " print(sorted(os.listdir(root)), os.path.islink(home), os.listdir(home))"
+)
+TWO_COMMANDS = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from hello_tui.tools.shell.runner import RunConfig, run_command
+
+    repo = Path(sys.argv[1])
+    config = RunConfig(repo=repo, state_dir=repo / ".helloagents")
+
+    async def main():
+        first = await run_command(json.loads(sys.argv[2]), cwd=repo, config=config, timeout=60)
+        second = await run_command(
+            json.loads(sys.argv[3]), cwd=repo, config=config, mode="approved", timeout=60
+        )
+        print(json.dumps([first.stdout.text(), second.stdout.text(), second.stderr.text()]))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_read_only_command_leaves_nothing_for_the_next_command(world):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            TWO_COMMANDS,
+            str(world["repo"]),
+            json.dumps([sys.executable, "-c", PLANTER]),
+            json.dumps([sys.executable, "-c", NEXT]),
+        ],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(SOURCE_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second, errors = json.loads(done.stdout.splitlines()[-1])
+    assert first == "planted\n"
+    assert second == "['home', 'tmp'] False []\n", second
+    assert "PLANTED" not in errors

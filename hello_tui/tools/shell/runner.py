@@ -172,8 +172,13 @@ class PrivateFolder:
                 self._empty_now()
 
     def _empty_now(self) -> None:
-        for folder in (self.home, self.tmp):
-            remove_contents(folder)  # whatever the command built there (`tree_removal`)
+        # The whole folder, not only HOME and TMPDIR inside it: a command may write beside
+        # them, or swap HOME for a link to a folder of its own beside it, which the next
+        # command (an approved one) would then take as its HOME, with code planted there
+        # (a `.pth` in the user site-packages, a cargo or npm config). Links are removed,
+        # never followed (`tree_removal`); HOME and TMPDIR are made again, real folders.
+        remove_contents(self.root)
+        self.home, self.tmp = private_dirs(self.root)
         self._dirty = False
 
     def remove(self) -> None:
