@@ -218,3 +218,49 @@ def test_a_read_only_command_leaves_nothing_for_the_next_command(world):
     assert first == "planted\n"
     assert second == "['home', 'tmp'] False []\n", second
     assert "PLANTED" not in errors
+
+
+# After its pipeline's status line is written, the command swaps the status file (in its
+# TMPDIR) for a FIFO, or for a link to a file outside that reads like a status line.
+SWAP_STATUS = (
+    'echo hi | sh -c "cat; f=\\$(ls \\$TMPDIR/status-*); (sleep 0.2; rm \\$f; {make} \\$f) & "'
+)
+ONE_COMMAND = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from hello_tui.tools.shell.runner import RunConfig, run_command
+
+    repo = Path(sys.argv[1])
+    config = RunConfig(repo=repo, state_dir=repo / ".helloagents")
+
+    async def main():
+        outcome = await run_command(sys.argv[2], cwd=repo, config=config, timeout=60)
+        codes = [[stage.code for stage in pipeline] for pipeline in outcome.pipelines]
+        print(json.dumps([outcome.stdout.text(), codes]))
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.parametrize("make", ["mkfifo", "ln -s {outside}"], ids=["fifo", "link"])
+def test_a_command_cannot_make_the_app_block_on_or_read_through_its_status_file(world, make):
+    outside = world["canary"].with_name("status-lookalike")
+    outside.write_text("0:7 7\n")
+    command = SWAP_STATUS.format(make=make.format(outside=outside))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", ONE_COMMAND, str(world["repo"]), command],
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(SOURCE_ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the app blocked on the status file the command left")
+    assert done.returncode == 0, done.stderr
+    stdout, codes = json.loads(done.stdout.splitlines()[-1])
+    assert stdout == "hi\n"
+    assert [7, 7] not in codes, codes

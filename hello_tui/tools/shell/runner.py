@@ -30,6 +30,7 @@ import atexit
 import functools
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -517,12 +518,36 @@ def _report_limit(
         sink(line, "stderr")
 
 
+# A status line is a few bytes per pipeline stage; more than this was not written by bash.
+STATUS_LIMIT = 1 << 20
+
+
+def _status_text(path: Path) -> str:
+    """The status file's text, read as the command cannot make the app read anything else.
+
+    The file lies in the command's TMPDIR, so the command may have replaced it: with a
+    FIFO (opening it would block the event loop forever), or a link to /dev/zero or to a
+    file of the user's (read unconfined, by the app). Only a regular file is read, never
+    through a link and never more than `STATUS_LIMIT` bytes; anything else reads as empty.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, STATUS_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
 def _read_statuses(path: Path, pipelines: list[list[str]]) -> list[list[StageStatus]]:
     found: list[list[StageStatus]] = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return found
+    lines = _status_text(path).splitlines()
     for line in lines:
         index_text, _, codes_text = line.partition(":")
         try:
