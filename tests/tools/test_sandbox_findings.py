@@ -20,6 +20,7 @@ import pytest
 from tests.tools.test_sandbox_boundary import (
     FOUND,
     ROUTES,
+    SECRET,
     SOURCE_ROOT,
     assert_contained,
     make_world,
@@ -264,3 +265,69 @@ def test_a_command_cannot_make_the_app_block_on_or_read_through_its_status_file(
     stdout, codes = json.loads(done.stdout.splitlines()[-1])
     assert stdout == "hi\n"
     assert [7, 7] not in codes, codes
+
+
+# An app started with the key on its command line (`--api-key`), and a command that
+# looks for it in every command line it can see.
+KEYED_APP = textwrap.dedent(
+    """
+    import asyncio, dataclasses, json, sys
+    from pathlib import Path
+    from hello_tui.tools.shell import sandbox
+    from hello_tui.tools.shell.runner import RunConfig, run_command
+
+    repo, key = Path(sys.argv[1]), sys.argv[3].split("=", 1)[1]
+    found = sandbox.support()
+    if sys.argv[2] == "no-pid-namespace":
+        found = dataclasses.replace(found, pid_namespace=False)
+    config = RunConfig(repo=repo, secrets=(key,), confinement=found)
+
+    async def main():
+        outcome = await run_command(
+            json.loads(sys.argv[4]), cwd=repo, config=config, timeout=60
+        )
+        print(json.dumps([outcome.stdout.text(), outcome.stderr.text(), sys.argv[3] == "--api-key=" + key]))
+
+    asyncio.run(main())
+    """
+)
+READ_COMMAND_LINES = textwrap.dedent(
+    """
+    import os, sys
+    wanted = sys.argv[1][::-1].encode()  # never in this command's own command line
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if wanted in handle.read():
+                    print("FOUND in", pid)
+        except OSError:
+            pass
+    print("looked")
+    """
+)
+
+
+@pytest.mark.parametrize("route", ["as-probed", "no-pid-namespace"])
+def test_a_command_cannot_read_the_key_from_the_app_s_command_line(world, route):
+    attack = [sys.executable, "-c", READ_COMMAND_LINES, SECRET[::-1]]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            KEYED_APP,
+            str(world["repo"]),
+            route,
+            f"--api-key={SECRET}",
+            json.dumps(attack),
+        ],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(SOURCE_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    stdout, stderr, argv_kept = json.loads(done.stdout.splitlines()[-1])
+    assert stdout.endswith("looked\n"), (stdout, stderr)
+    assert "FOUND" not in stdout, stdout
+    assert argv_kept  # the app's own sys.argv still holds what it was given
