@@ -331,3 +331,96 @@ def test_a_command_cannot_read_the_key_from_the_app_s_command_line(world, route)
     assert stdout.endswith("looked\n"), (stdout, stderr)
     assert "FOUND" not in stdout, stdout
     assert argv_kept  # the app's own sys.argv still holds what it was given
+
+
+# prlimit, the scheduler and I/O priorities check only the user id: a command aims them
+# at its keeper, the app and (in its PID namespace) the spawner, then at itself, which
+# must keep working. Every call it aims at another process sets what that process has
+# already (its core-file limit is the command's, inherited), so a failing run changes
+# no one; the machine's init is never aimed at.
+OTHERS_LIMITS = textwrap.dedent(
+    """
+    import ctypes, os, platform, resource, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    class Limit(ctypes.Structure):
+        _fields_ = [("cur", ctypes.c_ulong), ("max", ctypes.c_ulong)]
+    ioprio_get, ioprio_set = {"x86_64": (252, 251), "aarch64": (31, 30)}[platform.machine()]
+
+    targets = {"keeper": os.getppid()}
+    if sys.argv[2] == "own-namespace":
+        targets["spawner"] = 1  # the app is not in its namespace
+    else:
+        targets["app"] = int(sys.argv[1])
+    for name, pid in targets.items():
+        same = Limit(*resource.getrlimit(resource.RLIMIT_CORE))  # forked from them: theirs
+        if libc.prlimit(pid, resource.RLIMIT_CORE, ctypes.byref(same), None) == 0:
+            print("LIMITED", name)
+        try:
+            os.sched_setaffinity(pid, os.sched_getaffinity(pid))
+            print("PINNED", name)
+        except OSError:
+            pass
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid))
+            print("RENICED", name)
+        except OSError:
+            pass
+        try:
+            os.sched_setscheduler(pid, os.sched_getscheduler(pid), os.sched_getparam(pid))
+            print("SCHEDULED", name)
+        except OSError:
+            pass
+        now = libc.syscall(ioprio_get, 1, pid)  # IOPRIO_WHO_PROCESS
+        if now >= 0 and libc.syscall(ioprio_set, 1, pid, now) == 0:
+            print("IO-PRIORITISED", name)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (512, 512))
+    os.sched_setaffinity(0, os.sched_getaffinity(0))
+    os.setpriority(os.PRIO_PROCESS, 0, 1)
+    print("own", resource.prlimit(0, resource.RLIMIT_NOFILE), os.getpriority(os.PRIO_PROCESS, 0))
+    print("attack done")
+    """
+)
+
+
+@pytest.mark.skipif(not FOUND.seccomp, reason="no seccomp filter for this architecture")
+@pytest.mark.parametrize(
+    "no_pid_namespace",
+    [pytest.param(False, id="as-probed"), pytest.param(True, id="without-pid-namespace")],
+)
+def test_a_command_cannot_change_other_processes_limits_or_scheduling(world, no_pid_namespace):
+    where = "host" if no_pid_namespace or not FOUND.pid_namespace else "own-namespace"
+    seen = run_app(
+        world,
+        [sys.executable, "-c", OTHERS_LIMITS, "{pid}", where],
+        no_pid_namespace=no_pid_namespace,
+    )
+    assert seen["stdout"].endswith("own (512, 512) 1\nattack done\n"), seen
+    for word in ("LIMITED", "PINNED", "RENICED", "SCHEDULED", "PRIORITISED"):
+        assert word not in seen["stdout"], seen["stdout"]
+    assert_contained(world, seen)
+
+
+# The same no-op prlimit from an approved command, at its keeper and its spawner.
+APPROVED_PRLIMIT = textwrap.dedent(
+    """
+    import ctypes, os, resource
+    libc = ctypes.CDLL(None)
+    class Limit(ctypes.Structure):
+        _fields_ = [("cur", ctypes.c_ulong), ("max", ctypes.c_ulong)]
+    mine = resource.getrlimit(resource.RLIMIT_CORE)  # forked from them: theirs too
+    for pid in (os.getppid(), 1):
+        if libc.prlimit(pid, resource.RLIMIT_CORE, ctypes.byref(Limit(*mine)), None) == 0:
+            print("LIMITED", pid)
+    print("attack done")
+    """
+)
+
+
+@pytest.mark.skipif(
+    not FOUND.seccomp or not FOUND.pid_namespace,
+    reason="needs the seccomp filter, and a PID namespace (PID 1 must be the spawner)",
+)
+def test_an_approved_command_cannot_limit_its_keeper_or_spawner(world):
+    seen = run_app(world, [sys.executable, "-c", APPROVED_PRLIMIT], mode="approved")
+    assert seen["stdout"] == "attack done\n", seen
+    assert_contained(world, seen)

@@ -549,6 +549,7 @@ def _spawner_process(confinement: Confinement) -> SpawnerProcess:
                 deny_tracing=True,
                 deny_ipc=confinement.deny_metadata,  # read-only commands
                 deny_shared_memory=confinement.deny_metadata,
+                deny_others_scheduling=confinement.deny_metadata,
             )
             if found.seccomp
             else None

@@ -34,6 +34,14 @@ one command take all the machine's memory past its limit. The filter refuses
 memfd_create and mmap with both MAP_SHARED and MAP_ANONYMOUS set (EPERM);
 shared mappings of files (rg's, git's) and private ones stay allowed.
 
+Nor may a command change another process's limits or scheduling: prlimit64,
+the sched_set* calls, setpriority and ioprio_set check only the user id, not
+Landlock's domains, so a command could set the app's RLIMIT_CPU (SIGXCPU
+ends it) or its keeper's and spawner's, or renice every process of the user.
+prlimit64 is refused unless its pid is 0 (the caller) for every command; the
+scheduling calls, for read-only commands, unless they name the caller (pid 0,
+PRIO_PROCESS or IOPRIO_WHO_PROCESS with who 0).
+
 Syscalls of a foreign ABI (32-bit x86 on a 64-bit kernel, x32) are refused
 outright, since their numbers differ and would slip past the lists. The
 filter is a classic BPF program built here as bytes; the spawner process
@@ -58,7 +66,9 @@ RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 _OFFSET_NR = 0
 _OFFSET_ARCH = 4
+_OFFSET_ARG0_LOW = 16  # seccomp_data.args[0]; the pid (an int: the kernel reads these bits)
 _OFFSET_ARG1_LOW = 24  # seccomp_data.args[1], low 32 bits on little-endian machines
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
 _OFFSET_ARG3_LOW = 40  # seccomp_data.args[3]: mmap's flags
 MAP_SHARED, MAP_ANONYMOUS = 0x01, 0x20  # MAP_SHARED_VALIDATE (0x03) has MAP_SHARED's bit
 # ioctl requests that change inode flags or project attributes (chattr).
@@ -80,6 +90,11 @@ class _Arch:
     ipc: tuple[int, ...]
     memfd_create: int
     mmap: int
+    prlimit: int
+    # sched_setparam sched_setscheduler sched_setaffinity sched_setattr: a pid first
+    scheduling: tuple[int, ...]
+    setpriority: int
+    ioprio_set: int
     ioctl: int
     foreign_from: int | None  # syscall numbers at or above this belong to another ABI
 
@@ -97,6 +112,10 @@ _ARCHES = {
         ipc=(29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71),
         memfd_create=319,
         mmap=9,
+        prlimit=302,
+        scheduling=(142, 144, 203, 314),
+        setpriority=141,
+        ioprio_set=251,
         ioctl=16,
         foreign_from=0x40000000,
     ),
@@ -110,6 +129,10 @@ _ARCHES = {
         ipc=(194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187),
         memfd_create=279,
         mmap=222,
+        prlimit=261,
+        scheduling=(118, 119, 122, 274),
+        setpriority=140,
+        ioprio_set=30,
         ioctl=29,
         foreign_from=None,
     ),
@@ -154,6 +177,7 @@ def build_program(
     deny_tracing: bool = False,
     deny_ipc: bool = False,
     deny_shared_memory: bool = False,
+    deny_others_scheduling: bool = False,
 ) -> bytes | None:
     """The filter's instructions, or None on an architecture it does not know.
 
@@ -162,7 +186,14 @@ def build_program(
     after about eight comparisons, whatever the lists hold.
     """
     arch = _ARCHES.get(platform.machine())
-    wanted = (deny_sockets, deny_metadata, deny_tracing, deny_ipc, deny_shared_memory)
+    wanted = (
+        deny_sockets,
+        deny_metadata,
+        deny_tracing,
+        deny_ipc,
+        deny_shared_memory,
+        deny_others_scheduling,
+    )
     if arch is None or not any(wanted):
         return None
     targets: dict[int, str] = {}
@@ -170,6 +201,11 @@ def build_program(
         targets.update(dict.fromkeys(arch.sockets, "no_socket"))
     if deny_tracing:
         targets.update(dict.fromkeys(arch.tracing, "refused"))
+        targets[arch.prlimit] = "own_pid"
+    if deny_others_scheduling:
+        targets.update(dict.fromkeys(arch.scheduling, "own_pid"))
+        targets[arch.setpriority] = "own_priority"
+        targets[arch.ioprio_set] = "own_io_priority"
     if deny_ipc:
         targets.update(dict.fromkeys(arch.ipc, "refused"))
     if deny_shared_memory:
@@ -185,6 +221,20 @@ def build_program(
     if arch.foreign_from is not None:
         p.emit(_JGE_K, arch.foreign_from, jt="foreign", jf=0)
     _search(p, sorted(targets.items()))
+    if deny_tracing or deny_others_scheduling:
+        p.label("own_pid")
+        p.emit(_LD_W_ABS, _OFFSET_ARG0_LOW)
+        p.emit(_JEQ_K, 0, jt="allow", jf="refused")
+    if deny_others_scheduling:
+        for label, which in (
+            ("own_priority", PRIO_PROCESS),
+            ("own_io_priority", IOPRIO_WHO_PROCESS),
+        ):
+            p.label(label)
+            p.emit(_LD_W_ABS, _OFFSET_ARG0_LOW)
+            p.emit(_JEQ_K, which, jt=0, jf="refused")
+            p.emit(_LD_W_ABS, _OFFSET_ARG1_LOW)
+            p.emit(_JEQ_K, 0, jt="allow", jf="refused")
     if deny_shared_memory:
         p.label("mmap")
         p.emit(_LD_W_ABS, _OFFSET_ARG3_LOW)
