@@ -424,3 +424,27 @@ def test_an_approved_command_cannot_limit_its_keeper_or_spawner(world):
     seen = run_app(world, [sys.executable, "-c", APPROVED_PRLIMIT], mode="approved")
     assert seen["stdout"] == "attack done\n", seen
     assert_contained(world, seen)
+
+
+# The app's own lock file in the state folder, which a read-only command may read.
+HOLD_LOCK = textwrap.dedent(
+    """
+    import fcntl, os
+    fd = os.open(".helloagents/write.lock", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("LOCKED")
+    except OSError as exc:
+        print("refused", exc.errno)
+    print(open("a.txt").read().strip())
+    """
+)
+
+
+@pytest.mark.skipif(not FOUND.seccomp, reason="no seccomp filter for this architecture")
+def test_a_read_only_command_cannot_hold_the_app_s_locks(world):
+    (world["repo"] / ".helloagents" / "write.lock").write_text("")
+    seen = run_app(world, [sys.executable, "-c", HOLD_LOCK])
+    assert seen["stdout"].endswith("inside\n"), seen
+    assert "LOCKED" not in seen["stdout"]
+    assert_contained(world, seen)

@@ -26,6 +26,9 @@ user's own segments (a database's, a desktop program's) and write them, and
 leave segments that outlive it, holding memory until the machine restarts.
 Every spawner also gets an IPC namespace of its own where it can make one
 (`spawner_main.py`), so approved commands never see the user's objects.
+They are refused flock too: it works on a file opened only for reading, so
+a read-only command could hold the app's own lock files in the state folder
+(`write.lock`, the notes') and keep the app's writers waiting.
 
 Read-only commands may not make memory that no process limit counts either:
 RLIMIT_DATA counts private writable mappings, not shared anonymous ones
@@ -87,6 +90,7 @@ class _Arch:
     # bpf userfaultfd add_key request_key keyctl pidfd_getfd open_by_handle_at
     tracing: tuple[int, ...]
     # shmget shmat shmctl shmdt semget semop semctl semtimedop msgget msgsnd msgrcv msgctl
+    # flock
     ipc: tuple[int, ...]
     memfd_create: int
     mmap: int
@@ -109,7 +113,7 @@ _ARCHES = {
         metadata=(90, 91, 92, 93, 94, 132, 235, 260, 261, 268, 280)
         + (188, 189, 190, 197, 198, 199, 452, 463, 466),
         tracing=(101, 310, 311, 440, 312, 298, 321, 323, 248, 249, 250, 438, 304),
-        ipc=(29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71),
+        ipc=(29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 73),
         memfd_create=319,
         mmap=9,
         prlimit=302,
@@ -126,7 +130,7 @@ _ARCHES = {
         # removexattr lremovexattr fremovexattr fchmodat2 setxattrat removexattrat
         metadata=(52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452, 463, 466),
         tracing=(117, 270, 271, 440, 272, 241, 280, 282, 217, 218, 219, 438, 265),
-        ipc=(194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187),
+        ipc=(194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187, 32),
         memfd_create=279,
         mmap=222,
         prlimit=261,
