@@ -11,7 +11,9 @@ everything it starts):
   root;
 - memory (RLIMIT_DATA: heap and private writable mappings, per process).
   Not RLIMIT_AS: V8, the JVM, Go and wasm runtimes reserve far more address
-  space than they ever touch, and would not start;
+  space than they ever touch, and would not start. RLIMIT_DATA does not count
+  shared anonymous memory or a memfd's pages, so read-only commands are refused
+  both (`seccomp.py`); approved commands are trusted not to hide memory there;
 - file size (RLIMIT_FSIZE) and CPU time (RLIMIT_CPU, per process).
 
 The defaults leave real builds and test suites room (parallel compilers,

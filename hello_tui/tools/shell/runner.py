@@ -30,6 +30,8 @@ import atexit
 import functools
 import os
 import shutil
+import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +44,11 @@ from typing import Self
 from hello_tui.config import SECRET_ENV_VARS, Settings
 from hello_tui.core.tree_removal import remove_contents, remove_tree
 from hello_tui.tools.shell import housekeeping, sandbox
-from hello_tui.tools.shell.environment import command_environment, private_dirs
+from hello_tui.tools.shell.environment import (
+    MIN_SECRET_LENGTH,
+    command_environment,
+    private_dirs,
+)
 from hello_tui.tools.shell.limits import CommandLimits, limit_line, rlimit_triples
 from hello_tui.tools.shell.parse import instrument
 from hello_tui.tools.shell.processes import (
@@ -172,8 +178,13 @@ class PrivateFolder:
                 self._empty_now()
 
     def _empty_now(self) -> None:
-        for folder in (self.home, self.tmp):
-            remove_contents(folder)  # whatever the command built there (`tree_removal`)
+        # The whole folder, not only HOME and TMPDIR inside it: a command may write beside
+        # them, or swap HOME for a link to a folder of its own beside it, which the next
+        # command (an approved one) would then take as its HOME, with code planted there
+        # (a `.pth` in the user site-packages, a cargo or npm config). Links are removed,
+        # never followed (`tree_removal`); HOME and TMPDIR are made again, real folders.
+        remove_contents(self.root)
+        self.home, self.tmp = private_dirs(self.root)
         self._dirty = False
 
     def remove(self) -> None:
@@ -330,6 +341,7 @@ def begin_command(
     None instead of blocking. `follow_command` then sees it to its end.
     """
     begun = Begun([], mode, network)
+    hide_secrets_in_command_line(config.secrets)
     problem = _state_folder_problem(config) if mode == "approved" else None
     if problem:
         begun.refused = _refused(problem)
@@ -374,6 +386,43 @@ def begin_command(
     except OSError as exc:
         begun.refused = not_started(begun.cmd, exc, FULL_OUTPUT_LIMIT)
     return begun
+
+
+_HIDDEN: set[tuple[str, ...]] = set()
+
+
+def hide_secrets_in_command_line(secrets: tuple[str, ...]) -> None:
+    """Blank every secret in this process's own command line (`--api-key sk-...`).
+
+    /proc/<pid>/cmdline is readable by every process that sees the pid, with no
+    ptrace check that Landlock's scoping could refuse: a command without a PID
+    namespace of its spawner's sees the app's pid, and would read the key there.
+    The kernel reads that file from the process's argument area, so the secret is
+    overwritten there (as setproctitle does); Python's own sys.argv is a copy and
+    keeps it. Done once per set of secrets, before the first command.
+    """
+    if secrets in _HIDDEN:
+        return
+    _HIDDEN.add(secrets)
+    real = [s.encode() for s in secrets if len(s) >= MIN_SECRET_LENGTH]
+    if not real or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        # arg_start and arg_end are fields 48 and 49 of stat (Linux 3.5+), after "(comm)".
+        fields = Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])
+    except (OSError, IndexError, ValueError):
+        return
+    if not 0 < start < end or end - start > 1 << 24:
+        return
+    area = ctypes.string_at(start, end - start)
+    for secret in real:
+        at = area.find(secret)
+        while at >= 0:
+            ctypes.memset(start + at, ord("*"), len(secret))
+            at = area.find(secret, at + len(secret))
 
 
 def _refused(why: str) -> ProcessOutcome:
@@ -512,12 +561,36 @@ def _report_limit(
         sink(line, "stderr")
 
 
+# A status line is a few bytes per pipeline stage; more than this was not written by bash.
+STATUS_LIMIT = 1 << 20
+
+
+def _status_text(path: Path) -> str:
+    """The status file's text, read as the command cannot make the app read anything else.
+
+    The file lies in the command's TMPDIR, so the command may have replaced it: with a
+    FIFO (opening it would block the event loop forever), or a link to /dev/zero or to a
+    file of the user's (read unconfined, by the app). Only a regular file is read, never
+    through a link and never more than `STATUS_LIMIT` bytes; anything else reads as empty.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, STATUS_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
 def _read_statuses(path: Path, pipelines: list[list[str]]) -> list[list[StageStatus]]:
     found: list[list[StageStatus]] = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return found
+    lines = _status_text(path).splitlines()
     for line in lines:
         index_text, _, codes_text = line.partition(":")
         try:

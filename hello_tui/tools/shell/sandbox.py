@@ -8,7 +8,10 @@ Landlock can grant "write beneath the repo" but not "except .git/".
 - read-only commands read the repo and what programs need (system folders,
   the folders on PATH, the Python install running us, a few /etc files);
   they write nowhere but /dev/null and a private folder (HOME and TMPDIR);
-  no network, no signals or abstract unix sockets to outside processes.
+  no network, no signals or abstract unix sockets to outside processes,
+  and (the seccomp filter, `seccomp.py`) no System V IPC, no flock, no
+  memory the rlimits do not count, and no changing another process's
+  limits or scheduling.
 - approved commands may also write and execute inside the repo (except
   `.git/` and the state folder) and in their private folder; network only
   when the approval said so.
@@ -547,6 +550,9 @@ def _spawner_process(confinement: Confinement) -> SpawnerProcess:
                 deny_sockets=not confinement.network,
                 deny_metadata=confinement.deny_metadata,
                 deny_tracing=True,
+                deny_ipc=confinement.deny_metadata,  # read-only commands
+                deny_shared_memory=confinement.deny_metadata,
+                deny_others_scheduling=confinement.deny_metadata,
             )
             if found.seccomp
             else None

@@ -6,7 +6,7 @@ and never sees the key. Set-up, once:
 
 0. a fork whose parent ends at once, so that neither the spawner nor any
    command it starts descends from the app;
-1. where user namespaces exist, a user, mount and PID namespace of its own
+1. where user namespaces exist, a user, mount, PID and IPC namespace of its own
    (its own ids mapped to themselves), then a fork: the child is PID 1 of the
    namespace, mounts a /proc that shows only the namespace's processes, and
    serves; the first process only waits for it. If PID 1 dies, the kernel
@@ -60,6 +60,7 @@ import time
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
@@ -105,8 +106,14 @@ def _write(path: str, data: str) -> None:
         os.close(fd)
 
 
-def enter_namespaces(flags: int = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) -> None:
-    """A user namespace mapping only our own ids, with (by default) a mount and a PID namespace."""
+NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
+
+
+def enter_namespaces(flags: int = NAMESPACES) -> None:
+    """A user namespace mapping only our own ids, with (by default) a mount, a PID and an
+    IPC namespace: System V shared memory, semaphores and message queues are no files,
+    so Landlock cannot keep commands from the user's own; in a namespace of its own the
+    spawner and its commands see none of them, and what they make dies with it."""
     uid, gid = os.getuid(), os.getgid()
     _check(_libc.unshare(flags), "unshare")
     if flags & CLONE_NEWUSER:
@@ -116,8 +123,9 @@ def enter_namespaces(flags: int = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) ->
 
 
 def enter_mount_namespace() -> None:
-    """Without a PID namespace: a mount namespace alone (root needs no user namespace for it)."""
-    enter_namespaces(CLONE_NEWNS if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNS)
+    """Without a PID namespace: a mount and IPC namespace (root needs no user namespace)."""
+    private = CLONE_NEWNS | CLONE_NEWIPC
+    enter_namespaces(private if os.geteuid() == 0 else CLONE_NEWUSER | private)
 
 
 def _private_mounts() -> None:
