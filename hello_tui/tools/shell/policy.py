@@ -93,7 +93,7 @@ from hello_tui.tools.shell.parse import (
     text_of,
     word_of,
 )
-from hello_tui.tools.shell.programs import ProgramCheck, check_read_only
+from hello_tui.tools.shell.programs import ProgramCheck, check_read_only, pager_files
 
 PRIVILEGED = frozenset({"sudo", "su", "doas", "pkexec", "runas"})
 INTERACTIVE = frozenset(
@@ -297,7 +297,9 @@ def classify(
     if not root.has_error:
         verdict.argv = _simple_argv(root, variables)
         if verdict.argv and verdict.argv[0] in PAGERS and action == "run":
-            files = [a for a in verdict.argv[1:] if not a.startswith(("-", "+"))]
+            # The files the pager would show, as it reads its options: those were judged.
+            words = [Word(value=a, source=a) for a in verdict.argv[1:]]
+            files = [w.value for w in pager_files(verdict.argv[0], words, judged=False)]
             verdict.argv = ["cat", "--", *files]
             verdict.display_as = "cat " + " ".join(files)
         cd_node, cd_only = _leading_cd(root)
@@ -665,9 +667,13 @@ class _Judge:
         if name in PRIVILEGED:
             self.add(text, "refuse", f"{name} runs commands with other privileges")
             return
-        if name in PAGERS and piped_input and not _positionals(args):
-            self.add(text, "run", f"{name} reading a pipe only copies it")
-            return
+        if name in PAGERS and piped_input and not pager_files(name, args):
+            # Only its files are what it shows (`less -- -x` shows -x), and its options
+            # are still its options (`less -o log`).
+            pager = check_read_only(name, args)
+            if pager is not None and pager.unsafe is None and not pager.paths:
+                self.add(text, "run", f"{name} reading a pipe only copies it")
+                return
         if name in INTERACTIVE:
             self.add(
                 text, "refuse", f"{name} needs an interactive terminal, which is not available"

@@ -207,6 +207,9 @@ _PAGER = Spec(
     file_options=frozenset({"-k", "lesskey-file"}),
     pager=True,
 )
+# util-linux more: getopt_long (options anywhere), only `-n`/`--lines` takes a value;
+# `-p` is a flag (`more -p .env` shows .env), and `+N`, `+/re` are options anywhere.
+_MORE = Spec(short_values="n", long_values=frozenset({"lines"}), pager=True)
 
 SPECS: dict[str, Spec] = {
     "ls": Spec(
@@ -408,8 +411,8 @@ SPECS: dict[str, Spec] = {
         reads_contents=True,
     ),
     "less": _PAGER,
-    "more": _PAGER,
-    "most": _PAGER,
+    "more": _MORE,
+    "most": _MORE,
     "pwd": Spec(paths="none", prints_only=True),
     "echo": Spec(paths="none", prints_only=True),
     "printf": Spec(short_values="v", paths="none", prints_only=True),
@@ -579,7 +582,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         if not (given & spec.pattern_options) and not no_pattern:
             positionals = positionals[1:]
     if spec.pager:
-        positionals = [w for w in positionals if not w.value.startswith("+")]
+        positionals = pager_files(name, args)
     if name == "uniq" and len(parsed.positionals) > 1:
         writes.append(parsed.positionals[1])
         positionals = parsed.positionals[:1]
@@ -596,6 +599,52 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         shows_contents=spec.shows_contents,
         binary_as_text=binary_as_text,
     )
+
+
+def _less_files(args: list[Word]) -> list[Word]:
+    """The files less shows: less reads options (`-x`, `+cmd`) only up to its first file
+    or `--`; every word after that is a file, whatever it starts with
+    (`less a.txt -p .env` shows .env)."""
+    i = 0
+    while i < len(args):
+        text = args[i].value
+        if text == "--":
+            return args[i + 1 :]
+        if text.startswith("+"):
+            i += 1
+            continue
+        if not text.startswith("-") or text == "-":
+            return args[i:]
+        i += _option_words(args[i:], _PAGER)
+    return []
+
+
+def _option_words(args: list[Word], spec: Spec) -> int:
+    """How many words the option word `args[0]` takes: 2 when its value is the next word."""
+    text = args[0].value
+    if text.startswith("--"):
+        name, eq, _ = text[2:].partition("=")
+        return 2 if not eq and _long_matches(name, spec.long_values) and len(args) > 1 else 1
+    for j, ch in enumerate(text[1:], start=1):
+        if ch in spec.short_values:
+            return 2 if j == len(text) - 1 and len(args) > 1 else 1
+    return 1
+
+
+def pager_files(name: str, args: list[Word], *, judged: bool = True) -> list[Word]:
+    """The files a pager shows. less stops reading options at its first file; util-linux
+    more reads them anywhere (getopt), and `+N`, `+/re` are options to both. As `more`
+    (or `most`) may be less under another name, what is judged (`judged`) is every word
+    either of them takes as a file; what more itself shows is its own parse's files."""
+    less = _less_files(args)
+    if name == "less":
+        return less
+    end = next((i for i, w in enumerate(args) if w.value == "--"), len(args))
+    parsed = parse_options(args[:end], _MORE.short_values, _MORE.long_values)
+    more = [w for w in parsed.positionals if not w.value.startswith("+")] + args[end + 1 :]
+    if not judged:
+        return more
+    return less + [w for w in more if all(w is not o for o in less)]
 
 
 def _grep_recurses(value: Word | None) -> bool:

@@ -1,0 +1,139 @@
+"""Read-only programs judged the way they really read their arguments: pagers that stop
+reading options at their first file (less) or take none where less takes one (more), and
+files reached through another name (a hard link). Where the harm needs the real tool,
+the command is also run with bash in a copy of the world, to show it is real."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hello_tui.tools.shell.policy import PolicyContext, classify
+from tests.tools.helpers import policy_world
+
+RUN, ASK, REFUSE = "run", "ask", "refuse"
+KEY = "sk-repo-key"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    world = policy_world(tmp_path_factory.mktemp("findings2"))
+    repo = world["repo"]
+    (repo / "b.txt").write_text("world\n")
+    (repo / "-.env").write_text("LLM_API_KEY=sk-repo-key\n")  # an env file named like an option
+    return world | {"repo": repo.resolve()}
+
+
+def environment(world) -> dict[str, str]:
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(world["private"] / "home"),
+        "TMPDIR": str(world["private"] / "tmp"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "PAGER": "cat",
+        "LESSSECURE": "1",
+    }
+
+
+def verdict_of(world, command: str):
+    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    return classify(command, world["repo"], world["repo"], context)
+
+
+def run_in_copy(world, tmp_path: Path, command: str | list[str]) -> str:
+    """What the command prints, run (with bash unless an argv) in a copy of the repo."""
+    copy = tmp_path / "copy"
+    shutil.copytree(world["repo"], copy, symlinks=True)
+    argv = command if isinstance(command, list) else ["bash", "-c", command]
+    done = subprocess.run(
+        argv,
+        check=False,
+        cwd=copy,
+        env=environment(world),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    return done.stdout + done.stderr
+
+
+CONTROLS = [
+    "cat a.txt",
+    "grep -n foo a.txt",
+    "ls | sort",
+    "cat {a,b}.txt",
+    "wc -l [ab].txt",
+    "find . -name '*.py'",
+    "sed -n 1,5p a.txt",
+    "awk '{print $1}' a.txt",
+    "head -n 3 a.txt | tail -n 1",
+]
+
+
+@pytest.mark.parametrize("command", CONTROLS)
+def test_controls_still_run(world, command):
+    assert verdict_of(world, command).action == RUN
+
+
+# ---------------------------------------------------------------- pagers
+
+PAGER_ROWS: list[tuple[str, str]] = [
+    # less reads options only up to its first file: after it `-p` and `.env` are files.
+    ("less a.txt -p .env | cat", ASK),
+    ("less a.txt -x .env | cat", ASK),
+    ("less a.txt -p .env", ASK),
+    ("less -- -p .env | cat", ASK),
+    # util-linux more: `-p` is a flag, `-n` takes a value, options anywhere (getopt).
+    ("more -p .env | cat", ASK),
+    ("more -p .env", ASK),
+    ("more a.txt -n 2 .env | cat", ASK),
+    ("more -n +3 .env", ASK),
+    ("cat a.txt | more -p .env", ASK),
+    # A pager reading a pipe still shows the files it is given (`--` then a dash name).
+    ("cat a.txt | less -- -.env", ASK),
+    ("less -p hello a.txt", RUN),
+    ("less -N a.txt b.txt", RUN),
+    ("more -n 3 a.txt", RUN),
+    ("less +G a.txt", RUN),
+    ("cat a.txt | less", RUN),
+    ("cat a.txt | less -N", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), PAGER_ROWS, ids=[c for c, _ in PAGER_ROWS])
+def test_pager_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["less a.txt -p .env | cat", "more -p .env | cat", "cat a.txt | less -- -.env"],
+)
+def test_the_real_pagers_show_the_env_file(world, tmp_path, command):
+    if not (shutil.which("less") and shutil.which("more")):
+        pytest.skip("less and more are needed")
+    if command.startswith("more") and "util-linux" not in run_in_copy(
+        world, tmp_path / "v", ["more", "--version"]
+    ):
+        pytest.skip("this more is not util-linux's")
+    assert KEY in run_in_copy(world, tmp_path, command)
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        # `-p` takes a pattern: the word after it is no file, and cat must not show it.
+        ("less -p .env", ["cat", "--"]),
+        ("less -p .env a.txt", ["cat", "--", "a.txt"]),
+        ("less -x4 -p hello a.txt b.txt", ["cat", "--", "a.txt", "b.txt"]),
+        ("more -n 3 a.txt", ["cat", "--", "a.txt"]),
+    ],
+)
+def test_a_pager_runs_as_cat_of_the_files_it_would_show(world, command, shown):
+    verdict = verdict_of(world, command)
+    assert verdict.action == RUN and verdict.argv == shown
