@@ -5,6 +5,7 @@ the command is also run with bash in a copy of the world, to show it is real."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,6 +25,14 @@ def world(tmp_path_factory) -> dict[str, Path]:
     repo = world["repo"]
     (repo / "b.txt").write_text("world\n")
     (repo / "-.env").write_text("LLM_API_KEY=sk-repo-key\n")  # an env file named like an option
+    (repo / "sub").mkdir()
+    (repo / "sub" / "c.txt").write_text("c\n")
+    # Other names of the outside canary and of the .env: a hard link is the file itself.
+    (repo / "linked").mkdir()
+    os.link(world["outside"] / "secret.txt", repo / "linked" / "notes.txt")
+    os.link(repo / ".env", repo / "linked" / "settings.txt")
+    (repo / ".hidden").mkdir()
+    os.link(world["outside"] / "secret.txt", repo / ".hidden" / "notes.txt")
     return world | {"repo": repo.resolve()}
 
 
@@ -137,3 +146,48 @@ def test_the_real_pagers_show_the_env_file(world, tmp_path, command):
 def test_a_pager_runs_as_cat_of_the_files_it_would_show(world, command, shown):
     verdict = verdict_of(world, command)
     assert verdict.action == RUN and verdict.argv == shown
+
+
+# ---------------------------------------------------------------- hard links
+
+LINK_ROWS: list[tuple[str, str]] = [
+    ("cat linked/notes.txt", ASK),
+    ("cat linked/settings.txt", ASK),
+    ("head -n 1 linked/notes.txt", ASK),
+    ("grep -n . linked/settings.txt", ASK),
+    ("cat < linked/notes.txt", ASK),
+    ("cat linked/*", ASK),
+    ("grep -r . linked", ASK),
+    ("grep -R . linked", ASK),
+    ("rg . linked", ASK),
+    ("rg --hidden . .hidden", ASK),
+    # What only lists names or metadata, and what skips hidden files, is not a read.
+    ("ls -l linked", RUN),
+    ("stat linked/notes.txt", RUN),
+    ("rg . sub", RUN),
+    ("grep -r c sub", RUN),
+    ("cat sub/c.txt", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), LINK_ROWS, ids=[c for c, _ in LINK_ROWS])
+def test_hard_link_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [("cat linked/notes.txt", "outside-secret"), ("grep -r . linked", KEY)],
+)
+def test_a_hard_link_shows_the_file_it_is(world, tmp_path, command, shown):
+    # A copy would break the links: run in the world itself (these commands only read).
+    done = subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=world["repo"],
+        env=environment(world),
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert shown in done.stdout

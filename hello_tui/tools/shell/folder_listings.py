@@ -6,6 +6,10 @@ listing changes only with its modification time (POSIX updates it on every entry
 removed or renamed), so a listing is reused while the folder's device, inode and mtime
 are the same: one `stat` per folder instead of reading it.
 
+A listing also names the regular files that have more than one name (hard links): one of
+their other names may be an env file, or a file outside the repo. Making a new name for a
+file (`ln`) changes the folder the name is made in, so its listing is read again.
+
 A listing is kept only for a folder last changed more than `RACY_NS` ago. That is git's
 "racy" rule: timestamps are coarse (a clock tick), and a folder changed again within the
 same tick as the listing would keep its mtime and hide the change.
@@ -20,30 +24,46 @@ import time
 RACY_NS = 2_000_000_000
 MAX_FOLDERS = 50_000  # then the cache starts over: a bound, not a working set
 
-_cache: dict[str, tuple[int, int, int, list[str], list[str]]] = {}
+_cache: dict[str, tuple[int, int, int, list[str], list[str], list[str]]] = {}
 _lock = threading.Lock()
 
 
 def listing(folder: str) -> tuple[list[str], list[str]]:
     """(every name in `folder`, the names of its subfolders that are not links)."""
+    names, folders, _ = full_listing(folder)
+    return names, folders
+
+
+def full_listing(folder: str) -> tuple[list[str], list[str], list[str]]:
+    """`listing`, and the names of the regular files in `folder` with other names too."""
     try:
         st = os.stat(folder, follow_symlinks=False)
     except OSError:
-        return [], []
+        return [], [], []
     stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
     kept = _cache.get(folder)
     if kept is not None and kept[:3] == stamp:
-        return kept[3], kept[4]
+        return kept[3], kept[4], kept[5]
     try:
         with os.scandir(folder) as found:
             entries = list(found)
     except OSError:
-        return [], []
+        return [], [], []
     names = [e.name for e in entries]
     folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+    linked = [e.name for e in entries if _hard_linked(e)]
     if time.time_ns() - st.st_mtime_ns > RACY_NS:
         with _lock:
             if len(_cache) >= MAX_FOLDERS:
                 _cache.clear()
-            _cache[folder] = (*stamp, names, folders)
-    return names, folders
+            _cache[folder] = (*stamp, names, folders, linked)
+    return names, folders, linked
+
+
+def _hard_linked(entry: os.DirEntry[str]) -> bool:
+    try:
+        if not entry.is_file(follow_symlinks=False):
+            return False
+        return entry.stat(follow_symlinks=False).st_nlink > 1
+    except OSError:
+        return False  # gone between the listing and now

@@ -9,7 +9,8 @@ strictest verdict wins:
   inside the repo (globs expanded by bash's rules, symbolic links judged by
   where they lead, also those a program follows while walking a tree);
 - ask: anything else that stays inside the repo (the user decides),
-  reading `.env` files, which hold keys, text bash would evaluate as
+  reading `.env` files, which hold keys, or a file with other names (a hard
+  link may be an env file or a file outside the repo), text bash would evaluate as
   arithmetic that is not integers and known names (`arithmetic.py`: a
   subscript like `a[$(id)]` runs `id` even from single quotes), git
   where the repo's config (or a submodule's) names a program git would run
@@ -38,6 +39,7 @@ import dataclasses
 import itertools
 import os
 import re
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +63,7 @@ from hello_tui.tools.shell.arithmetic import (
     expression_problem,
     reference_problem,
 )
-from hello_tui.tools.shell.folder_listings import listing
+from hello_tui.tools.shell.folder_listings import full_listing
 from hello_tui.tools.shell.git_guard import (
     GIT_CONFIG_NAMES,
     REPOSITORY_VARIABLE,
@@ -1196,6 +1198,8 @@ class _Judge:
                     named = is_env_file(value) or path.is_symlink()
                     if named and reaches_env_file(path) and path.is_file():
                         return f"reads {value}, which may hold keys"
+                    if _hard_linked(path):
+                        return f"reads {value}, {HARD_LINKED}"
                     if self._in_git_folder(path, contents=True) and path.is_file():
                         return f"reads {value} in {GIT_FOLDER_READ}"
                     credential = self._in_git_folder(path, False) and self._credential(path)
@@ -1302,6 +1306,9 @@ class _Judge:
                 if reads_it and secret is None and _env_entry(entry):
                     where = _display(Path(entry.path), self.repo)
                     secret = ("ask", f"reads {where}, which may hold keys")
+                if reads_it and secret is None and _hard_linked(Path(entry.path)):
+                    where = _display(Path(entry.path), self.repo)
+                    secret = ("ask", f"reads {where}, {HARD_LINKED}")
                 try:
                     is_dir = entry.is_dir(follow_symlinks=follow_all)
                 except OSError:
@@ -1323,7 +1330,7 @@ class _Judge:
         stack = [(os.fspath(start), shown)]
         while stack:
             folder, hidden = stack.pop()
-            names, folders = listing(folder)  # reused while the folder is unchanged
+            names, folders, linked = full_listing(folder)  # reused while it is unchanged
             budget[0] -= len(names)
             if budget[0] < 0:
                 # The sandbox lets it read the repo's env files: unlooked-at is unknown.
@@ -1333,6 +1340,10 @@ class _Judge:
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
+            for name in linked:
+                if hidden or not name.startswith("."):
+                    where = _display(Path(folder, name), self.repo)
+                    return "ask", f"reads {where}, {HARD_LINKED}"
             if hidden and any(is_dot_git(n) for n in folders) and self._reads_git_folder(check):
                 where = _display(Path(folder), self.repo)
                 return "ask", f"reads the .git in {where} as text: {GIT_FOLDER_TEXT}"
@@ -1346,6 +1357,20 @@ class _Judge:
     def _whitelisted_above(self, start: Path) -> bool:
         dirs = own_git_dirs(self.repo)
         return whitelisted_above(start.resolve(), self.repo, dirs[0] if dirs else None)
+
+
+# A file with more than one name (a hard link) is also every other name: an env file, or
+# a file outside the repo (which the sandbox lets it read through the name in the repo).
+HARD_LINKED = "which has other names (hard links): one may be an env file or outside the repo"
+
+
+def _hard_linked(path: Path) -> bool:
+    """A regular file (where links lead) with more than one name."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def _env_entry(entry: os.DirEntry[str]) -> bool:
