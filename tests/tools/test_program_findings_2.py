@@ -31,6 +31,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
     (repo / "linked").mkdir()
     os.link(world["outside"] / "secret.txt", repo / "linked" / "notes.txt")
     os.link(repo / ".env", repo / "linked" / "settings.txt")
+    os.symlink(world["outside"] / "secret.txt", repo / "outlink")
     (repo / ".hidden").mkdir()
     os.link(world["outside"] / "secret.txt", repo / ".hidden" / "notes.txt")
     return world | {"repo": repo.resolve()}
@@ -62,7 +63,8 @@ def run_in_copy(world, tmp_path: Path, command: str | list[str]) -> str:
         argv,
         check=False,
         cwd=copy,
-        env=environment(world),
+        # The programs where this machine has them (rg may be outside /usr/bin).
+        env=environment(world) | {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -105,6 +107,10 @@ PAGER_ROWS: list[tuple[str, str]] = [
     ("cat a.txt | more -p .env", ASK),
     # A pager reading a pipe still shows the files it is given (`--` then a dash name).
     ("cat a.txt | less -- -.env", ASK),
+    # A word less takes as an option's value is a file when less rejects the option (an
+    # ambiguous abbreviation): judged as a file either way.
+    ("less --ta .env | cat", ASK),
+    ("less -p .env", ASK),
     ("less -p hello a.txt", RUN),
     ("less -N a.txt b.txt", RUN),
     ("more -n 3 a.txt", RUN),
@@ -121,7 +127,12 @@ def test_pager_rows(world, command, expected):
 
 @pytest.mark.parametrize(
     "command",
-    ["less a.txt -p .env | cat", "more -p .env | cat", "cat a.txt | less -- -.env"],
+    [
+        "less a.txt -p .env | cat",
+        "more -p .env | cat",
+        "cat a.txt | less -- -.env",
+        "less --ta .env | cat",
+    ],
 )
 def test_the_real_pagers_show_the_env_file(world, tmp_path, command):
     if not (shutil.which("less") and shutil.which("more")):
@@ -137,8 +148,8 @@ def test_the_real_pagers_show_the_env_file(world, tmp_path, command):
     ("command", "shown"),
     [
         # `-p` takes a pattern: the word after it is no file, and cat must not show it.
-        ("less -p .env", ["cat", "--"]),
-        ("less -p .env a.txt", ["cat", "--", "a.txt"]),
+        ("less -p hello", ["cat", "--"]),
+        ("less -p hello a.txt", ["cat", "--", "a.txt"]),
         ("less -x4 -p hello a.txt b.txt", ["cat", "--", "a.txt", "b.txt"]),
         ("more -n 3 a.txt", ["cat", "--", "a.txt"]),
     ],
@@ -191,3 +202,36 @@ def test_a_hard_link_shows_the_file_it_is(world, tmp_path, command, shown):
         timeout=20,
     )
     assert shown in done.stdout
+
+
+# ---------------------------------------------------------------- long option names
+
+OPTION_ROWS: list[tuple[str, str]] = [
+    # grep's `--binary` is a flag of its own, no abbreviation of `--binary-files`: the
+    # pattern is the next word and .env is a file.
+    ("grep --binary LLM .env", ASK),
+    ("fgrep --binary LLM .env", ASK),
+    ("grep --binary LLM linked/../../outside/secret.txt", REFUSE),
+    ("grep --binary-files=text LLM a.txt", RUN),
+    ("grep --binary hello a.txt", RUN),
+    # rg takes long names only whole: `--ignore` is a flag, the path is read.
+    ("rg --ignore LLM .env", ASK),
+    ("rg --ignore secret outlink", REFUSE),
+    ("rg --ignore-file sub/c.txt hello a.txt", RUN),
+    ("rg --ignore hello a.txt", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), OPTION_ROWS, ids=[c for c, _ in OPTION_ROWS])
+def test_long_option_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [("grep --binary LLM .env", KEY), ("rg --ignore secret outlink", "outside-secret")],
+)
+def test_the_real_programs_read_the_file(world, tmp_path, command, shown):
+    if not shutil.which(command.split()[0]):
+        pytest.skip(f"{command.split()[0]} is not installed")
+    assert shown in run_in_copy(world, tmp_path, command)

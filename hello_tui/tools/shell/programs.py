@@ -76,12 +76,26 @@ def _long_matches(given: str, names: frozenset[str] | set[str]) -> str | None:
     return next((n for n in sorted(names) if given and n.startswith(given)), None)
 
 
+def _long_value(
+    name: str, long_values: frozenset[str], long_flags: frozenset[str], exact_long: bool
+) -> str | None:
+    """The value-taking long option `--name` is, if any."""
+    if name in long_flags or exact_long:
+        return name if name in long_values else None
+    return _long_matches(name, long_values)
+
+
 def parse_options(
     args: list[Word],
     short_values: str = "",
     long_values: frozenset[str] = frozenset(),
     short_optional: str = "",
+    long_flags: frozenset[str] = frozenset(),
+    exact_long: bool = False,
 ) -> ParsedOptions:
+    """GNU getopt's reading of `args`. A long name the program knows exactly is that option
+    (`long_flags`: grep's `--binary` is no abbreviation of `--binary-files`); other names
+    abbreviate a longer one, unless the program takes none (`exact_long`: rg)."""
     options: list[tuple[str, Word | None]] = []
     positionals: list[Word] = []
     i = 0
@@ -96,7 +110,7 @@ def parse_options(
             name, eq, value = text[2:].partition("=")
             if eq:
                 options.append((name, _value_word(word, value)))
-            elif _long_matches(name, long_values) and i < len(args):
+            elif _long_value(name, long_values, long_flags, exact_long) and i < len(args):
                 options.append((name, args[i]))
                 i += 1
             else:
@@ -131,6 +145,11 @@ class Spec:
     long_values: frozenset[str] = frozenset()
     # getopt's `::` options: a value only when attached (`-Idate`); never the next word.
     short_optional: str = ""
+    # Long flags named by the start of a longer option's name (grep `--binary`,
+    # `--binary-files`): given whole, they are themselves, not an abbreviation.
+    long_flags: frozenset[str] = frozenset()
+    # The program takes long names only whole (rg): `--ignore` is a flag of its own.
+    exact_long: bool = False
     unsafe_short: dict[str, str] = field(default_factory=dict)
     unsafe_long: dict[str, str] = field(default_factory=dict)
     file_options: frozenset[str] = frozenset()  # options whose value is a file it reads
@@ -173,6 +192,7 @@ _GREP = Spec(
             "binary-files",
         ]
     ),
+    long_flags=frozenset({"binary"}),
     file_options=frozenset({"-f", "file", "exclude-from"}),
     paths="after_pattern",
     pattern_options=frozenset({"-e", "regexp", "-f", "file"}),
@@ -335,6 +355,8 @@ SPECS: dict[str, Spec] = {
                 "generate",
             ]
         ),
+        # rg takes long names only whole: `--ignore` is a flag, no `--ignore-file`.
+        exact_long=True,
         unsafe_short={"z": "rg -z runs decompression programs"},
         unsafe_long={
             "pre": "rg --pre runs a preprocessor command on every file",
@@ -510,7 +532,14 @@ def _option_key(opt: str) -> str:
 
 
 def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
-    parsed = parse_options(args, spec.short_values, spec.long_values, spec.short_optional)
+    parsed = parse_options(
+        args,
+        spec.short_values,
+        spec.long_values,
+        spec.short_optional,
+        spec.long_flags,
+        spec.exact_long,
+    )
     unsafe = None
     paths: list[Word] = []
     writes: list[Word] = []
@@ -526,7 +555,11 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             matched = _long_matches(opt, frozenset(spec.unsafe_long))
             reason = spec.unsafe_long.get(matched) if matched else None
             known = spec.long_values | spec.follow_tree | spec.follow_entries | spec.recursive
-            long_name = _long_matches(opt, known | spec.file_options | spec.write_options) or opt
+            long_name = opt
+            if opt not in spec.long_flags:
+                names = known | spec.file_options | spec.write_options
+                long_name = (opt if opt in names else None) if spec.exact_long else None
+                long_name = long_name or _long_matches(opt, names) or opt
             # The option's full name: itself when the program knows it, else what it abbreviates.
             known_names = spec.long_values | spec.no_pattern_flags
             full = opt if opt in known_names else _long_matches(opt, known_names | set(_NAMES_FROM))
@@ -601,22 +634,28 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     )
 
 
-def _less_files(args: list[Word]) -> list[Word]:
+def _less_files(args: list[Word], values: bool) -> list[Word]:
     """The files less shows: less reads options (`-x`, `+cmd`) only up to its first file
     or `--`; every word after that is a file, whatever it starts with
-    (`less a.txt -p .env` shows .env)."""
+    (`less a.txt -p .env` shows .env). With `values`, the values of its options too: an
+    option less does not take (`--ta`, an ambiguous abbreviation) is skipped alone, and
+    the word after it is then a file (`less --ta .env` shows .env)."""
     i = 0
+    taken: list[Word] = []
     while i < len(args):
         text = args[i].value
         if text == "--":
-            return args[i + 1 :]
+            return taken + args[i + 1 :]
         if text.startswith("+"):
             i += 1
             continue
         if not text.startswith("-") or text == "-":
-            return args[i:]
-        i += _option_words(args[i:], _PAGER)
-    return []
+            return taken + args[i:]
+        words = _option_words(args[i:], _PAGER)
+        if values and words == 2:
+            taken.append(args[i + 1])
+        i += words
+    return taken
 
 
 def _option_words(args: list[Word], spec: Spec) -> int:
@@ -636,7 +675,7 @@ def pager_files(name: str, args: list[Word], *, judged: bool = True) -> list[Wor
     more reads them anywhere (getopt), and `+N`, `+/re` are options to both. As `more`
     (or `most`) may be less under another name, what is judged (`judged`) is every word
     either of them takes as a file; what more itself shows is its own parse's files."""
-    less = _less_files(args)
+    less = _less_files(args, values=judged)
     if name == "less":
         return less
     end = next((i for i, w in enumerate(args) if w.value == "--"), len(args))
