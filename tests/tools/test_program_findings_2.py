@@ -235,3 +235,28 @@ def test_the_real_programs_read_the_file(world, tmp_path, command, shown):
     if not shutil.which(command.split()[0]):
         pytest.skip(f"{command.split()[0]} is not installed")
     assert shown in run_in_copy(world, tmp_path, command)
+
+
+# ---------------------------------------------------------------- walks through a link
+
+
+def test_a_walk_through_a_link_sees_what_its_folder_gets_later(tmp_path):
+    """A walk's folder listings are kept while the folder is unchanged: the folder a
+    link leads to, not the link, whose times stay the same when the folder changes."""
+    world = policy_world(tmp_path)
+    repo = world["repo"].resolve()
+    (repo / "notes").mkdir()
+    (repo / "notes" / "todo.txt").write_text("x\n")
+    os.symlink("notes", repo / "docs")
+    old = 1_000_000_000
+    os.utime(repo / "notes", (old, old))
+    os.utime(repo / "docs", (old, old), follow_symlinks=False)
+    world = world | {"repo": repo}
+    assert verdict_of(world, "grep -r LLM docs").action == RUN
+    (repo / "notes" / "prod.env").write_text("LLM_API_KEY=sk-repo-key\n")
+    assert verdict_of(world, "grep -r LLM docs").action == ASK
+    assert verdict_of(world, "rg LLM docs").action == ASK
+    done = subprocess.run(
+        ["grep", "-r", "LLM", "docs"], check=False, cwd=repo, capture_output=True, text=True
+    )
+    assert KEY in done.stdout
