@@ -260,3 +260,43 @@ def test_a_walk_through_a_link_sees_what_its_folder_gets_later(tmp_path):
         ["grep", "-r", "LLM", "docs"], check=False, cwd=repo, capture_output=True, text=True
     )
     assert KEY in done.stdout
+
+
+# ---------------------------------------------------------------- /dev/stdin and friends
+
+DEVICE_ROWS: list[tuple[str, str]] = [
+    # Opening /dev/stdin, /dev/stdout or /dev/stderr reopens the file on that descriptor,
+    # for writing too: the command's own redirections decide which file that is.
+    ("cat a.txt < b.txt > /dev/stdin", ASK),
+    ("cat a.txt 2<b.txt >/dev/stderr", ASK),
+    ("echo hi 1<b.txt 2>/dev/stdout", ASK),
+    ("cat a.txt 2<b.txt &>/dev/stderr", ASK),
+    ("cat a.txt 3<b.txt 2<&3 >/dev/stderr", ASK),
+    ("sort -o /dev/stdout a.txt 1<b.txt", ASK),
+    ("cat a.txt < .git/config > /dev/stdin", REFUSE),
+    ("echo x > /dev/stdout", RUN),
+    ("cat a.txt 2>/dev/null", RUN),
+    ("cat a.txt >/dev/null 2>&1", RUN),
+    ("cat a.txt 2<b.txt 1>&2", RUN),  # a copy of a read-only descriptor writes nothing
+    ("grep x a.txt > /dev/stderr", RUN),
+    ("sort -o /dev/stdout a.txt", RUN),
+    ("cat a.txt 2>&1 | cat > /dev/stdout", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), DEVICE_ROWS, ids=[c for c, _ in DEVICE_ROWS])
+def test_device_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat a.txt < b.txt > /dev/stdin",
+        "echo hi 1<b.txt 2>/dev/stdout",
+        "sort -o /dev/stdout a.txt 1<b.txt",
+    ],
+)
+def test_writing_a_std_device_writes_the_file_on_it(world, tmp_path, command):
+    run_in_copy(world, tmp_path, command)
+    assert (tmp_path / "copy" / "b.txt").read_text() != "world\n"

@@ -198,6 +198,8 @@ GIT_FOLDER_READ = (
 HOLDS = "holds a credential (a token in a remote's URL, an auth header)"
 GIT_FOLDER_TEXT = "its objects (env files among them) or a credential in its config"
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+# The devices that reopen a descriptor's file: harmless only while that is no file.
+_STD_DEVICES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 _MAX_NESTING = 4
 MAX_COMMAND_CHARS = 100_000
 MAX_SYNTAX_DEPTH = 200
@@ -350,6 +352,9 @@ class _Judge:
         self.context = context
         self.variables = variables
         self.parts: list[PartVerdict] = []
+        # What files the redirections of the statements being judged put on descriptors
+        # 0, 1 and 2 (`< b.txt`): writing /dev/stdin then writes b.txt.
+        self.std_redirects: list[list[tree_sitter.Node]] = []
 
     def add(self, text: str, action: Action, reason: str) -> None:
         self.parts.append(PartVerdict(text.strip(), action, reason))
@@ -385,11 +390,16 @@ class _Judge:
         elif kind == "redirected_statement":
             body = node.child_by_field_name("body")
             extra_words: list[tree_sitter.Node] = []
-            for child in node.named_children:
-                if child.type in REDIRECT_NODES:
+            redirects = [c for c in node.named_children if c.type in REDIRECT_NODES]
+            own = [c for c in body.named_children if c.type in REDIRECT_NODES] if body else []
+            self.std_redirects.append(redirects + own)
+            try:
+                for child in redirects:
                     extra_words.extend(self.redirect(child))
-            if body is not None:
-                self.node(body, piped_input, extra_words)
+                if body is not None:
+                    self.node(body, piped_input, extra_words)
+            finally:
+                self.std_redirects.pop()
         elif kind == "command":
             self.command(node, piped_input, extra or [])
         elif kind == "comment":
@@ -556,6 +566,65 @@ class _Judge:
 
     # ------------------------------------------------------------ redirects
 
+    def descriptor_files(self, redirects: list[tree_sitter.Node]) -> dict[int, list[Word]]:
+        """The files these redirections may put on descriptors 0, 1 and 2, read or written
+        (`< b.txt`, `2<b.txt`, `1<>f`), directly or as a copy of another descriptor
+        (`2>&1`, `> /dev/stderr`). Their order is not followed: any of them may come first.
+        Linux reopens the file a descriptor holds when /dev/stdin, /dev/stdout or
+        /dev/stderr is opened (`cat a.txt < b.txt > /dev/stdin` truncates b.txt)."""
+        files: dict[int, list[Word]] = {}
+        copies: list[tuple[int, int]] = []
+        for node in redirects:
+            if node.type != "file_redirect":
+                continue  # here-documents and here-strings: bash's own temporary input
+            operator = next((c.type for c in node.children if not c.is_named), "")
+            number = next((c for c in node.named_children if c.type == "file_descriptor"), None)
+            targets = [c for c in node.named_children if c.type != "file_descriptor"]
+            if not targets:
+                continue
+            word = self.word(targets[0])
+            duplicate = operator in (">&", "<&") and (
+                targets[0].type == "number" or word.value == "-"
+            )
+            if number is not None:
+                if not text_of(number).isdigit():
+                    continue  # `{name}>f`: bash picks a descriptor above 9
+                fds = [int(text_of(number))]
+            elif operator in ("&>", "&>>") or (operator == ">&" and not duplicate):
+                fds = [1, 2]
+            else:
+                fds = [0] if operator.startswith("<") else [1]
+            if duplicate:
+                if targets[0].type == "number" and word.value.isdigit():
+                    copies += [(fd, int(word.value)) for fd in fds]
+                continue
+            std = _STD_DEVICES.get(word.value)
+            if std is not None:
+                copies += [(fd, std) for fd in fds]
+                continue
+            if word.value == "/dev/null":
+                continue
+            for fd in fds:
+                files.setdefault(fd, []).append(word)
+        changed = True
+        while changed:
+            changed = False
+            for target, source in copies:
+                for word in files.get(source, []):
+                    if all(word is not w for w in files.get(target, [])):
+                        files.setdefault(target, []).append(word)
+                        changed = True
+        return files
+
+    def through_descriptor(self, device: str, text: str, what: str) -> None:
+        """A write to /dev/stdin, /dev/stdout or /dev/stderr is a write to the files the
+        command's redirections put on that descriptor."""
+        fd = _STD_DEVICES.get(device)
+        if fd is None or not self.std_redirects:
+            return
+        for target in self.descriptor_files(self.std_redirects[-1]).get(fd, []):
+            self.write_target(target, text, f"{what} {device}, which is")
+
     def redirect(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
         """Judge one redirection; returns words tree-sitter put in it that belong to the command."""
         text = text_of(node)
@@ -581,6 +650,7 @@ class _Judge:
                 self.add(text, action, reason)
             return extra
         if writes and word.value in HARMLESS_DEVICES:
+            self.through_descriptor(word.value, text, "writes to")
             return extra
         verdict = self.paths([word], write=writes)
         if verdict is not None:
@@ -600,6 +670,15 @@ class _Judge:
     # ------------------------------------------------------------ commands
 
     def command(self, node: tree_sitter.Node, piped_input: bool, extra: list) -> None:
+        own = [c for c in node.named_children if c.type in REDIRECT_NODES]
+        outer = self.std_redirects[-1] if self.std_redirects else []
+        self.std_redirects.append(outer + [c for c in own if all(c != o for o in outer)])
+        try:
+            self.simple_command(node, piped_input, extra)
+        finally:
+            self.std_redirects.pop()
+
+    def simple_command(self, node: tree_sitter.Node, piped_input: bool, extra: list) -> None:
         text = text_of(node)
         word_nodes: list[tree_sitter.Node] = []
         assignments: list[tree_sitter.Node] = []
@@ -764,6 +843,7 @@ class _Judge:
                 self.add(text, action, reason)
             return
         if target.value in HARMLESS_DEVICES:
+            self.through_descriptor(target.value, text, what)
             return
         verdict = self.paths([target], write=True)
         if verdict is not None:
