@@ -219,6 +219,11 @@ OPTION_ROWS: list[tuple[str, str]] = [
     ("rg --ignore secret outlink", REFUSE),
     ("rg --ignore-file sub/c.txt hello a.txt", RUN),
     ("rg --ignore hello a.txt", RUN),
+    # du's `--time[=WORD]` takes a value only attached: the next word is a folder it lists.
+    ("du --time ..", REFUSE),
+    ("du -a --time ../outside", REFUSE),
+    ("du --time=atime .", RUN),
+    ("du --time sub", RUN),
 ]
 
 
@@ -235,6 +240,17 @@ def test_the_real_programs_read_the_file(world, tmp_path, command, shown):
     if not shutil.which(command.split()[0]):
         pytest.skip(f"{command.split()[0]} is not installed")
     assert shown in run_in_copy(world, tmp_path, command)
+
+
+def test_du_time_lists_the_folder_after_it(world):
+    done = subprocess.run(
+        ["du", "-a", "--time", "../outside"],
+        check=False,
+        cwd=world["repo"],
+        capture_output=True,
+        text=True,
+    )
+    assert "secret.txt" in done.stdout
 
 
 # ---------------------------------------------------------------- walks through a link

@@ -394,6 +394,8 @@ SPECS: dict[str, Spec] = {
                 "files0-from",
             ]
         ),
+        # `--time[=WORD]`: a value only attached, so `du --time ..` lists the folder above.
+        long_flags=frozenset({"time"}),
         file_options=frozenset({"-X", "exclude-from"}),
         follow_tree=frozenset({"L", "dereference"}),
         recursive=frozenset({"L", "dereference"}),
