@@ -32,6 +32,10 @@ def world(tmp_path_factory) -> dict[str, Path]:
     os.link(world["outside"] / "secret.txt", repo / "linked" / "notes.txt")
     os.link(repo / ".env", repo / "linked" / "settings.txt")
     os.symlink(world["outside"] / "secret.txt", repo / "outlink")
+    (repo / "deploy" / ".env").mkdir(parents=True)  # env files in a folder named like one
+    (repo / "deploy" / ".env" / "production").write_text("LLM_API_KEY=sk-repo-key\n")
+    (repo / "deploy" / "prod.env.d").mkdir()
+    (repo / "deploy" / "prod.env.d" / "keys").write_text("LLM_API_KEY=sk-repo-key\n")
     (repo / ".hidden").mkdir()
     os.link(world["outside"] / "secret.txt", repo / ".hidden" / "notes.txt")
     return world | {"repo": repo.resolve()}
@@ -316,3 +320,32 @@ def test_device_rows(world, command, expected):
 def test_writing_a_std_device_writes_the_file_on_it(world, tmp_path, command):
     run_in_copy(world, tmp_path, command)
     assert (tmp_path / "copy" / "b.txt").read_text() != "world\n"
+
+
+# ---------------------------------------------------------------- env folders
+
+ENV_FOLDER_ROWS: list[tuple[str, str]] = [
+    # The files in a folder named like an env file (`.env/production`) hold its keys.
+    ("cat deploy/.env/production", ASK),
+    ("cat deploy/.env/*", ASK),
+    ("head deploy/prod.env.d/keys", ASK),
+    ("cd deploy/.env && cat production", ASK),
+    ("grep -r LLM deploy", ASK),
+    ("grep -r LLM deploy/.env", ASK),
+    ("grep -R LLM deploy", ASK),
+    ("rg LLM deploy", ASK),  # prod.env.d is no hidden folder: rg reads it
+    ("ls deploy/.env", RUN),
+    ("stat deploy/.env/production", RUN),
+    ("find deploy -type f", RUN),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"), ENV_FOLDER_ROWS, ids=[c for c, _ in ENV_FOLDER_ROWS]
+)
+def test_env_folder_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+def test_grep_shows_the_keys_in_an_env_folder(world, tmp_path):
+    assert KEY in run_in_copy(world, tmp_path, "grep -r LLM deploy")

@@ -1280,11 +1280,29 @@ class _Judge:
                         return f"reads {value}, which may hold keys"
                     if _hard_linked(path):
                         return f"reads {value}, {HARD_LINKED}"
+                    folder = path.is_file() and self._env_folder(path, itself=False)
+                    if folder:
+                        return f"reads {value}, which is {ENV_FOLDER.format(folder)}"
                     if self._in_git_folder(path, contents=True) and path.is_file():
                         return f"reads {value} in {GIT_FOLDER_READ}"
                     credential = self._in_git_folder(path, False) and self._credential(path)
                     if credential:
                         return f"reads {value}, whose {credential} {HOLDS}"
+        return None
+
+    def _env_folder(self, path: Path, itself: bool, real: Path | None = None) -> str | None:
+        """The folder named like an env file (`.env/`, `prod.env/`) that `path` is in, as
+        written or where it leads (`real`, when known; `itself`: or is), below the repo."""
+        resolved = real if real is not None else os.path.realpath(path)
+        for candidate in (os.path.normpath(path), resolved):
+            try:
+                parts = Path(candidate).relative_to(self.repo).parts
+            except ValueError:
+                continue
+            folders = parts if itself else parts[:-1]
+            found = next((p for p in folders if is_env_file(p)), None)
+            if found:
+                return found
         return None
 
     def _credential(self, path: Path) -> str | None:
@@ -1359,6 +1377,11 @@ class _Judge:
             if budget[0] < 0:
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             hidden = hidden or whitelists(os.fspath(folder), [e.name for e in entries])
+            if check.recursive_read and secret is None and any(e.is_file() for e in entries):
+                env_folder = self._env_folder(folder, itself=True, real=real)
+                if env_folder:
+                    where = _display(folder, self.repo)
+                    secret = ("ask", f"reads the files in {where}, {ENV_FOLDER.format(env_folder)}")
             for entry in entries:
                 if (
                     is_dot_git(entry.name)
@@ -1407,15 +1430,19 @@ class _Judge:
         binary files as text in (`grep -ra`) prints git's objects, env files among them."""
         # rg shows the dotfiles an ignore file whitelists (`!.env`), here or in any folder above.
         shown = check.hidden or self._whitelisted_above(start)
-        stack = [(os.fspath(start), shown)]
+        # The folders below are no links: whether one is in an env folder goes by names.
+        stack = [(os.fspath(start), shown, self._env_folder(start, itself=True))]
         while stack:
-            folder, hidden = stack.pop()
+            folder, hidden, env_folder = stack.pop()
             names, folders, linked = full_listing(folder)  # reused while it is unchanged
             budget[0] -= len(names)
             if budget[0] < 0:
                 # The sandbox lets it read the repo's env files: unlooked-at is unknown.
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             hidden = hidden or whitelists(folder, names)
+            if env_folder and len(names) > len(folders):
+                where = _display(Path(folder), self.repo)
+                return "ask", f"reads the files in {where}, {ENV_FOLDER.format(env_folder)}"
             for name in env_file_names(names, hidden=hidden):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
@@ -1428,7 +1455,7 @@ class _Judge:
                 where = _display(Path(folder), self.repo)
                 return "ask", f"reads the .git in {where} as text: {GIT_FOLDER_TEXT}"
             stack += [
-                (os.path.join(folder, name), hidden)
+                (os.path.join(folder, name), hidden, env_folder or _env_name(name))
                 for name in folders
                 if name != ".git" and (hidden or not name.startswith("."))
             ]
@@ -1442,6 +1469,8 @@ class _Judge:
 # A file with more than one name (a hard link) is also every other name: an env file, or
 # a file outside the repo (which the sandbox lets it read through the name in the repo).
 HARD_LINKED = "which has other names (hard links): one may be an env file or outside the repo"
+# A folder named like an env file (`.env/production`) holds env files, whatever their names.
+ENV_FOLDER = "in a folder named like an env file ({}), which may hold keys"
 
 
 def _hard_linked(path: Path) -> bool:
@@ -1451,6 +1480,10 @@ def _hard_linked(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+
+
+def _env_name(name: str) -> str | None:
+    return name if is_env_file(name) else None
 
 
 def _env_entry(entry: os.DirEntry[str]) -> bool:
