@@ -349,3 +349,53 @@ def test_env_folder_rows(world, command, expected):
 
 def test_grep_shows_the_keys_in_an_env_folder(world, tmp_path):
     assert KEY in run_in_copy(world, tmp_path, "grep -r LLM deploy")
+
+
+# ---------------------------------------------------------------- rg's file types
+
+
+@pytest.fixture(scope="module")
+def typed_world(tmp_path_factory) -> dict[str, Path]:
+    """Env files rg reads only when given a type: `cfg/.env` and `cfg/.env.json` are
+    hidden, `docs/notes.env.txt` is read by `--type txt`."""
+    world = policy_world(tmp_path_factory.mktemp("types"))
+    repo = world["repo"].resolve()
+    (repo / "cfg").mkdir()
+    (repo / "cfg" / ".env").write_text("LLM_API_KEY=sk-repo-key\n")
+    (repo / "cfg" / ".env.json").write_text('{"LLM_API_KEY": "sk-repo-key"}\n')
+    (repo / "cfg" / "app.json").write_text("{}\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "notes.env.txt").write_text("LLM_API_KEY=sk-repo-key\n")
+    return world | {"repo": repo}
+
+
+TYPE_ROWS: list[tuple[str, str]] = [
+    # A type's globs whitelist the hidden files they match, as `-g` does.
+    ("rg -t json LLM cfg", ASK),
+    ("rg -tjson LLM cfg", ASK),
+    ("rg --type=json LLM cfg", ASK),
+    ("rg --type json LLM cfg", ASK),
+    ("rg --type-add x:.env -tx LLM cfg", ASK),
+    # `--type` is no abbreviation of `--type-list`: LLM is the pattern, docs is read.
+    ("rg --type txt LLM docs", ASK),
+    ("rg --type txt LLM", ASK),
+    ("rg LLM cfg", RUN),
+    ("rg -T json LLM cfg", RUN),
+    ("rg -t py LLM src", RUN),
+    ("rg --type py LLM src", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), TYPE_ROWS, ids=[c for c, _ in TYPE_ROWS])
+def test_rg_type_rows(typed_world, command, expected):
+    assert verdict_of(typed_world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rg -t json LLM cfg", "rg --type-add x:.env -tx LLM cfg", "rg --type txt LLM"],
+)
+def test_rg_types_read_the_env_files(typed_world, tmp_path, command):
+    if not shutil.which("rg"):
+        pytest.skip("rg is not installed")
+    assert KEY in run_in_copy(typed_world, tmp_path, command)

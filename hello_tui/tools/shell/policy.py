@@ -1405,6 +1405,7 @@ class _Judge:
                 # A walk reads what it lists: hidden files only when it shows hidden ones
                 # (`rg` reads `config.env` though it skips `.env`); links as their targets.
                 shown = hidden or not entry.name.startswith(".")
+                shown = shown or (check.typed and _typed_hidden(entry.name))
                 reads_it = check.recursive_read and shown and entry.is_file()
                 if reads_it and secret is None and _env_entry(entry):
                     where = _display(Path(entry.path), self.repo)
@@ -1443,7 +1444,7 @@ class _Judge:
             if env_folder and len(names) > len(folders):
                 where = _display(Path(folder), self.repo)
                 return "ask", f"reads the files in {where}, {ENV_FOLDER.format(env_folder)}"
-            for name in env_file_names(names, hidden=hidden):
+            for name in _env_names_read(names, hidden, check.typed):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
@@ -1480,6 +1481,22 @@ def _hard_linked(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+
+
+def _typed_hidden(name: str) -> bool:
+    """A hidden file rg's builtin types may choose: their globs are `*.ext`, a few
+    `*[.-]NAME*` and dotfile names (`.bashrc`), so a dotfile whose name goes on after a
+    `.` or `-` (`.env.json`); `.env` or `.envrc` no builtin type names."""
+    return name.startswith(".") and re.search(r"[.-]", name[1:]) is not None
+
+
+def _env_names_read(names: list[str], hidden: bool, typed: bool) -> set[str]:
+    """The env files among `names` a walk reads: dotfiles only when it shows them, or
+    when a chosen type may match them (`rg -t json` reads `.env.json`)."""
+    found = env_file_names(names, hidden=hidden)
+    if typed and not hidden:
+        found |= {n for n in env_file_names(names) if _typed_hidden(n)}
+    return found
 
 
 def _env_name(name: str) -> str | None:

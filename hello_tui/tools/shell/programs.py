@@ -46,6 +46,9 @@ class ProgramCheck:
     shows_contents: bool = True
     # A recursive read prints binary files as text (`grep -a`): git's compressed objects.
     binary_as_text: bool = False
+    # rg with file types chosen (`-t json`): a type's glob whitelists the hidden files it
+    # matches, as an ignore file's `!` does (`-t json` reads `.env.json`).
+    typed: bool = False
 
 
 def _more_follow(a: Follow, b: Follow) -> Follow:
@@ -549,6 +552,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     recursive = spec.always_recursive
     hidden_flags = 0
     binary_as_text = False
+    typed = False
     for opt, value in parsed.options:
         if opt.startswith("-"):
             reason = spec.unsafe_short.get(opt[1:])
@@ -587,10 +591,13 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             recursive = True
         if key in ("hidden", "u", "."):
             hidden_flags += 2 if key in ("hidden", ".") else 1
-        if name == "rg" and key in ("g", "glob", "iglob", "ignore-file"):
+        if name == "rg" and key in ("g", "glob", "iglob", "ignore-file", "type-add"):
             # A glob overrides rg's hidden-file rule (`-g .env` reads it), and so may an
-            # ignore file's whitelist (`!.env`, `ignore_files`).
+            # ignore file's whitelist (`!.env`, `ignore_files`) or a type's own globs
+            # (`--type-add 'x:.env' -tx`).
             hidden_flags += 2
+        if name == "rg" and key in ("t", "type"):
+            typed = True
         if name == "grep" and key in ("d", "directories") and _grep_recurses(value):
             recursive = True
         if name == "file" and key in ("f", "files-from"):
@@ -610,8 +617,9 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             o if o.startswith("-") else (_long_matches(o, spec.pattern_options) or o)
             for o, _ in parsed.options
         }
+        # Only a flag the program reads as one (`--files`): `--type` is no `--type-list`.
         no_pattern = any(
-            not o.startswith("-") and _long_matches(o, spec.no_pattern_flags)
+            not o.startswith("-") and _long_name(spec, o, spec.no_pattern_flags)
             for o, _ in parsed.options
         )
         if not (given & spec.pattern_options) and not no_pattern:
@@ -633,6 +641,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         pager=spec.pager,
         shows_contents=spec.shows_contents,
         binary_as_text=binary_as_text,
+        typed=typed,
     )
 
 
@@ -686,6 +695,18 @@ def pager_files(name: str, args: list[Word], *, judged: bool = True) -> list[Wor
     if not judged:
         return more
     return less + [w for w in more if all(w is not o for o in less)]
+
+
+def _long_name(spec: Spec, given: str, names: frozenset[str]) -> str | None:
+    """The one of `names` the long option `--given` is, as the program reads long names:
+    whole only (rg), or any prefix of only that name among the program's own."""
+    if spec.exact_long or given in spec.long_flags:
+        return given if given in names else None
+    if given in names:
+        return given
+    known = spec.long_values | spec.no_pattern_flags | spec.long_flags | names
+    matches = [n for n in known if n.startswith(given)]
+    return matches[0] if len(matches) == 1 and matches[0] in names else None
 
 
 def _grep_recurses(value: Word | None) -> bool:
