@@ -561,11 +561,10 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             matched = _long_matches(opt, frozenset(spec.unsafe_long))
             reason = spec.unsafe_long.get(matched) if matched else None
             known = spec.long_values | spec.follow_tree | spec.follow_entries | spec.recursive
-            long_name = opt
-            if opt not in spec.long_flags:
+            long_name = opt  # given whole (`--binary`), or where abbreviations are none (rg)
+            if opt not in spec.long_flags and not spec.exact_long:
                 names = known | spec.file_options | spec.write_options
-                long_name = (opt if opt in names else None) if spec.exact_long else None
-                long_name = long_name or _long_matches(opt, names) or opt
+                long_name = _long_matches(opt, names) or opt
             # The option's full name: itself when the program knows it, else what it abbreviates.
             known_names = spec.long_values | spec.no_pattern_flags
             full = opt if opt in known_names else _long_matches(opt, known_names | set(_NAMES_FROM))
