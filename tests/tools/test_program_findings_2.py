@@ -399,3 +399,44 @@ def test_rg_types_read_the_env_files(typed_world, tmp_path, command):
     if not shutil.which("rg"):
         pytest.skip("rg is not installed")
     assert KEY in run_in_copy(typed_world, tmp_path, command)
+
+
+# ---------------------------------------------------------------- programs a program runs
+
+RUNS_ROWS: list[tuple[str, str]] = [
+    ("diff -l a.txt b.txt", ASK),  # the output goes through pr
+    ("diff --paginate a.txt b.txt", ASK),
+    ("diff --pag a.txt b.txt", ASK),
+    ("diff -ul a.txt b.txt", ASK),
+    ("diff -u a.txt b.txt", RUN),
+    ("diff --label x a.txt b.txt", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), RUNS_ROWS, ids=[c for c, _ in RUNS_ROWS])
+def test_runs_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+def test_diff_paginate_starts_pr(world, tmp_path):
+    if not shutil.which("strace"):
+        pytest.skip("strace is needed to see the program start")
+    log = tmp_path / "trace"
+    run_in_copy(
+        world,
+        tmp_path,
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=execve",
+            "-o",
+            str(log),
+            "diff",
+            "-l",
+            "a.txt",
+            "b.txt",
+        ],
+    )
+    assert '/pr"' in log.read_text()

@@ -431,6 +431,9 @@ SPECS: dict[str, Spec] = {
                 "palette",
             ]
         ),
+        # `-l`: the output goes through `pr`, a program diff starts (found on PATH).
+        unsafe_short={"l": "diff -l runs pr on its output"},
+        unsafe_long={"paginate": "diff --paginate runs pr on its output"},
         file_options=frozenset({"-X", "exclude-from", "from-file", "to-file"}),
         # GNU diff dereferences the symlinks it meets while recursing.
         follow_tree=frozenset({"r", "recursive"}),
