@@ -111,10 +111,12 @@ PAGER_ROWS: list[tuple[str, str]] = [
     ("cat a.txt | more -p .env", ASK),
     # A pager reading a pipe still shows the files it is given (`--` then a dash name).
     ("cat a.txt | less -- -.env", ASK),
-    # A word less takes as an option's value is a file when less rejects the option (an
+    # A word after an abbreviated long option is a file when less can't resolve it (an
     # ambiguous abbreviation): judged as a file either way.
     ("less --ta .env | cat", ASK),
-    ("less -p .env", ASK),
+    ("less --pat .env | cat", ASK),
+    ("less --pattern .env a.txt | cat", RUN),
+    ("less -p .env", RUN),  # a pattern: cat shows no file
     ("less -p hello a.txt", RUN),
     ("less -N a.txt b.txt", RUN),
     ("more -n 3 a.txt", RUN),
@@ -152,7 +154,8 @@ def test_the_real_pagers_show_the_env_file(world, tmp_path, command):
     ("command", "shown"),
     [
         # `-p` takes a pattern: the word after it is no file, and cat must not show it.
-        ("less -p hello", ["cat", "--"]),
+        ("less -p .env", ["cat", "--"]),
+        ("less -p /usr a.txt", ["cat", "--", "a.txt"]),
         ("less -p hello a.txt", ["cat", "--", "a.txt"]),
         ("less -x4 -p hello a.txt b.txt", ["cat", "--", "a.txt", "b.txt"]),
         ("more -n 3 a.txt", ["cat", "--", "a.txt"]),

@@ -650,9 +650,9 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
 def _less_files(args: list[Word], values: bool) -> list[Word]:
     """The files less shows: less reads options (`-x`, `+cmd`) only up to its first file
     or `--`; every word after that is a file, whatever it starts with
-    (`less a.txt -p .env` shows .env). With `values`, the values of its options too: an
-    option less does not take (`--ta`, an ambiguous abbreviation) is skipped alone, and
-    the word after it is then a file (`less --ta .env` shows .env)."""
+    (`less a.txt -p .env` shows .env). With `values`, also the word after an abbreviated
+    long option: less skips an abbreviation it can't resolve (`--ta`: --tabs, --tag or
+    --tag-file?) alone, and the word after it is then a file (`less --ta .env`)."""
     i = 0
     taken: list[Word] = []
     while i < len(args):
@@ -665,7 +665,8 @@ def _less_files(args: list[Word], values: bool) -> list[Word]:
         if not text.startswith("-") or text == "-":
             return taken + args[i:]
         words = _option_words(args[i:], _PAGER)
-        if values and words == 2:
+        abbreviated = text.startswith("--") and text[2:] not in _PAGER.long_values
+        if values and words == 2 and abbreviated:
             taken.append(args[i + 1])
         i += words
     return taken
