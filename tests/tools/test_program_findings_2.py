@@ -443,3 +443,25 @@ def test_diff_paginate_starts_pr(world, tmp_path):
         ],
     )
     assert '/pr"' in log.read_text()
+
+
+def test_rg_reads_the_ignore_files_above_the_repo(tmp_path):
+    """rg reads `.ignore` and `.rgignore` in every folder above the one it searches, the
+    repo's parents too: a `!.env` there shows it the .env it would skip."""
+    world = policy_world(tmp_path)
+    repo = world["repo"].resolve()
+    world = world | {"repo": repo}
+    assert verdict_of(world, "rg LLM").action == RUN
+    (tmp_path / ".ignore").write_text("!.env\n")
+    assert verdict_of(world, "rg LLM").action == ASK
+    if shutil.which("rg"):
+        done = subprocess.run(
+            ["rg", "LLM"],
+            check=False,
+            cwd=repo,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+        )
+        assert KEY in done.stdout
