@@ -465,3 +465,21 @@ def test_rg_reads_the_ignore_files_above_the_repo(tmp_path):
             text=True,
         )
         assert KEY in done.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [*CONTROLS, "grep -r foo .", "cat *.txt", "rg foo", "rg -t py foo", "less a.txt"],
+)
+def test_controls_run_in_a_repo_without_env_files(tmp_path, command):
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.txt").write_text("foo\n")
+    (repo / "b.txt").write_text("bar\n")
+    (repo / "src" / "main.py").write_text("print('hi')\n")
+    private = tmp_path / "private"
+    (private / "home").mkdir(parents=True)
+    (private / "tmp").mkdir()
+    world = {"repo": repo.resolve(), "private": private.resolve()}
+    assert verdict_of(world, command).action == RUN
