@@ -483,3 +483,48 @@ def test_controls_run_in_a_repo_without_env_files(tmp_path, command):
     (private / "tmp").mkdir()
     world = {"repo": repo.resolve(), "private": private.resolve()}
     assert verdict_of(world, command).action == RUN
+
+
+# ---------------------------------------------------------------- links into .git
+
+
+@pytest.fixture
+def linked_git(tmp_path) -> dict[str, Path]:
+    """A repo whose remote URL holds a token, with a link into its `.git` elsewhere."""
+    world = policy_world(tmp_path)
+    repo = world["repo"].resolve()
+    url = "https://user:ghp_token1234567890@example.com/x/y.git"
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", url], check=True)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "guide.txt").write_text("guide\n")
+    os.symlink("../.git", repo / "docs" / "gitdir")
+    (repo / "notes").mkdir()
+    os.symlink("../.git/config", repo / "notes" / "settings")
+    return world | {"repo": repo}
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("grep -R ghp docs", ASK),
+        ("grep -R ghp notes", ASK),
+        ("diff -r docs src", ASK),
+        ("rg -L ghp docs", ASK),
+        ("grep -r ghp docs", RUN),  # -r follows no link met on the way
+        ("grep -R guide docs/guide.txt", RUN),
+        ("find -L docs -name config", RUN),  # names only
+    ],
+)
+def test_a_link_into_git_is_git(linked_git, command, expected):
+    assert verdict_of(linked_git, command).action == expected
+
+
+def test_grep_follows_a_link_into_git_to_its_credential(linked_git):
+    done = subprocess.run(
+        ["grep", "-R", "ghp", "docs"],
+        check=False,
+        cwd=linked_git["repo"],
+        capture_output=True,
+        text=True,
+    )
+    assert "ghp_token1234567890" in done.stdout

@@ -1402,6 +1402,12 @@ class _Judge:
                         )
                     if not follow_all:
                         continue
+                    # A link into a `.git` (`docs/gitdir -> ../.git`) is that folder read
+                    # under another name: its config's credentials, its objects.
+                    link = Path(entry.path)
+                    if check.recursive_read and self._in_git_folder(link, contents=False):
+                        where = _display(link, self.repo)
+                        return "ask", f"reads {where}, a link into {GIT_FOLDER_READ}"
                 # A walk reads what it lists: hidden files only when it shows hidden ones
                 # (`rg` reads `config.env` though it skips `.env`); links as their targets.
                 shown = hidden or not entry.name.startswith(".")
