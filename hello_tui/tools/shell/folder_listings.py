@@ -3,8 +3,8 @@
 Judging `rg foo` or `grep -r foo .` reads every folder below the working one, looking
 for env files (10,000 files: a few milliseconds, on every such command). A folder's
 listing changes only with its modification time (POSIX updates it on every entry made,
-removed or renamed), so a listing is reused while the folder's device, inode and mtime
-are the same: one `stat` per folder instead of reading it.
+removed or renamed), so a listing is reused while the device, inode and mtime of the
+folder the path leads to are the same: one `stat` per folder instead of reading it.
 
 A listing is kept only for a folder last changed more than `RACY_NS` ago. That is git's
 "racy" rule: timestamps are coarse (a clock tick), and a folder changed again within the
@@ -27,7 +27,9 @@ _lock = threading.Lock()
 def listing(folder: str) -> tuple[list[str], list[str]]:
     """(every name in `folder`, the names of its subfolders that are not links)."""
     try:
-        st = os.stat(folder, follow_symlinks=False)
+        # The folder the path leads to, as scandir reads it: a walk may start at a link
+        # (`grep -r x link`), whose own times never change with its target's entries.
+        st = os.stat(folder)
     except OSError:
         return [], []
     stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)

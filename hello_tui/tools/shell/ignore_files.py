@@ -2,7 +2,8 @@
 
 rg skips hidden files and folders (`.env`, `.config/`) unless `--hidden`, but a
 `!pattern` line in an ignore file it honours (`.gitignore`, `.ignore`,
-`.rgignore` in the folder searched or any folder above it, `.git/info/exclude`)
+`.rgignore` in the folder searched or any folder above it, above the repo too,
+`.git/info/exclude`)
 whitelists what it matches, hidden or not: with `!.env` in a committed
 `.gitignore`, `rg KEY` prints `.env`. Matching patterns against names as rg does
 is not attempted: any `!` line makes the folder and everything below it count as
@@ -30,7 +31,9 @@ def whitelists(folder: str, names: list[str] | None = None) -> bool:
 
 
 def whitelisted_above(start: Path, repo: Path, git_dir: str | None) -> bool:
-    """Whether a folder from `start` up to `repo`, or `.git/info/exclude`, whitelists."""
+    """Whether a folder from `start` up to `repo`, or `.git/info/exclude`, whitelists; or
+    a folder above the repo, whose `.ignore` and `.rgignore` rg reads too (`.gitignore`
+    files only inside the repository)."""
     if git_dir is not None and _has_negation(os.path.join(git_dir, "info", "exclude")):
         return True
     folder = start
@@ -40,7 +43,13 @@ def whitelisted_above(start: Path, repo: Path, git_dir: str | None) -> bool:
         if folder == repo:
             break
         folder = folder.parent
+    for above in repo.parents:
+        if any(_has_negation(os.path.join(above, name)) for name in _NOT_GIT_IGNORE_FILES):
+            return True
     return False
+
+
+_NOT_GIT_IGNORE_FILES = (".ignore", ".rgignore")
 
 
 def _has_negation(path: str) -> bool:

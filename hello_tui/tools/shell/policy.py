@@ -9,7 +9,8 @@ strictest verdict wins:
   inside the repo (globs expanded by bash's rules, symbolic links judged by
   where they lead, also those a program follows while walking a tree);
 - ask: anything else that stays inside the repo (the user decides),
-  reading `.env` files, which hold keys, text bash would evaluate as
+  reading `.env` files, which hold keys (also under a second name: a hard
+  link to one), text bash would evaluate as
   arithmetic that is not integers and known names (`arithmetic.py`: a
   subscript like `a[$(id)]` runs `id` even from single quotes), git
   where the repo's config (or a submodule's) names a program git would run
@@ -94,7 +95,7 @@ from hello_tui.tools.shell.parse import (
     text_of,
     word_of,
 )
-from hello_tui.tools.shell.programs import ProgramCheck, check_read_only
+from hello_tui.tools.shell.programs import ProgramCheck, check_read_only, pager_files
 
 PRIVILEGED = frozenset({"sudo", "su", "doas", "pkexec", "runas"})
 INTERACTIVE = frozenset(
@@ -197,6 +198,8 @@ GIT_FOLDER_READ = (
 HOLDS = "holds a credential (a token in a remote's URL, an auth header)"
 GIT_FOLDER_TEXT = "its objects (env files among them) or a credential in its config"
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+# The devices that reopen a descriptor's file: harmless only while that is no file.
+_STD_DEVICES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 _MAX_NESTING = 4
 MAX_COMMAND_CHARS = 100_000
 MAX_SYNTAX_DEPTH = 200
@@ -298,7 +301,9 @@ def classify(
     if not root.has_error:
         verdict.argv = _simple_argv(root, variables)
         if verdict.argv and verdict.argv[0] in PAGERS and action == "run":
-            files = [a for a in verdict.argv[1:] if not a.startswith(("-", "+"))]
+            # The files the pager would show, as it reads its options: those were judged.
+            words = [Word(value=a, source=a) for a in verdict.argv[1:]]
+            files = [w.value for w in pager_files(verdict.argv[0], words, judged=False)]
             verdict.argv = ["cat", "--", *files]
             verdict.display_as = "cat " + " ".join(files)
         cd_node, cd_only = _leading_cd(root)
@@ -347,6 +352,9 @@ class _Judge:
         self.context = context
         self.variables = variables
         self.parts: list[PartVerdict] = []
+        # What files the redirections of the statements being judged put on descriptors
+        # 0, 1 and 2 (`< b.txt`): writing /dev/stdin then writes b.txt.
+        self.std_redirects: list[list[tree_sitter.Node]] = []
         self._linked_env: list[Callable[[str], bool] | None] = []  # found at the first walk
 
     def linked_env(self) -> Callable[[str], bool] | None:
@@ -390,11 +398,16 @@ class _Judge:
         elif kind == "redirected_statement":
             body = node.child_by_field_name("body")
             extra_words: list[tree_sitter.Node] = []
-            for child in node.named_children:
-                if child.type in REDIRECT_NODES:
+            redirects = [c for c in node.named_children if c.type in REDIRECT_NODES]
+            own = [c for c in body.named_children if c.type in REDIRECT_NODES] if body else []
+            self.std_redirects.append(redirects + own)
+            try:
+                for child in redirects:
                     extra_words.extend(self.redirect(child))
-            if body is not None:
-                self.node(body, piped_input, extra_words)
+                if body is not None:
+                    self.node(body, piped_input, extra_words)
+            finally:
+                self.std_redirects.pop()
         elif kind == "command":
             self.command(node, piped_input, extra or [])
         elif kind == "comment":
@@ -561,6 +574,65 @@ class _Judge:
 
     # ------------------------------------------------------------ redirects
 
+    def descriptor_files(self, redirects: list[tree_sitter.Node]) -> dict[int, list[Word]]:
+        """The files these redirections may put on descriptors 0, 1 and 2, read or written
+        (`< b.txt`, `2<b.txt`, `1<>f`), directly or as a copy of another descriptor
+        (`2>&1`, `> /dev/stderr`). Their order is not followed: any of them may come first.
+        Linux reopens the file a descriptor holds when /dev/stdin, /dev/stdout or
+        /dev/stderr is opened (`cat a.txt < b.txt > /dev/stdin` truncates b.txt)."""
+        files: dict[int, list[Word]] = {}
+        copies: list[tuple[int, int]] = []
+        for node in redirects:
+            if node.type != "file_redirect":
+                continue  # here-documents and here-strings: bash's own temporary input
+            operator = next((c.type for c in node.children if not c.is_named), "")
+            number = next((c for c in node.named_children if c.type == "file_descriptor"), None)
+            targets = [c for c in node.named_children if c.type != "file_descriptor"]
+            if not targets:
+                continue
+            word = self.word(targets[0])
+            duplicate = operator in (">&", "<&") and (
+                targets[0].type == "number" or word.value == "-"
+            )
+            if number is not None:
+                if not text_of(number).isdigit():
+                    continue  # `{name}>f`: bash picks a descriptor above 9
+                fds = [int(text_of(number))]
+            elif operator in ("&>", "&>>") or (operator == ">&" and not duplicate):
+                fds = [1, 2]
+            else:
+                fds = [0] if operator.startswith("<") else [1]
+            if duplicate:
+                if targets[0].type == "number" and word.value.isdigit():
+                    copies += [(fd, int(word.value)) for fd in fds]
+                continue
+            std = _STD_DEVICES.get(word.value)
+            if std is not None:
+                copies += [(fd, std) for fd in fds]
+                continue
+            if word.value == "/dev/null":
+                continue
+            for fd in fds:
+                files.setdefault(fd, []).append(word)
+        changed = True
+        while changed:
+            changed = False
+            for target, source in copies:
+                for word in files.get(source, []):
+                    if all(word is not w for w in files.get(target, [])):
+                        files.setdefault(target, []).append(word)
+                        changed = True
+        return files
+
+    def through_descriptor(self, device: str, text: str, what: str) -> None:
+        """A write to /dev/stdin, /dev/stdout or /dev/stderr is a write to the files the
+        command's redirections put on that descriptor."""
+        fd = _STD_DEVICES.get(device)
+        if fd is None or not self.std_redirects:
+            return
+        for target in self.descriptor_files(self.std_redirects[-1]).get(fd, []):
+            self.write_target(target, text, f"{what} {device}, which is")
+
     def redirect(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
         """Judge one redirection; returns words tree-sitter put in it that belong to the command."""
         text = text_of(node)
@@ -586,6 +658,7 @@ class _Judge:
                 self.add(text, action, reason)
             return extra
         if writes and word.value in HARMLESS_DEVICES:
+            self.through_descriptor(word.value, text, "writes to")
             return extra
         verdict = self.paths([word], write=writes)
         if verdict is not None:
@@ -605,6 +678,15 @@ class _Judge:
     # ------------------------------------------------------------ commands
 
     def command(self, node: tree_sitter.Node, piped_input: bool, extra: list) -> None:
+        own = [c for c in node.named_children if c.type in REDIRECT_NODES]
+        outer = self.std_redirects[-1] if self.std_redirects else []
+        self.std_redirects.append(outer + [c for c in own if all(c != o for o in outer)])
+        try:
+            self.simple_command(node, piped_input, extra)
+        finally:
+            self.std_redirects.pop()
+
+    def simple_command(self, node: tree_sitter.Node, piped_input: bool, extra: list) -> None:
         text = text_of(node)
         word_nodes: list[tree_sitter.Node] = []
         assignments: list[tree_sitter.Node] = []
@@ -674,9 +756,13 @@ class _Judge:
         if name in PRIVILEGED:
             self.add(text, "refuse", f"{name} runs commands with other privileges")
             return
-        if name in PAGERS and piped_input and not _positionals(args):
-            self.add(text, "run", f"{name} reading a pipe only copies it")
-            return
+        if name in PAGERS and piped_input and not pager_files(name, args):
+            # Only its files are what it shows (`less -- -x` shows -x), and its options
+            # are still its options (`less -o log`).
+            pager = check_read_only(name, args)
+            if pager is not None and pager.unsafe is None and not pager.paths:
+                self.add(text, "run", f"{name} reading a pipe only copies it")
+                return
         if name in INTERACTIVE:
             self.add(
                 text, "refuse", f"{name} needs an interactive terminal, which is not available"
@@ -765,6 +851,7 @@ class _Judge:
                 self.add(text, action, reason)
             return
         if target.value in HARMLESS_DEVICES:
+            self.through_descriptor(target.value, text, what)
             return
         verdict = self.paths([target], write=True)
         if verdict is not None:
@@ -1199,11 +1286,29 @@ class _Judge:
                     named = is_env_file(value) or path.is_symlink() or has_other_names(path)
                     if named and reaches_env_file(path, self.repo) and path.is_file():
                         return f"reads {value}, which may hold keys"
+                    folder = path.is_file() and self._env_folder(path, itself=False)
+                    if folder:
+                        return f"reads {value}, which is {ENV_FOLDER.format(folder)}"
                     if self._in_git_folder(path, contents=True) and path.is_file():
                         return f"reads {value} in {GIT_FOLDER_READ}"
                     credential = self._in_git_folder(path, False) and self._credential(path)
                     if credential:
                         return f"reads {value}, whose {credential} {HOLDS}"
+        return None
+
+    def _env_folder(self, path: Path, itself: bool, real: Path | None = None) -> str | None:
+        """The folder named like an env file (`.env/`, `prod.env/`) that `path` is in, as
+        written or where it leads (`real`, when known; `itself`: or is), below the repo."""
+        resolved = real if real is not None else os.path.realpath(path)
+        for candidate in (os.path.normpath(path), resolved):
+            try:
+                parts = Path(candidate).relative_to(self.repo).parts
+            except ValueError:
+                continue
+            folders = parts if itself else parts[:-1]
+            found = next((p for p in folders if is_env_file(p)), None)
+            if found:
+                return found
         return None
 
     def _credential(self, path: Path) -> str | None:
@@ -1278,6 +1383,11 @@ class _Judge:
             if budget[0] < 0:
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             hidden = hidden or whitelists(os.fspath(folder), [e.name for e in entries])
+            if check.recursive_read and secret is None and any(e.is_file() for e in entries):
+                env_folder = self._env_folder(folder, itself=True, real=real)
+                if env_folder:
+                    where = _display(folder, self.repo)
+                    secret = ("ask", f"reads the files in {where}, {ENV_FOLDER.format(env_folder)}")
             for entry in entries:
                 if (
                     is_dot_git(entry.name)
@@ -1298,9 +1408,16 @@ class _Judge:
                         )
                     if not follow_all:
                         continue
+                    # A link into a `.git` (`docs/gitdir -> ../.git`) is that folder read
+                    # under another name: its config's credentials, its objects.
+                    link = Path(entry.path)
+                    if check.recursive_read and self._in_git_folder(link, contents=False):
+                        where = _display(link, self.repo)
+                        return "ask", f"reads {where}, a link into {GIT_FOLDER_READ}"
                 # A walk reads what it lists: hidden files only when it shows hidden ones
                 # (`rg` reads `config.env` though it skips `.env`); links as their targets.
                 shown = hidden or not entry.name.startswith(".")
+                shown = shown or (check.typed and _typed_hidden(entry.name))
                 reads_it = check.recursive_read and shown and entry.is_file()
                 if reads_it and secret is None and self._env_entry(entry):
                     where = _display(Path(entry.path), self.repo)
@@ -1323,16 +1440,20 @@ class _Judge:
         binary files as text in (`grep -ra`) prints git's objects, env files among them."""
         # rg shows the dotfiles an ignore file whitelists (`!.env`), here or in any folder above.
         shown = check.hidden or self._whitelisted_above(start)
-        stack = [(os.fspath(start), shown)]
+        # The folders below are no links: whether one is in an env folder goes by names.
+        stack = [(os.fspath(start), shown, self._env_folder(start, itself=True))]
         while stack:
-            folder, hidden = stack.pop()
+            folder, hidden, env_folder = stack.pop()
             names, folders = listing(folder)  # reused while the folder is unchanged
             budget[0] -= len(names)
             if budget[0] < 0:
                 # The sandbox lets it read the repo's env files: unlooked-at is unknown.
                 return "ask", f"{_display(start, self.repo)} holds too many files to check"
             hidden = hidden or whitelists(folder, names)
-            for name in env_file_names(names, hidden=hidden):
+            if env_folder and len(names) > len(folders):
+                where = _display(Path(folder), self.repo)
+                return "ask", f"reads the files in {where}, {ENV_FOLDER.format(env_folder)}"
+            for name in _env_names_read(names, hidden, check.typed):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     return "ask", f"reads {_display(Path(path), self.repo)}, which may hold keys"
@@ -1350,7 +1471,7 @@ class _Judge:
                 where = _display(Path(folder), self.repo)
                 return "ask", f"reads the .git in {where} as text: {GIT_FOLDER_TEXT}"
             stack += [
-                (os.path.join(folder, name), hidden)
+                (os.path.join(folder, name), hidden, env_folder or _env_name(name))
                 for name in folders
                 if name != ".git" and (hidden or not name.startswith("."))
             ]
@@ -1367,6 +1488,30 @@ class _Judge:
     def _whitelisted_above(self, start: Path) -> bool:
         dirs = own_git_dirs(self.repo)
         return whitelisted_above(start.resolve(), self.repo, dirs[0] if dirs else None)
+
+
+# A folder named like an env file (`.env/production`) holds env files, whatever their names.
+ENV_FOLDER = "in a folder named like an env file ({}), which may hold keys"
+
+
+def _typed_hidden(name: str) -> bool:
+    """A hidden file rg's builtin types may choose: their globs are `*.ext`, a few
+    `*[.-]NAME*` and dotfile names (`.bashrc`), so a dotfile whose name goes on after a
+    `.` or `-` (`.env.json`); `.env` or `.envrc` no builtin type names."""
+    return name.startswith(".") and re.search(r"[.-]", name[1:]) is not None
+
+
+def _env_names_read(names: list[str], hidden: bool, typed: bool) -> set[str]:
+    """The env files among `names` a walk reads: dotfiles only when it shows them, or
+    when a chosen type may match them (`rg -t json` reads `.env.json`)."""
+    found = env_file_names(names, hidden=hidden)
+    if typed and not hidden:
+        found |= {n for n in env_file_names(names) if _typed_hidden(n)}
+    return found
+
+
+def _env_name(name: str) -> str | None:
+    return name if is_env_file(name) else None
 
 
 def _display(path: Path, repo: Path) -> str:

@@ -46,6 +46,9 @@ class ProgramCheck:
     shows_contents: bool = True
     # A recursive read prints binary files as text (`grep -a`): git's compressed objects.
     binary_as_text: bool = False
+    # rg with file types chosen (`-t json`): a type's glob whitelists the hidden files it
+    # matches, as an ignore file's `!` does (`-t json` reads `.env.json`).
+    typed: bool = False
 
 
 def _more_follow(a: Follow, b: Follow) -> Follow:
@@ -76,12 +79,26 @@ def _long_matches(given: str, names: frozenset[str] | set[str]) -> str | None:
     return next((n for n in sorted(names) if given and n.startswith(given)), None)
 
 
+def _long_value(
+    name: str, long_values: frozenset[str], long_flags: frozenset[str], exact_long: bool
+) -> str | None:
+    """The value-taking long option `--name` is, if any."""
+    if name in long_flags or exact_long:
+        return name if name in long_values else None
+    return _long_matches(name, long_values)
+
+
 def parse_options(
     args: list[Word],
     short_values: str = "",
     long_values: frozenset[str] = frozenset(),
     short_optional: str = "",
+    long_flags: frozenset[str] = frozenset(),
+    exact_long: bool = False,
 ) -> ParsedOptions:
+    """GNU getopt's reading of `args`. A long name the program knows exactly is that option
+    (`long_flags`: grep's `--binary` is no abbreviation of `--binary-files`); other names
+    abbreviate a longer one, unless the program takes none (`exact_long`: rg)."""
     options: list[tuple[str, Word | None]] = []
     positionals: list[Word] = []
     i = 0
@@ -96,7 +113,7 @@ def parse_options(
             name, eq, value = text[2:].partition("=")
             if eq:
                 options.append((name, _value_word(word, value)))
-            elif _long_matches(name, long_values) and i < len(args):
+            elif _long_value(name, long_values, long_flags, exact_long) and i < len(args):
                 options.append((name, args[i]))
                 i += 1
             else:
@@ -131,6 +148,11 @@ class Spec:
     long_values: frozenset[str] = frozenset()
     # getopt's `::` options: a value only when attached (`-Idate`); never the next word.
     short_optional: str = ""
+    # Long flags named by the start of a longer option's name (grep `--binary`,
+    # `--binary-files`): given whole, they are themselves, not an abbreviation.
+    long_flags: frozenset[str] = frozenset()
+    # The program takes long names only whole (rg): `--ignore` is a flag of its own.
+    exact_long: bool = False
     unsafe_short: dict[str, str] = field(default_factory=dict)
     unsafe_long: dict[str, str] = field(default_factory=dict)
     file_options: frozenset[str] = frozenset()  # options whose value is a file it reads
@@ -173,6 +195,7 @@ _GREP = Spec(
             "binary-files",
         ]
     ),
+    long_flags=frozenset({"binary"}),
     file_options=frozenset({"-f", "file", "exclude-from"}),
     paths="after_pattern",
     pattern_options=frozenset({"-e", "regexp", "-f", "file"}),
@@ -207,6 +230,9 @@ _PAGER = Spec(
     file_options=frozenset({"-k", "lesskey-file"}),
     pager=True,
 )
+# util-linux more: getopt_long (options anywhere), only `-n`/`--lines` takes a value;
+# `-p` is a flag (`more -p .env` shows .env), and `+N`, `+/re` are options anywhere.
+_MORE = Spec(short_values="n", long_values=frozenset({"lines"}), pager=True)
 
 SPECS: dict[str, Spec] = {
     "ls": Spec(
@@ -332,6 +358,8 @@ SPECS: dict[str, Spec] = {
                 "generate",
             ]
         ),
+        # rg takes long names only whole: `--ignore` is a flag, no `--ignore-file`.
+        exact_long=True,
         unsafe_short={"z": "rg -z runs decompression programs"},
         unsafe_long={
             "pre": "rg --pre runs a preprocessor command on every file",
@@ -369,6 +397,8 @@ SPECS: dict[str, Spec] = {
                 "files0-from",
             ]
         ),
+        # `--time[=WORD]`: a value only attached, so `du --time ..` lists the folder above.
+        long_flags=frozenset({"time"}),
         file_options=frozenset({"-X", "exclude-from"}),
         follow_tree=frozenset({"L", "dereference"}),
         recursive=frozenset({"L", "dereference"}),
@@ -401,6 +431,9 @@ SPECS: dict[str, Spec] = {
                 "palette",
             ]
         ),
+        # `-l`: the output goes through `pr`, a program diff starts (found on PATH).
+        unsafe_short={"l": "diff -l runs pr on its output"},
+        unsafe_long={"paginate": "diff --paginate runs pr on its output"},
         file_options=frozenset({"-X", "exclude-from", "from-file", "to-file"}),
         # GNU diff dereferences the symlinks it meets while recursing.
         follow_tree=frozenset({"r", "recursive"}),
@@ -408,8 +441,8 @@ SPECS: dict[str, Spec] = {
         reads_contents=True,
     ),
     "less": _PAGER,
-    "more": _PAGER,
-    "most": _PAGER,
+    "more": _MORE,
+    "most": _MORE,
     "pwd": Spec(paths="none", prints_only=True),
     "echo": Spec(paths="none", prints_only=True),
     "printf": Spec(short_values="v", paths="none", prints_only=True),
@@ -507,7 +540,14 @@ def _option_key(opt: str) -> str:
 
 
 def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
-    parsed = parse_options(args, spec.short_values, spec.long_values, spec.short_optional)
+    parsed = parse_options(
+        args,
+        spec.short_values,
+        spec.long_values,
+        spec.short_optional,
+        spec.long_flags,
+        spec.exact_long,
+    )
     unsafe = None
     paths: list[Word] = []
     writes: list[Word] = []
@@ -515,6 +555,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
     recursive = spec.always_recursive
     hidden_flags = 0
     binary_as_text = False
+    typed = False
     for opt, value in parsed.options:
         if opt.startswith("-"):
             reason = spec.unsafe_short.get(opt[1:])
@@ -523,7 +564,10 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             matched = _long_matches(opt, frozenset(spec.unsafe_long))
             reason = spec.unsafe_long.get(matched) if matched else None
             known = spec.long_values | spec.follow_tree | spec.follow_entries | spec.recursive
-            long_name = _long_matches(opt, known | spec.file_options | spec.write_options) or opt
+            long_name = opt  # given whole (`--binary`), or where abbreviations are none (rg)
+            if opt not in spec.long_flags and not spec.exact_long:
+                names = known | spec.file_options | spec.write_options
+                long_name = _long_matches(opt, names) or opt
             # The option's full name: itself when the program knows it, else what it abbreviates.
             known_names = spec.long_values | spec.no_pattern_flags
             full = opt if opt in known_names else _long_matches(opt, known_names | set(_NAMES_FROM))
@@ -549,10 +593,13 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             recursive = True
         if key in ("hidden", "u", "."):
             hidden_flags += 2 if key in ("hidden", ".") else 1
-        if name == "rg" and key in ("g", "glob", "iglob", "ignore-file"):
+        if name == "rg" and key in ("g", "glob", "iglob", "ignore-file", "type-add"):
             # A glob overrides rg's hidden-file rule (`-g .env` reads it), and so may an
-            # ignore file's whitelist (`!.env`, `ignore_files`).
+            # ignore file's whitelist (`!.env`, `ignore_files`) or a type's own globs
+            # (`--type-add 'x:.env' -tx`).
             hidden_flags += 2
+        if name == "rg" and key in ("t", "type"):
+            typed = True
         if name == "grep" and key in ("d", "directories") and _grep_recurses(value):
             recursive = True
         if name == "file" and key in ("f", "files-from"):
@@ -572,14 +619,15 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
             o if o.startswith("-") else (_long_matches(o, spec.pattern_options) or o)
             for o, _ in parsed.options
         }
+        # Only a flag the program reads as one (`--files`): `--type` is no `--type-list`.
         no_pattern = any(
-            not o.startswith("-") and _long_matches(o, spec.no_pattern_flags)
+            not o.startswith("-") and _long_name(spec, o, spec.no_pattern_flags)
             for o, _ in parsed.options
         )
         if not (given & spec.pattern_options) and not no_pattern:
             positionals = positionals[1:]
     if spec.pager:
-        positionals = [w for w in positionals if not w.value.startswith("+")]
+        positionals = pager_files(name, args)
     if name == "uniq" and len(parsed.positionals) > 1:
         writes.append(parsed.positionals[1])
         positionals = parsed.positionals[:1]
@@ -595,7 +643,73 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         pager=spec.pager,
         shows_contents=spec.shows_contents,
         binary_as_text=binary_as_text,
+        typed=typed,
     )
+
+
+def _less_files(args: list[Word], values: bool) -> list[Word]:
+    """The files less shows: less reads options (`-x`, `+cmd`) only up to its first file
+    or `--`; every word after that is a file, whatever it starts with
+    (`less a.txt -p .env` shows .env). With `values`, also the word after an abbreviated
+    long option: less skips an abbreviation it can't resolve (`--ta`: --tabs, --tag or
+    --tag-file?) alone, and the word after it is then a file (`less --ta .env`)."""
+    i = 0
+    taken: list[Word] = []
+    while i < len(args):
+        text = args[i].value
+        if text == "--":
+            return taken + args[i + 1 :]
+        if text.startswith("+"):
+            i += 1
+            continue
+        if not text.startswith("-") or text == "-":
+            return taken + args[i:]
+        words = _option_words(args[i:], _PAGER)
+        abbreviated = text.startswith("--") and text[2:] not in _PAGER.long_values
+        if values and words == 2 and abbreviated:
+            taken.append(args[i + 1])
+        i += words
+    return taken
+
+
+def _option_words(args: list[Word], spec: Spec) -> int:
+    """How many words the option word `args[0]` takes: 2 when its value is the next word."""
+    text = args[0].value
+    if text.startswith("--"):
+        name, eq, _ = text[2:].partition("=")
+        return 2 if not eq and _long_matches(name, spec.long_values) and len(args) > 1 else 1
+    for j, ch in enumerate(text[1:], start=1):
+        if ch in spec.short_values:
+            return 2 if j == len(text) - 1 and len(args) > 1 else 1
+    return 1
+
+
+def pager_files(name: str, args: list[Word], *, judged: bool = True) -> list[Word]:
+    """The files a pager shows. less stops reading options at its first file; util-linux
+    more reads them anywhere (getopt), and `+N`, `+/re` are options to both. As `more`
+    (or `most`) may be less under another name, what is judged (`judged`) is every word
+    either of them takes as a file; what more itself shows is its own parse's files."""
+    less = _less_files(args, values=judged)
+    if name == "less":
+        return less
+    end = next((i for i, w in enumerate(args) if w.value == "--"), len(args))
+    parsed = parse_options(args[:end], _MORE.short_values, _MORE.long_values)
+    more = [w for w in parsed.positionals if not w.value.startswith("+")] + args[end + 1 :]
+    if not judged:
+        return more
+    return less + [w for w in more if all(w is not o for o in less)]
+
+
+def _long_name(spec: Spec, given: str, names: frozenset[str]) -> str | None:
+    """The one of `names` the long option `--given` is, as the program reads long names:
+    whole only (rg), or any prefix of only that name among the program's own."""
+    if spec.exact_long or given in spec.long_flags:
+        return given if given in names else None
+    if given in names:
+        return given
+    known = spec.long_values | spec.no_pattern_flags | spec.long_flags | names
+    matches = [n for n in known if n.startswith(given)]
+    return matches[0] if len(matches) == 1 and matches[0] in names else None
 
 
 def _grep_recurses(value: Word | None) -> bool:
