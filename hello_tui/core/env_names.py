@@ -1,6 +1,6 @@
 """Which files are `.env` files, which hold keys: the one rule, judged by name.
 
-`.env`, `.env.local`, `.envrc` and `prod.env`, and the backups and swap files
+`.env`, `.env.local`, `.envrc` and `prod.env` (and what a `.envs` folder holds), and the backups and swap files
 editors leave beside them (`.env~`, `prod.env.bak`, `#.env#`), in any case. The file tools and
 the terminal policy ask it before they read (tools/env_files.py), and the patch
 engine before it writes (a patch touching one is high risk).
@@ -13,8 +13,9 @@ from pathlib import PurePosixPath
 
 # An env file's name, and the copies of it editors and people leave beside it, which
 # hold the same keys: `.env-local` / `.env_prod` spellings, a backup (`.env~`,
-# `prod.env.bak`), an autosave (`#.env#`), vim's swap file (`..env.swp`).
-_ENV_NAME = r"#?(?:\.env(?:[._-].*)?|\.envrc|.+\.env(?:\..*)?)[~#]?"
+# `prod.env.bak`), an autosave (`#.env#`), vim's swap file (`..env.swp`); and `.envs`,
+# the folder cookiecutter-django keeps them in (`.envs/.production/.django`).
+_ENV_NAME = r"#?(?:\.envs?(?:[._-].*)?|\.envrc|.+\.env(?:\..*)?)[~#]?"
 # In any case: on a case-insensitive file system (macOS, Windows, a casefolded ext4
 # folder) `cat .ENV` reads `.env`.
 _ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$", re.IGNORECASE)
@@ -28,6 +29,13 @@ def is_env_file(path: str) -> bool:
     # A bare name (the walks ask for every entry) needs no path object.
     name = path if "/" not in path else PurePosixPath(path).name
     return bool(_ENV_FILE.match(name))
+
+
+def env_folder_in(rel: str, *, itself: bool = False) -> str | None:
+    """The folder named like an env file (`.env/`, `prod.env.d/`, `.envs/`) that the
+    repo-relative POSIX path `rel` lies in (`itself`: or is): what it holds holds keys."""
+    parts = rel.split("/")
+    return next((p for p in (parts if itself else parts[:-1]) if is_env_file(p)), None)
 
 
 def env_file_names(names: list[str], *, hidden: bool = True) -> set[str]:

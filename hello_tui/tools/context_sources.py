@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import regex
 
-from hello_tui.core.env_names import is_env_file
+from hello_tui.core.env_names import env_folder_in, is_env_file
 from hello_tui.store.memory import MemoryStore
 from hello_tui.store.notes import NoteStore
 from hello_tui.tools.env_files import linked_env_check
@@ -259,8 +259,10 @@ def _candidate_files(
         for entry in tree.walk(rel):
             if entry.kind != "file":
                 continue
-            if is_env_file(entry.name) or (
-                linked_env is not None and linked_env(os.fspath(entry.path))
+            if (
+                is_env_file(entry.name)
+                or env_folder_in(entry.rel)
+                or (linked_env is not None and linked_env(os.fspath(entry.path)))
             ):
                 if env_skipped is not None and entry.rel not in rels:
                     env_skipped.append(entry.rel)

@@ -25,7 +25,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from hello_tui.core.env_names import env_file_names, is_env_file
+from hello_tui.core.env_names import env_file_names, env_folder_in, is_env_file
 from hello_tui.core.events import CommandApprovalNeeded, CommandApprovalResolved
 from hello_tui.core.tools import ToolContext, ToolResult
 
@@ -42,7 +42,27 @@ def reaches_env_file(path: Path, repo: Path | None = None) -> bool:
         return False
     if target != path and is_env_file(target.name):
         return True
-    return repo is not None and is_linked_env_file(path, repo)
+    if repo is None:
+        return False
+    return env_folder_of(path, repo, real=target) is not None or is_linked_env_file(path, repo)
+
+
+def env_folder_of(
+    path: Path | str, repo: Path, *, itself: bool = False, real: Path | str | None = None
+) -> str | None:
+    """The folder named like an env file (`.env/production`, `prod.env.d/keys`) that
+    `path` is in below the repo, as written or where it leads (`real`, when known;
+    `itself`: or is)."""
+    resolved = real if real is not None else os.path.realpath(path)
+    for candidate in (os.path.normpath(path), resolved):
+        try:
+            rel = Path(candidate).relative_to(repo).as_posix()
+        except ValueError:
+            continue
+        found = env_folder_in(rel, itself=itself) if rel != "." else None
+        if found:
+            return found
+    return None
 
 
 # A repo with more names than this is not walked for hard-linked env files: a file

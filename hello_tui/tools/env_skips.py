@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from hello_tui.core.env_names import env_file_names, is_env_file
+from hello_tui.core.env_names import env_file_names, env_folder_in, is_env_file
 from hello_tui.tools.env_files import has_other_names, linked_env_check, reaches_env_file
 from hello_tui.tools.paths import VisibleTree
 
@@ -105,7 +105,9 @@ class EnvFilter:
             if os.path.islink(path):
                 self._seen[rel] = reaches_env_file(Path(path), self.repo)
             else:
-                self._seen[rel] = is_env_file(rel) or self._linked_env(path)
+                self._seen[rel] = (
+                    is_env_file(rel) or env_folder_in(rel) is not None or self._linked_env(path)
+                )
         return self._seen[rel]
 
     def _linked_env(self, path: str) -> bool:

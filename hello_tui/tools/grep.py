@@ -30,7 +30,7 @@ import regex
 from pathspec import GitIgnoreSpec
 from pydantic import Field
 
-from hello_tui.core.env_names import is_env_file
+from hello_tui.core.env_names import env_folder_in, is_env_file
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.env_files import approve_env_read, linked_env_check, reaches_env_file
 from hello_tui.tools.env_skips import (
@@ -443,8 +443,10 @@ class GrepTool(Tool):
                     elif entry.kind == "file" and (include is None or include.match_file(inner)):
                         # A walk follows no link: the entry's own name is what it reads,
                         # unless the entry is a hard link to an env file.
-                        if is_env_file(entry.name) or (
-                            linked_env is not None and linked_env(os.fspath(entry.path))
+                        if (
+                            is_env_file(entry.name)
+                            or env_folder_in(entry.rel)
+                            or (linked_env is not None and linked_env(os.fspath(entry.path)))
                         ):
                             skipped.append(entry.rel)
                         else:

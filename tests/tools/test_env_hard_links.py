@@ -183,3 +183,38 @@ def test_git_reading_a_tracked_file_that_became_a_second_name_of_env_asks(tmp_pa
         assert classify(command, repo, repo).action == "ask", command
     for command in ("git status", "git log --oneline", "git diff --stat"):
         assert classify(command, repo, repo).action == "run", command
+
+
+# ------------------------------------------------------------- folders named like env files
+
+
+@pytest.fixture
+def env_folders(tmp_path: Path) -> Path:
+    repo = policy_world(tmp_path)["repo"]
+    write(repo / ".envs" / ".production" / ".django", f"DJANGO_SECRET={KEY}\n")  # cookiecutter
+    write(repo / "deploy" / "prod.env.d" / "keys", f"TOKEN={KEY}\n")
+    write(repo / "deploy" / "readme.md", "how to deploy: TOKEN goes in prod.env.d\n")
+    return repo
+
+
+async def test_the_file_tools_ask_for_what_an_env_folder_holds(env_folders: Path):
+    ctx = make_ctx(env_folders)
+    ctx.approver = _Approver()
+    for rel in (".envs/.production/.django", "deploy/prod.env.d/keys"):
+        denied = await ReadTool().run(ReadTool.Args.model_validate({"path": rel}), ctx)
+        assert denied.declined and KEY not in denied.text, rel
+    assert ctx.approver.asked == ["read .envs/.production/.django", "read deploy/prod.env.d/keys"]
+    for command in ("cat .envs/.production/.django", "cat deploy/prod.env.d/keys"):
+        assert classify(command, env_folders, env_folders).action == "ask", command
+    assert classify("cat deploy/readme.md", env_folders, env_folders).action == "run"
+
+
+@pytest.mark.skipif(find_rg() is None, reason="rg binary not installed")
+@pytest.mark.parametrize("backend", ["rg", "python"])
+async def test_a_folder_search_leaves_out_what_an_env_folder_holds(env_folders: Path, backend):
+    tool = GrepTool(force_python=(backend == "python"))
+    ctx = make_ctx(env_folders)
+    ctx.approver = _Approver()
+    found = await tool.run(tool.Args.model_validate({"pattern": "TOKEN", "path": "deploy"}), ctx)
+    assert found.status == "success" and KEY not in found.text
+    assert "how to deploy" in found.text  # the folder's other files are searched

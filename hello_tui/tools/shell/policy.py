@@ -54,7 +54,12 @@ from hello_tui.core.git_layout import (
     is_git_control_path,
     own_git_dirs,
 )
-from hello_tui.tools.env_files import has_other_names, linked_env_check, reaches_env_file
+from hello_tui.tools.env_files import (
+    env_folder_of,
+    has_other_names,
+    linked_env_check,
+    reaches_env_file,
+)
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
     ARITHMETIC_TEST_OPERATORS,
@@ -1297,19 +1302,7 @@ class _Judge:
         return None
 
     def _env_folder(self, path: Path, itself: bool, real: Path | None = None) -> str | None:
-        """The folder named like an env file (`.env/`, `prod.env/`) that `path` is in, as
-        written or where it leads (`real`, when known; `itself`: or is), below the repo."""
-        resolved = real if real is not None else os.path.realpath(path)
-        for candidate in (os.path.normpath(path), resolved):
-            try:
-                parts = Path(candidate).relative_to(self.repo).parts
-            except ValueError:
-                continue
-            folders = parts if itself else parts[:-1]
-            found = next((p for p in folders if is_env_file(p)), None)
-            if found:
-                return found
-        return None
+        return env_folder_of(path, self.repo, itself=itself, real=real)
 
     def _credential(self, path: Path) -> str | None:
         """The credential `path` holds when it is a git config inside a `.git` folder (the
