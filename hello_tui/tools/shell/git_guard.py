@@ -253,6 +253,11 @@ def _check_help(rest: list[Word], chdirs: list[Word]) -> GitCheck:
     options = [w.value for w in rest if w.value.startswith("-")]
     if any(o not in _HELP_LISTINGS for o in options):
         return GitCheck("git help with that option may open a web browser or the info viewer")
+    # git hands `man` the page `git<name>` (a name starting with `git` as it is), and man
+    # reads a name holding a `/` as a file to format and print: `git help gitx/../.env`
+    # prints `.env` once a folder `gitx` exists. No git page has a `/` in its name.
+    if any("/" in w.value for w in rest if not w.value.startswith("-")):
+        return GitCheck("git help with a / in the name makes man print that file")
     return GitCheck(None, chdirs=chdirs)
 
 

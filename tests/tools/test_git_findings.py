@@ -1,0 +1,104 @@
+"""git commands the policy once let run unasked, each shown harmful with real git first.
+
+Every row builds its world with real git, runs the command as git itself would (outside
+the sandbox, with the pager off) to show the secret really comes out, then checks that
+the policy no longer lets it run without the user.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hello_tui.tools.shell.policy import classify
+from tests.tools.helpers import policy_world
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+KEY = "sk-repo-key"
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(repo.parent / "private" / "home"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PAGER": "cat",
+        "MANPAGER": "cat",
+        "GIT_PAGER": "cat",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=check
+    )
+    return done.stdout + done.stderr
+
+
+def committed(base: Path) -> Path:
+    """policy_world's repo with two commits; `.env` (the key) untracked and ignored."""
+    repo = policy_world(base)["repo"]
+    (repo / ".gitignore").write_text(".env\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "one")
+    (repo / "a.txt").write_text("hello\nworld\n")
+    git(repo, "commit", "-qam", "two")
+    return repo
+
+
+def not_unasked(command: str, repo: Path, cwd: Path | None = None) -> None:
+    verdict = classify(command, repo, cwd or repo)
+    assert verdict.action != "run", f"{command} runs unasked: {verdict.reason}"
+
+
+def run_unasked(command: str, repo: Path) -> None:
+    verdict = classify(command, repo, repo)
+    assert verdict.action == "run", f"{command}: {verdict.reason}"
+
+
+CONTROLS = [
+    "git log",
+    "git log -p",
+    "git status",
+    "git show",
+    "git diff",
+    "git blame a.txt",
+    "git grep foo",
+    "git branch -a",
+    "git help log",
+]
+
+
+@pytest.mark.parametrize("command", CONTROLS)
+def test_the_everyday_read_only_git_commands_still_run_unasked(tmp_path, command):
+    run_unasked(command, committed(tmp_path))
+
+
+# ---------------------------------------------------------------- git help and man
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man")
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git help gitx/../.env",
+        "git --help gitx/../.env",
+        "git help -m gitx/../../outside/secret.txt",
+    ],
+)
+def test_git_help_never_hands_man_a_file(tmp_path, command):
+    """`git help NAME` runs `man git<NAME>` (a NAME starting with `git` as it is), and man
+    formats and prints a name holding a `/` as a file: any folder `git*` in the repo
+    (a clone brings one) then leads to `.env` or out of the repo."""
+    repo = committed(tmp_path)
+    (repo / "gitx").mkdir()
+    shown = git(repo, *command.split()[1:], check=False)
+    if "can't open the manpath" not in shown:
+        assert KEY in shown or "outside-secret" in shown
+    not_unasked(command, repo)
