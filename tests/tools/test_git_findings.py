@@ -102,3 +102,40 @@ def test_git_help_never_hands_man_a_file(tmp_path, command):
     if "can't open the manpath" not in shown:
         assert KEY in shown or "outside-secret" in shown
     not_unasked(command, repo)
+
+
+# ---------------------------------------------------------------- revisions git reads
+
+
+def env_in_history(base: Path) -> Path:
+    """A `.env` committed once ("feat: add env") and removed from the index after."""
+    repo = committed(base)
+    git(repo, "add", "-f", ".env")
+    git(repo, "commit", "-qm", "feat: add env")
+    git(repo, "rm", "-q", "--cached", ".env")
+    git(repo, "commit", "-qm", "chore: drop env")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git show HEAD^{/feat:}",  # a commit by its message, the colon inside the braces
+        "git show HEAD^{/feat:}~0",
+        "git show main^{/add}^{/feat:}",
+    ],
+)
+def test_a_colon_inside_braces_is_no_tree_path(tmp_path, command):
+    """`git show REV:path` prints one file, which the policy judges by its name; a colon
+    inside `^{/...}` or `@{...}` is part of the revision, and git shows that commit's
+    whole patch."""
+    repo = env_in_history(tmp_path)
+    git(repo, "branch", "-M", "main")
+    assert KEY in git(repo, *command.split()[1:])
+    not_unasked(command, repo)
+
+
+def test_a_file_after_a_braced_colon_is_still_one_file(tmp_path):
+    repo = env_in_history(tmp_path)
+    run_unasked("git show HEAD^{/feat:}:a.txt", repo)
+    run_unasked("git show HEAD:a.txt", repo)

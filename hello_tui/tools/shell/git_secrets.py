@@ -222,7 +222,25 @@ def _blobs_only(sub: str, rest: list[str]) -> bool:
     if sub != "show" or "--" in rest or any(_REVISION_OPTION.fullmatch(w) for w in rest):
         return False
     objects = [w for w in rest if not w.startswith("-")]
-    return bool(objects) and all(":" in w and not w.startswith(":/") for w in objects)
+    return bool(objects) and all(names_a_path(w) for w in objects)
+
+
+def names_a_path(revision: str) -> bool:
+    """Whether `revision` names a file in a tree or the index (`HEAD:a.txt`, `:a.txt`,
+    `:0:a.txt`), as git's get_oid_with_context reads it: `:/text` names a commit by its
+    message, and a colon inside braces belongs to the revision (`HEAD^{/fix: typo}`, a
+    commit by its message; `HEAD@{12:00}`, one by its reflog date), not a path."""
+    if revision.startswith(":"):
+        return not revision.startswith(":/")
+    depth = 0
+    for char in revision:
+        if char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        elif char == ":" and not depth:
+            return True
+    return False
 
 
 def _is_patch(word: str) -> bool:
