@@ -139,3 +139,40 @@ def test_a_file_after_a_braced_colon_is_still_one_file(tmp_path):
     repo = env_in_history(tmp_path)
     run_unasked("git show HEAD^{/feat:}:a.txt", repo)
     run_unasked("git show HEAD:a.txt", repo)
+
+
+def dropped_stash(base: Path) -> tuple[Path, str]:
+    """`git stash -u` of a `.env`, then `git stash drop`: a commit no ref or reflog
+    reaches, whose third parent holds the key (git printed its id when dropping it)."""
+    repo = committed(base)
+    (repo / ".gitignore").write_text("")
+    git(repo, "stash", "-u")
+    stash = git(repo, "rev-parse", "stash@{0}").strip()
+    git(repo, "stash", "drop")
+    (repo / ".env").write_text(f"LLM_API_KEY={KEY}\n")
+    return repo, stash
+
+
+@pytest.mark.parametrize(
+    "revision",
+    [
+        "x-0-g{short}^3",  # describe output: only the id after -g is looked up
+        "v9.9-12-g{full}^3",
+        "--end-of-options -x-1-g{short}^3",  # after --end-of-options, a revision
+    ],
+)
+def test_a_commit_named_by_its_id_in_any_spelling_is_checked(tmp_path, revision):
+    repo, stash = dropped_stash(tmp_path)
+    command = "git show " + revision.format(short=stash[:10], full=stash)
+    assert KEY in git(repo, *command.split()[1:])
+    not_unasked(command, repo)
+
+
+def test_a_pseudo_ref_of_any_name_is_checked(tmp_path):
+    """git looks any name of capitals and `_` up as `$GIT_DIR/<name>`: `MERGE_AUTOSTASH`
+    (what `git merge --autostash` leaves) as much as `ORIG_HEAD`."""
+    repo, stash = dropped_stash(tmp_path)
+    (repo / ".git" / "MERGE_AUTOSTASH").write_text(stash + "\n")
+    assert KEY in git(repo, "show", "MERGE_AUTOSTASH^3")
+    not_unasked("git show MERGE_AUTOSTASH^3", repo)
+    not_unasked("git log -p -1 MERGE_AUTOSTASH^3", repo)

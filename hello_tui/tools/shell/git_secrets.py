@@ -255,17 +255,21 @@ def _is_patch(word: str) -> bool:
 def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
     """(pathspecs, revisions) of the command: without `--`, a word is a pathspec only when
     it exists on disk, as git decides, and a revision otherwise; git grep's first word is
-    its pattern unless `-e` or `-f` gave one."""
+    its pattern unless `-e` or `-f` gave one. After `--end-of-options` a word starting
+    with `-` is an operand too (`--end-of-options -x-0-g1234abcd` is a revision)."""
     split = _separator(sub, rest)
     pattern_given = sub != "grep" or any(_gives_pattern(w) for w in rest[:split])
     specs = rest[split + 1 :]
     revisions: list[str] = []
-    skip = False
+    skip = options_done = False
     for word in rest[:split]:
         if skip:
             skip = False
             continue
-        if word.startswith("-"):
+        if word == "--end-of-options" and not options_done:
+            options_done = True
+            continue
+        if word.startswith("-") and not options_done:
             skip = _takes_next_word(sub, word)
             continue
         if not pattern_given:
