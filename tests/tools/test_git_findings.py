@@ -176,3 +176,45 @@ def test_a_pseudo_ref_of_any_name_is_checked(tmp_path):
     assert KEY in git(repo, "show", "MERGE_AUTOSTASH^3")
     not_unasked("git show MERGE_AUTOSTASH^3", repo)
     not_unasked("git log -p -1 MERGE_AUTOSTASH^3", repo)
+
+
+# ---------------------------------------------------------------- option values
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log -p --exclude a.txt",  # the revision parser's `--exclude <glob>`
+        "git show --line-prefix src HEAD~1",  # diff options with a required value
+        "git show --src-prefix src HEAD~1",
+        "git log -p --word-diff-regex src",
+        "git log -p --decorate-refs src",  # log's own
+        "git log -pO a.txt",  # a cluster of short options ending in one with a value
+        "git log -pI a.txt",
+        "git show -sI a.txt -p HEAD~1",
+    ],
+)
+def test_an_options_value_is_no_pathspec(tmp_path, command):
+    """Without `--`, a word naming a file limits the patch to it; after an option that
+    takes the next word as its value, git reads it as that value, and the patch is whole."""
+    repo = env_in_history(tmp_path)
+    assert KEY in git(repo, *command.split()[1:])
+    not_unasked(command, repo)
+
+
+@pytest.mark.parametrize("command", ["git grep -e KEY --max-dep 1", "git grep -e KEY --th 1"])
+def test_git_grep_takes_its_options_abbreviated(tmp_path, command):
+    """git grep's parser takes a unique abbreviation of a long option, with its value."""
+    repo = committed(tmp_path)
+    git(repo, "add", "-f", ".env")
+    git(repo, "commit", "-qm", "env")
+    (repo / "1").write_text("")
+    assert KEY in git(repo, *command.split()[1:], check=False)
+    not_unasked(command, repo)
+
+
+@pytest.mark.parametrize(
+    "command", ["git log -p src", "git log -p -S x src", "git log -pS x src", "git log -p -3 src"]
+)
+def test_a_pathspec_after_option_values_still_limits_the_patch(tmp_path, command):
+    run_unasked(command, env_in_history(tmp_path))

@@ -33,10 +33,27 @@ _GREP_VALUED = frozenset(
     | {"--after-context", "--before-context"}
 )
 _GREP_SHORT_VALUED = "efABCm"  # git grep's short options that take a value
+# log, show and diff: every option of git's revision parser (`parse_long_opt`), of its diff
+# options and of log's own that takes the next word as its value when none is attached
+# (`--line-prefix src`, `--exclude a.txt`). Not those whose value is optional, and so only
+# ever `--opt=value` (`--abbrev leak`). The revision parser takes no abbreviations.
 _LOG_VALUED = frozenset(
-    {"-S", "-G", "-O", "-L", "-n", "--max-count", "--author", "--committer", "--grep"}
-    | {"--since", "--until", "--after", "--before", "--skip", "--encoding", "--date"}
-)  # not those whose value is optional, and so only ever `--opt=value`: `--abbrev leak`
+    {"-n", "--max-count", "--skip", "--max-age", "--min-age", "--since", "--since-as-filter"}
+    | {"--after", "--before", "--until", "--author", "--committer", "--grep", "--grep-reflog"}
+    | {"--encoding", "--date", "--exclude", "--exclude-hidden", "--glob", "--diff-merges"}
+    | {"--stat-width", "--stat-name-width", "--stat-graph-width", "--stat-count"}
+    | {"--ws-error-highlight", "--src-prefix", "--dst-prefix", "--line-prefix"}
+    | {"--inter-hunk-context", "--output-indicator-new", "--output-indicator-old"}
+    | {"--output-indicator-context", "--ignore-matching-lines", "--diff-algorithm"}
+    | {"--anchored", "--word-diff-regex", "--color-moved-ws", "--rotate-to", "--skip-to"}
+    | {"--find-object", "--output", "--decorate-refs", "--decorate-refs-exclude"}
+)
+# Their short options, read by git's option parser, bundle (`-pO a.txt`, `-sI x`): flags,
+# options whose optional value is the rest of the word, and those that take the rest of
+# the word or, when none is left, the next one.
+_LOG_SHORT_FLAGS = "puszRabwWDq"
+_LOG_SHORT_OPTIONAL = "UXBMC"
+_LOG_SHORT_VALUED = "lISGOL"
 # What makes diff/show print no patch, and log print one (or search contents).
 _NO_PATCH = frozenset(
     {"stat", "numstat", "shortstat", "name-only", "name-status", "summary"}
@@ -326,10 +343,25 @@ def _short_cluster(word: str) -> tuple[str, bool]:
 def _takes_next_word(sub: str, word: str) -> bool:
     """Whether option `word` takes the next word as its value."""
     if sub != "grep":
-        return word in _LOG_VALUED
+        return word in _LOG_VALUED or _log_cluster_takes_next(word)
     if word.startswith("--"):
-        return word in _GREP_VALUED
+        # git grep's parser takes a long option's unique abbreviation (`--max-dep 1`); one
+        # that is several options' is an error.
+        name = word[2:]
+        return bool(name) and "=" not in name and any(o[2:].startswith(name) for o in _GREP_VALUED)
     return _short_cluster(word)[1]
+
+
+def _log_cluster_takes_next(word: str) -> bool:
+    """Whether a cluster of diff's short options ends in one taking the next word (`-pO`)."""
+    if not word.startswith("-") or word.startswith("--"):
+        return False
+    for i, char in enumerate(word[1:], 1):
+        if char in _LOG_SHORT_VALUED:
+            return i == len(word) - 1
+        if char not in _LOG_SHORT_FLAGS:
+            return False
+    return False
 
 
 def _reaches_commits(sub: str, rest: list[str], revisions: list[str]) -> bool:
