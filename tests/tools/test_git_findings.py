@@ -218,3 +218,37 @@ def test_git_grep_takes_its_options_abbreviated(tmp_path, command):
 )
 def test_a_pathspec_after_option_values_still_limits_the_patch(tmp_path, command):
     run_unasked(command, env_in_history(tmp_path))
+
+
+# ---------------------------------------------------------------- secrets in config
+
+TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@pytest.mark.parametrize(
+    ("setup", "command"),
+    [
+        (["remote", "add", "origin", f"https://{TOKEN}@github.com/o/r.git"], "git remote -v"),
+        (["remote", "add", "origin", f"https://{TOKEN}@github.com/o/r.git"], "git config -l"),
+        (
+            ["config", f"url.https://{TOKEN}@github.com/.insteadOf", "https://github.com/"],
+            "git config --get-regexp url",
+        ),
+    ],
+)
+def test_a_token_as_an_http_urls_user_is_a_credential(tmp_path, setup, command):
+    """`https://<token>@github.com/o/r` is how GitHub's docs clone with a token: git sends
+    the user as the Basic-auth login, with no password in the URL."""
+    repo = committed(tmp_path)
+    git(repo, *setup)
+    assert TOKEN in git(repo, *command.split()[1:])
+    verdict = classify(command, repo, repo)
+    assert verdict.action != "run"
+    assert TOKEN not in verdict.reason
+
+
+def test_an_ssh_login_name_is_no_credential(tmp_path):
+    repo = committed(tmp_path)
+    git(repo, "remote", "add", "origin", "ssh://git@github.com/o/r.git")
+    git(repo, "remote", "add", "other", "git@github.com:o/r.git")
+    run_unasked("git remote -v", repo)

@@ -538,7 +538,12 @@ def _shown(path: Path, top: Path) -> str:
 # A credential in the repository's config: a URL with a password (`https://u:token@host`,
 # how a clone made with a token keeps it), an HTTP header git sends (`http.extraHeader =
 # Authorization: ...`), or a key named for one.
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+# An HTTP URL's user alone is one too: git sends it as the Basic-auth login, and hosts take
+# a token there (`https://<token>@github.com/o/r`), so over http(s) and ftp(s) any user
+# counts; an ssh user (`ssh://git@host`) is a login name.
+_URL_PASSWORD = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@|(?i:https?|ftps?)://[^/@\s:]+@"
+)
 _CREDENTIAL_KEY = re.compile(r"http\.(.+\.)?extraheader|.*(pass|password|token|secret)")
 # What prints the config's values: `git config --list/--get...`, `git remote -v/get-url`.
 _SHOWS_CONFIG = frozenset({"config", "remote"})
@@ -586,8 +591,9 @@ GIT_CONFIG_NAMES = frozenset({"config", "config.worktree"})
 
 
 def _without_password(match: re.Match[str]) -> str:
-    user = match.group().split("://", 1)[1].split(":", 1)[0]
-    return f"{match.group().split('://', 1)[0]}://{user}:…@"
+    scheme, _, userinfo = match.group().partition("://")
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}://{user}:…@" if colon else f"{scheme}://…@"
 
 
 def file_credential(path: Path) -> str | None:
