@@ -252,3 +252,22 @@ def test_an_ssh_login_name_is_no_credential(tmp_path):
     git(repo, "remote", "add", "origin", "ssh://git@github.com/o/r.git")
     git(repo, "remote", "add", "other", "git@github.com:o/r.git")
     run_unasked("git remote -v", repo)
+
+
+@pytest.mark.parametrize(
+    "command", ["git --no-replace-objects log -p", "git --no-replace-objects show"]
+)
+def test_a_commit_hidden_behind_a_replace_ref_is_still_history(tmp_path, command):
+    """`git replace X Y` shows Y wherever X is read; `--no-replace-objects` shows X again,
+    with the `.env` it added."""
+    repo = committed(tmp_path)
+    git(repo, "add", "-f", ".env")
+    git(repo, "commit", "-qm", "add env")
+    original = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "rm", "-q", "--cached", ".env")
+    tree = git(repo, "write-tree").strip()
+    clean = git(repo, "commit-tree", tree, "-p", "HEAD~1", "-m", "add env").strip()
+    git(repo, "replace", original, clean)
+    assert KEY in git(repo, "--no-replace-objects", "log", "-p")
+    assert KEY not in git(repo, "log", "-p")
+    not_unasked(command, repo)

@@ -84,7 +84,10 @@ def _walk(repo: Path, git_dir: str, common: str) -> tuple[str, ...]:
         # log.follow would follow the one pathspec (git fails on its magic) instead.
         + ["--no-follow", "--", *_ENV_PATHSPECS],
         cwd=repo,
-        env=policy_git_env(repo, git_dir),
+        # The objects as stored, not as `refs/replace/` swaps them: a command may see
+        # either (`git --no-replace-objects log -p`), and each replacement is itself the
+        # tip of its ref under refs/replace/, which `--all` walks.
+        env=policy_git_env(repo, git_dir) | {"GIT_NO_REPLACE_OBJECTS": "1"},
         timeout=_WALK_SECONDS,
     )
     names = (raw.decode("utf-8", "surrogateescape").strip("\n") for raw in listed.split(b"\0"))
