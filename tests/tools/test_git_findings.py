@@ -271,3 +271,17 @@ def test_a_commit_hidden_behind_a_replace_ref_is_still_history(tmp_path, command
     assert KEY in git(repo, "--no-replace-objects", "log", "-p")
     assert KEY not in git(repo, "log", "-p")
     not_unasked(command, repo)
+
+
+@pytest.mark.parametrize("options", ["-s", "--stat", "--name-only", "--quiet", "--no-patch"])
+def test_git_show_prints_a_blob_whatever_its_diff_options_say(tmp_path, options):
+    """`git add .env` then `git reset` leaves the key in a loose blob; the options that
+    quiet a commit's patch leave a blob's contents alone."""
+    repo = committed(tmp_path)
+    git(repo, "add", "-f", ".env")
+    git(repo, "reset", "-q")
+    blob = git(repo, "hash-object", ".env").strip()
+    assert KEY in git(repo, "show", options, blob)
+    not_unasked(f"git show {options} {blob}", repo)
+    not_unasked(f"git show {options} {blob[:8]}", repo)
+    run_unasked(f"git show {options} HEAD", repo)

@@ -112,7 +112,10 @@ def _shown(
     icase: bool = False,
 ) -> str | None:
     """Why `git <sub> <rest>` (a content command) may print an env file, or None."""
-    if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
+    contents = _shows_contents(sub, rest)
+    # `-s`, `--stat`, `--name-only` quiet a commit's patch, never a blob: `git show -s <id>`
+    # prints the blob whole, so show's revisions are checked whatever its options say.
+    if not (contents or sub == "show") or _blobs_only(sub, rest):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
     specs, revisions = _words(sub, rest, cwd)
@@ -122,6 +125,8 @@ def _shown(
         unreached = unreached_object(repo, revision)
         if unreached:
             return f"git {label}: {unreached}, and it may hold an env file"
+    if not contents:
+        return None
     candidates = set(tracked(repo).env_files)
     old: set[str] = set()  # only in commits
     if walks:
