@@ -285,3 +285,27 @@ def test_git_show_prints_a_blob_whatever_its_diff_options_say(tmp_path, options)
     not_unasked(f"git show {options} {blob}", repo)
     not_unasked(f"git show {options} {blob[:8]}", repo)
     run_unasked(f"git show {options} HEAD", repo)
+
+
+@pytest.mark.parametrize("command", ["git status", "git diff", "git log -p"])
+@pytest.mark.parametrize("target", [".env", "../outside/secret.txt"])
+def test_an_attributes_file_git_would_echo_asks(tmp_path, command, target):
+    """Every command reading attributes warns "<word> is not a valid attribute name" for
+    each word of core.attributesFile after a line's pattern that is none."""
+    repo = committed(tmp_path)
+    line = "KEY sk-repo-key+1\nSECRET outside-secret!\n"
+    (repo / ".env").write_text(line)
+    (repo.parent / "outside" / "secret.txt").write_text(line)
+    (repo / "a.txt").write_text("changed\n")
+    git(repo, "config", "core.attributesFile", target)
+    assert KEY in git(repo, *command.split()[1:])
+    verdict = classify(command, repo, repo)
+    assert verdict.action != "run"
+    assert "core.attributesfile" in verdict.reason
+
+
+def test_an_attributes_file_of_the_repos_own_runs_unasked(tmp_path):
+    repo = committed(tmp_path)
+    (repo / "attrs").write_text("*.txt text\n")
+    git(repo, "config", "core.attributesFile", "attrs")
+    run_unasked("git diff", repo)

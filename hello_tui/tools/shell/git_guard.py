@@ -465,21 +465,27 @@ def _programs_in(repo: Path, *, submodule: bool = False) -> list[str] | str:
 
 
 # Keys naming a file whose lines git prints when they are not what it expects:
-# `git blame` says "invalid object name: <line>" for each line of blame.ignoreRevsFile.
-_PRINTED_FILE_KEYS = frozenset({"blame.ignorerevsfile"})
+# `git blame` says "invalid object name: <line>" for each line of blame.ignoreRevsFile, and
+# every command reading attributes (diff, log -p, status) "<word> is not a valid attribute
+# name" for each word of core.attributesFile that is none (`KEY = s3cr+t` shows `s3cr+t`).
+_PRINTED_FILE_KEYS = {
+    "blame.ignorerevsfile": "whose lines git blame prints",
+    "core.attributesfile": "whose words git prints when they are no attribute names",
+}
 
 
 def printed_file_key(key: str, value: str, repo: Path) -> str | None:
     """Why `key = value` makes git print a file it should not show: an env file, or one
     outside the repo (git opens a relative name from the work tree's top)."""
-    if key.lower() not in _PRINTED_FILE_KEYS or not value:
+    prints = _PRINTED_FILE_KEYS.get(key.lower())
+    if prints is None or not value:
         return None
     path = Path(os.path.expanduser(value)) if value.startswith("~") else repo / value
     real = Path(os.path.realpath(path))
     if not real.is_relative_to(os.path.realpath(repo)):
-        return "a file outside the repo, whose lines git blame prints"
+        return f"a file outside the repo, {prints}"
     if reaches_env_file(path):
-        return "an env file, whose lines git blame prints"
+        return f"an env file, {prints}"
     return None
 
 
