@@ -309,3 +309,30 @@ def test_an_attributes_file_of_the_repos_own_runs_unasked(tmp_path):
     (repo / "attrs").write_text("*.txt text\n")
     git(repo, "config", "core.attributesFile", "attrs")
     run_unasked("git diff", repo)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"push https://u:{TOKEN}@github.com/o/r",
+        f"push https://{TOKEN}@github.com/o/r",
+        f'-c "http.extraHeader=Authorization: Bearer {TOKEN}" fetch',
+    ],
+)
+@pytest.mark.parametrize("command", ["git help pp", "git --help pp", "git help -m PP"])
+def test_git_help_of_an_alias_holding_a_credential_asks(tmp_path, value, command):
+    """`git help <alias>` prints "'pp' is aliased to '<value>'"."""
+    repo = committed(tmp_path)
+    git(repo, "config", "alias.pp", value)
+    assert TOKEN in git(repo, "help", "pp")
+    verdict = classify(command, repo, repo)
+    assert verdict.action != "run"
+    assert TOKEN not in verdict.reason
+
+
+def test_git_help_runs_unasked_beside_an_alias_with_a_credential(tmp_path):
+    repo = committed(tmp_path)
+    git(repo, "config", "alias.pp", f"push https://u:{TOKEN}@github.com/o/r")
+    git(repo, "config", "alias.st", "status")
+    run_unasked("git help log", repo)
+    run_unasked("git help st", repo)

@@ -631,6 +631,51 @@ def config_true(repo: Path, key: str) -> bool:
     return on
 
 
+def shown_credential(args: list[str], repo: Path) -> str | None:
+    """The credential `git args` prints from the repository's config, or None: any of the
+    config for `git config` and `git remote`, an alias's value for `git help <alias>`."""
+    if shows_config(args):
+        return config_credentials(repo)
+    aliases = _help_operands(args)
+    if not aliases:
+        return None
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return "a config git can't list"
+        for key, value in entries:
+            section, _, name = key.partition(".")
+            if section == "alias" and name.lower() in aliases and _holds_credential(value):
+                return key
+    return None
+
+
+# What makes a value a credential when its key does not say so: a URL with a password or
+# token user, an HTTP header that authenticates (`-c http.extraHeader=Authorization: ...`).
+_AUTH_HEADER = re.compile(r"authorization\s*:|extraheader", re.IGNORECASE)
+
+
+def _holds_credential(value: str) -> bool:
+    return bool(_URL_PASSWORD.search(value) or _AUTH_HEADER.search(value))
+
+
+def _help_operands(args: list[str]) -> set[str]:
+    """The names `git help` (`git --help`, `git X --help`) is asked about, lowercased: git
+    prints "'x' is aliased to '<value>'" for an alias."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--help":
+        i += 2 if args[i] == "-C" else 1
+    rest = args[i:]
+    if rest[:1] == ["--help"] or rest[:1] == ["help"]:
+        rest = rest[1:]
+    elif len(rest) > 1 and rest[1] == "--help":
+        rest = [rest[0]]
+    else:
+        return set()
+    return {w.lower() for w in rest if not w.startswith("-")}
+
+
 def shows_config(args: list[str]) -> bool:
     """Whether `git args` prints the repository config's values (or its remotes' URLs)."""
     i = 0
