@@ -336,3 +336,25 @@ def test_git_help_runs_unasked_beside_an_alias_with_a_credential(tmp_path):
     git(repo, "config", "alias.st", "status")
     run_unasked("git help log", repo)
     run_unasked("git help st", repo)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log -p --full-diff -- a.txt",
+        "git log -p --full-diff a.txt",
+        "git show --full-diff HEAD~1 -- a.txt",
+        "git log -p --full-diff -- a.txt :!.env",
+    ],
+)
+def test_full_diff_shows_every_file_of_the_commits_a_pathspec_chose(tmp_path, command):
+    """`--full-diff`: the pathspecs pick the commits that touch them, and git shows those
+    commits' whole diffs, an env file committed beside them too."""
+    repo = committed(tmp_path)
+    (repo / "a.txt").write_text("x\n")
+    git(repo, "add", "-f", ".env", "a.txt")
+    git(repo, "commit", "-qm", "env beside a")
+    git(repo, "rm", "-q", "--cached", ".env")
+    git(repo, "commit", "-qm", "drop env")
+    assert KEY in git(repo, *command.split()[1:])
+    not_unasked(command, repo)

@@ -142,6 +142,9 @@ def _shown(
     include, exclude = _pathspecs(specs)
     if sub == "log" and _follows(rest, repo):
         include = []  # it follows the file back through renames: `git mv .env a.txt`
+    if sub in ("log", "show") and "--full-diff" in rest[: _separator(sub, rest)]:
+        # The pathspecs choose the commits, and each one's whole diff is shown.
+        include, exclude = [], []
     try:
         here = cwd.relative_to(repo).as_posix().removeprefix(".")
     except ValueError:
