@@ -358,3 +358,22 @@ def test_full_diff_shows_every_file_of_the_commits_a_pathspec_chose(tmp_path, co
     git(repo, "commit", "-qm", "drop env")
     assert KEY in git(repo, *command.split()[1:])
     not_unasked(command, repo)
+
+
+@pytest.mark.parametrize(
+    ("folder", "text"),
+    [
+        ("remotes", f"URL: https://u:{TOKEN}@github.com/o/r.git\nPull: refs/heads/main:refs/x\n"),
+        ("branches", f"https://{TOKEN}@github.com/o/r.git#main\n"),
+    ],
+)
+def test_a_legacy_remote_files_url_is_a_credential(tmp_path, folder, text):
+    """git still reads remotes from `.git/remotes/<name>` and `.git/branches/<name>`, and
+    `git remote get-url <name>` prints their URL."""
+    repo = committed(tmp_path)
+    (repo / ".git" / folder).mkdir(exist_ok=True)
+    (repo / ".git" / folder / "old").write_text(text)
+    assert TOKEN in git(repo, "remote", "get-url", "old")
+    verdict = classify("git remote get-url old", repo, repo)
+    assert verdict.action != "run"
+    assert TOKEN not in verdict.reason

@@ -635,7 +635,7 @@ def shown_credential(args: list[str], repo: Path) -> str | None:
     """The credential `git args` prints from the repository's config, or None: any of the
     config for `git config` and `git remote`, an alias's value for `git help <alias>`."""
     if shows_config(args):
-        return config_credentials(repo)
+        return config_credentials(repo) or legacy_remote_credential(repo)
     aliases = _help_operands(args)
     if not aliases:
         return None
@@ -648,6 +648,32 @@ def shown_credential(args: list[str], repo: Path) -> str | None:
             section, _, name = key.partition(".")
             if section == "alias" and name.lower() in aliases and _holds_credential(value):
                 return key
+    return None
+
+
+# The remotes git reads besides the config's (remote.c): `$GIT_COMMON_DIR/remotes/<name>`
+# (`URL: <url>` lines) and `branches/<name>` (a URL), which `git remote get-url` prints.
+_LEGACY_REMOTE_FOLDERS = ("remotes", "branches")
+_LEGACY_REMOTE_LIMIT = 1 << 16
+
+
+def legacy_remote_credential(repo: Path) -> str | None:
+    """The first legacy remote file of the repository whose URL holds a credential."""
+    dirs = own_git_dirs(repo)
+    if dirs is None:
+        return None
+    for folder in _LEGACY_REMOTE_FOLDERS:
+        top = Path(dirs[1]) / folder
+        for where, _dirs, files in os.walk(top):
+            for name in files:
+                path = Path(where) / name
+                try:
+                    with path.open("rb") as handle:
+                        text = handle.read(_LEGACY_REMOTE_LIMIT).decode("utf-8", "replace")
+                except OSError:
+                    return f"{folder}/{name} (a remote file git can't read)"
+                if _URL_PASSWORD.search(text):
+                    return f"the remote file {path.relative_to(top.parent).as_posix()}'s URL"
     return None
 
 
