@@ -378,3 +378,16 @@ def test_a_legacy_remote_files_url_is_a_credential(tmp_path, folder, text):
     verdict = classify("git remote get-url old", repo, repo)
     assert verdict.action != "run"
     assert TOKEN not in verdict.reason
+
+
+@pytest.mark.parametrize("spec", [":!.env", ":^.env", ":(exclude).env", ":!*.txt"])
+def test_a_pathspec_with_magic_is_no_index_path(tmp_path, spec):
+    """`:path` names a file in the index, but a word git can't resolve so is a pathspec:
+    `git show ':!.env'` is HEAD's whole patch without `.env`, with `.env.local` in it."""
+    repo = committed(tmp_path)
+    (repo / ".env.local").write_text(f"LOCAL={KEY}\n")
+    git(repo, "add", "-f", ".env.local")
+    git(repo, "commit", "-qm", "local")
+    command = f"git show '{spec}'"
+    assert KEY in git(repo, "show", spec)
+    not_unasked(command, repo)

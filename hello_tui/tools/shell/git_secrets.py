@@ -247,7 +247,14 @@ def _blobs_only(sub: str, rest: list[str]) -> bool:
     if sub != "show" or "--" in rest or any(_REVISION_OPTION.fullmatch(w) for w in rest):
         return False
     objects = [w for w in rest if not w.startswith("-")]
-    return bool(objects) and all(names_a_path(w) for w in objects)
+    return bool(objects) and all(names_a_path(w) and not _may_be_pathspec(w) for w in objects)
+
+
+def _may_be_pathspec(word: str) -> bool:
+    """Whether git may read `word` as a pathspec when it names no object: one with pathspec
+    magic (`:!.env`, `:^x`, `:(exclude)x`, setup.c's check_filename) or a wildcard
+    (looks_like_pathspec). `git show ':!.env'` is HEAD's whole patch but `.env`'s."""
+    return word.startswith((":!", ":^", ":(")) or bool(re.search(r"[*?\[]", word))
 
 
 def names_a_path(revision: str) -> bool:
