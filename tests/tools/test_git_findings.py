@@ -391,3 +391,13 @@ def test_a_pathspec_with_magic_is_no_index_path(tmp_path, spec):
     command = f"git show '{spec}'"
     assert KEY in git(repo, "show", spec)
     not_unasked(command, repo)
+
+
+@pytest.mark.parametrize("options", ["-s", "--stat", "--dirstat", "--name-only"])
+def test_git_show_indexed_objects_prints_every_blob_of_the_index(tmp_path, options):
+    repo = committed(tmp_path)
+    (repo / ".env.local").write_text(f"LOCAL={KEY}\n")
+    git(repo, "add", "-f", ".env.local")
+    command = f"git show --indexed-objects {options}"
+    assert KEY in git(repo, *command.split()[1:])
+    not_unasked(command, repo)

@@ -112,9 +112,11 @@ def _shown(
     icase: bool = False,
 ) -> str | None:
     """Why `git <sub> <rest>` (a content command) may print an env file, or None."""
-    contents = _shows_contents(sub, rest)
     # `-s`, `--stat`, `--name-only` quiet a commit's patch, never a blob: `git show -s <id>`
-    # prints the blob whole, so show's revisions are checked whatever its options say.
+    # prints the blob whole, so show's revisions are checked whatever its options say, and
+    # `git show -s --indexed-objects` prints every blob of the index.
+    blobs = sub == "show" and "--indexed-objects" in rest[: _separator(sub, rest)]
+    contents = blobs or _shows_contents(sub, rest)
     if not (contents or sub == "show") or _blobs_only(sub, rest):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
