@@ -401,3 +401,21 @@ def test_git_show_indexed_objects_prints_every_blob_of_the_index(tmp_path, optio
     command = f"git show --indexed-objects {options}"
     assert KEY in git(repo, *command.split()[1:])
     not_unasked(command, repo)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git show --skip-to --raw",  # --raw is the value of --skip-to, not a format
+        "git show --line-prefix --stat",
+        "git show -I -m --since 1,1:a.txt",  # 1,1:a.txt is --since's value, not a file
+    ],
+)
+def test_an_options_value_is_no_option_and_no_file(tmp_path, command):
+    repo = committed(tmp_path)
+    (repo / "a.txt").write_text("x\n")
+    (repo / ".env.local").write_text(f"LOCAL={KEY}\n")
+    git(repo, "add", "-f", ".env.local", "a.txt")
+    git(repo, "commit", "-qm", "local")
+    assert KEY in git(repo, *command.split()[1:])
+    not_unasked(command, repo)

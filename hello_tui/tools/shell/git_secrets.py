@@ -115,9 +115,10 @@ def _shown(
     # `-s`, `--stat`, `--name-only` quiet a commit's patch, never a blob: `git show -s <id>`
     # prints the blob whole, so show's revisions are checked whatever its options say, and
     # `git show -s --indexed-objects` prints every blob of the index.
-    blobs = sub == "show" and "--indexed-objects" in rest[: _separator(sub, rest)]
-    contents = blobs or _shows_contents(sub, rest)
-    if not (contents or sub == "show") or _blobs_only(sub, rest):
+    given = _without_values(sub, rest)
+    blobs = sub == "show" and "--indexed-objects" in given
+    contents = blobs or _shows_contents(sub, given)
+    if not (contents or sub == "show") or _blobs_only(sub, given):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
     specs, revisions = _words(sub, rest, cwd)
@@ -136,15 +137,15 @@ def _shown(
         if isinstance(found, str):
             return found
         candidates |= found
-    elif _reaches_commits(sub, rest, revisions):
+    elif _reaches_commits(sub, given, revisions):
         old = set(env_files_in_history(repo)) - candidates
         candidates |= old
     if not candidates:
         return None
     include, exclude = _pathspecs(specs)
-    if sub == "log" and _follows(rest, repo):
+    if sub == "log" and _follows(given, repo):
         include = []  # it follows the file back through renames: `git mv .env a.txt`
-    if sub in ("log", "show") and "--full-diff" in rest[: _separator(sub, rest)]:
+    if sub in ("log", "show") and "--full-diff" in given[: _separator(sub, given)]:
         # The pathspecs choose the commits, and each one's whole diff is shown.
         include, exclude = [], []
     try:
@@ -159,6 +160,24 @@ def _shown(
         where = " (from the history)" if path in old else ""
         return f"git {label} may show {path}{where}, which may hold keys"
     return None
+
+
+def _without_values(sub: str, rest: list[str]) -> list[str]:
+    """`rest` without the words that are an option's value (`--skip-to --raw` is one
+    option, not `--raw`; `--since 1,1:a.txt` names no file), as git's parsers read them."""
+    split = _separator(sub, rest)
+    kept: list[str] = []
+    skip = options_done = False
+    for word in rest[:split]:
+        if skip:
+            skip = False
+            continue
+        kept.append(word)
+        if word == "--end-of-options":
+            options_done = True
+        elif word.startswith("-") and not options_done:
+            skip = _takes_next_word(sub, word)
+    return kept + rest[split:]
 
 
 def _status_verbose(rest: list[str]) -> bool:
