@@ -253,6 +253,11 @@ def _check_help(rest: list[Word], chdirs: list[Word]) -> GitCheck:
     options = [w.value for w in rest if w.value.startswith("-")]
     if any(o not in _HELP_LISTINGS for o in options):
         return GitCheck("git help with that option may open a web browser or the info viewer")
+    # git hands `man` the page `git<name>` (a name starting with `git` as it is), and man
+    # reads a name holding a `/` as a file to format and print: `git help gitx/../.env`
+    # prints `.env` once a folder `gitx` exists. No git page has a `/` in its name.
+    if any("/" in w.value for w in rest if not w.value.startswith("-")):
+        return GitCheck("git help with a / in the name makes man print that file")
     return GitCheck(None, chdirs=chdirs)
 
 
@@ -460,21 +465,27 @@ def _programs_in(repo: Path, *, submodule: bool = False) -> list[str] | str:
 
 
 # Keys naming a file whose lines git prints when they are not what it expects:
-# `git blame` says "invalid object name: <line>" for each line of blame.ignoreRevsFile.
-_PRINTED_FILE_KEYS = frozenset({"blame.ignorerevsfile"})
+# `git blame` says "invalid object name: <line>" for each line of blame.ignoreRevsFile, and
+# every command reading attributes (diff, log -p, status) "<word> is not a valid attribute
+# name" for each word of core.attributesFile that is none (`KEY = s3cr+t` shows `s3cr+t`).
+_PRINTED_FILE_KEYS = {
+    "blame.ignorerevsfile": "whose lines git blame prints",
+    "core.attributesfile": "whose words git prints when they are no attribute names",
+}
 
 
 def printed_file_key(key: str, value: str, repo: Path) -> str | None:
     """Why `key = value` makes git print a file it should not show: an env file, or one
     outside the repo (git opens a relative name from the work tree's top)."""
-    if key.lower() not in _PRINTED_FILE_KEYS or not value:
+    prints = _PRINTED_FILE_KEYS.get(key.lower())
+    if prints is None or not value:
         return None
     path = Path(os.path.expanduser(value)) if value.startswith("~") else repo / value
     real = Path(os.path.realpath(path))
     if not real.is_relative_to(os.path.realpath(repo)):
-        return "a file outside the repo, whose lines git blame prints"
+        return f"a file outside the repo, {prints}"
     if reaches_env_file(path, repo):
-        return "an env file, whose lines git blame prints"
+        return f"an env file, {prints}"
     return None
 
 
@@ -533,7 +544,12 @@ def _shown(path: Path, top: Path) -> str:
 # A credential in the repository's config: a URL with a password (`https://u:token@host`,
 # how a clone made with a token keeps it), an HTTP header git sends (`http.extraHeader =
 # Authorization: ...`), or a key named for one.
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
+# An HTTP URL's user alone is one too: git sends it as the Basic-auth login, and hosts take
+# a token there (`https://<token>@github.com/o/r`), so over http(s) and ftp(s) any user
+# counts; an ssh user (`ssh://git@host`) is a login name.
+_URL_PASSWORD = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@|(?i:https?|ftps?)://[^/@\s:]+@"
+)
 _CREDENTIAL_KEY = re.compile(r"http\.(.+\.)?extraheader|.*(pass|password|token|secret)")
 # What prints the config's values: `git config --list/--get...`, `git remote -v/get-url`.
 _SHOWS_CONFIG = frozenset({"config", "remote"})
@@ -581,8 +597,9 @@ GIT_CONFIG_NAMES = frozenset({"config", "config.worktree"})
 
 
 def _without_password(match: re.Match[str]) -> str:
-    user = match.group().split("://", 1)[1].split(":", 1)[0]
-    return f"{match.group().split('://', 1)[0]}://{user}:…@"
+    scheme, _, userinfo = match.group().partition("://")
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}://{user}:…@" if colon else f"{scheme}://…@"
 
 
 def file_credential(path: Path) -> str | None:
@@ -612,6 +629,77 @@ def config_true(repo: Path, key: str) -> bool:
             if name.lower() == key:  # the last one wins, as in git
                 on = value.strip().lower() not in ("false", "no", "off", "0")
     return on
+
+
+def shown_credential(args: list[str], repo: Path) -> str | None:
+    """The credential `git args` prints from the repository's config, or None: any of the
+    config for `git config` and `git remote`, an alias's value for `git help <alias>`."""
+    if shows_config(args):
+        return config_credentials(repo) or legacy_remote_credential(repo)
+    aliases = _help_operands(args)
+    if not aliases:
+        return None
+    for path in config_files(repo):
+        try:
+            entries = _config_entries(path)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return "a config git can't list"
+        for key, value in entries:
+            section, _, name = key.partition(".")
+            if section == "alias" and name.lower() in aliases and _holds_credential(value):
+                return key
+    return None
+
+
+# The remotes git reads besides the config's (remote.c): `$GIT_COMMON_DIR/remotes/<name>`
+# (`URL: <url>` lines) and `branches/<name>` (a URL), which `git remote get-url` prints.
+_LEGACY_REMOTE_FOLDERS = ("remotes", "branches")
+_LEGACY_REMOTE_LIMIT = 1 << 16
+
+
+def legacy_remote_credential(repo: Path) -> str | None:
+    """The first legacy remote file of the repository whose URL holds a credential."""
+    dirs = own_git_dirs(repo)
+    if dirs is None:
+        return None
+    for folder in _LEGACY_REMOTE_FOLDERS:
+        top = Path(dirs[1]) / folder
+        for where, _dirs, files in os.walk(top):
+            for name in files:
+                path = Path(where) / name
+                try:
+                    with path.open("rb") as handle:
+                        text = handle.read(_LEGACY_REMOTE_LIMIT).decode("utf-8", "replace")
+                except OSError:
+                    return f"{folder}/{name} (a remote file git can't read)"
+                if _URL_PASSWORD.search(text):
+                    return f"the remote file {path.relative_to(top.parent).as_posix()}'s URL"
+    return None
+
+
+# What makes a value a credential when its key does not say so: a URL with a password or
+# token user, an HTTP header that authenticates (`-c http.extraHeader=Authorization: ...`).
+_AUTH_HEADER = re.compile(r"authorization\s*:|extraheader", re.IGNORECASE)
+
+
+def _holds_credential(value: str) -> bool:
+    return bool(_URL_PASSWORD.search(value) or _AUTH_HEADER.search(value))
+
+
+def _help_operands(args: list[str]) -> set[str]:
+    """The names `git help` (`git --help`, `git X --help`) is asked about, lowercased: git
+    prints "'x' is aliased to '<value>'" for an alias."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--help":
+        i += 2 if args[i] == "-C" else 1
+    rest = args[i:]
+    if rest[:1] == ["--help"] or rest[:1] == ["help"]:
+        rest = rest[1:]
+    elif len(rest) > 1 and rest[1] == "--help":
+        rest = [rest[0]]
+    else:
+        return set()
+    return {w.lower() for w in rest if not w.startswith("-")}
 
 
 def shows_config(args: list[str]) -> bool:

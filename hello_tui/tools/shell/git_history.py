@@ -84,7 +84,10 @@ def _walk(repo: Path, git_dir: str, common: str) -> tuple[str, ...]:
         # log.follow would follow the one pathspec (git fails on its magic) instead.
         + ["--no-follow", "--", *_ENV_PATHSPECS],
         cwd=repo,
-        env=policy_git_env(repo, git_dir),
+        # The objects as stored, not as `refs/replace/` swaps them: a command may see
+        # either (`git --no-replace-objects log -p`), and each replacement is itself the
+        # tip of its ref under refs/replace/, which `--all` walks.
+        env=policy_git_env(repo, git_dir) | {"GIT_NO_REPLACE_OBJECTS": "1"},
         timeout=_WALK_SECONDS,
     )
     names = (raw.decode("utf-8", "surrogateescape").strip("\n") for raw in listed.split(b"\0"))
@@ -131,9 +134,12 @@ def _identity(path: str) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-# What git resolves as an object id (full or abbreviated, any case), and the pseudo-refs
-# outside refs/ that `--all` does not walk (`ORIG_HEAD`, `FETCH_HEAD`, `AUTO_MERGE`...).
-_BY_ID = re.compile(r"[0-9a-fA-F]{4,64}|[A-Z_]*_HEAD|AUTO_MERGE")
+# What git resolves as an object id: full or abbreviated, any case, and `describe` output,
+# where whatever precedes `-g<hex>` is not looked up (`x-0-g1234abcd` is object 1234abcd,
+# git's get_describe_name); and the pseudo-refs outside refs/ that `--all` does not walk:
+# any name of capitals, `_` and `-` is looked up as `$GIT_DIR/<name>` (`ORIG_HEAD`,
+# `FETCH_HEAD`, `AUTO_MERGE`, `MERGE_AUTOSTASH`...), HEAD aside, which `--all` walks.
+_BY_ID = re.compile(r"[0-9a-fA-F]{4,64}|.*-g[0-9a-fA-F]{4,64}|(?!HEAD$)[A-Z_-]+")
 # Where a revision's name ends: `~2`, `^{tree}`, `:path`, `@{1}`.
 _SUFFIX = re.compile(r"[~^:@]")
 
@@ -160,15 +166,24 @@ def unreached_object(repo: Path, revision: str) -> str | None:
         return None
     env = policy_git_env(repo, dirs[0])
     for name in names:
-        try:
-            kind = git_output(["cat-file", "-t", name], cwd=repo, env=env, timeout=_WALK_SECONDS)
-        except ValueError:
+        if "\n" in name:
+            return f"{name!r} holds a line break, so what git resolves it to can't be asked"
+        # Names come on stdin, where one starting with `-` is no option.
+        found = git_output(
+            ["cat-file", "--batch-check"],
+            cwd=repo,
+            env=env,
+            timeout=_WALK_SECONDS,
+            stdin=name.encode("utf-8", "surrogateescape") + b"\n",
+        )
+        fields = found.decode("ascii", "replace").split()
+        if len(fields) != 3 or fields[1] == "missing":
             continue  # no such object: git will say so and show nothing
-        kind_name = kind.decode("ascii", "replace").strip()
+        object_id, kind_name = fields[0], fields[1]
         if kind_name != "commit":
             return f"{name} names a git {kind_name} by its id, whose files can't be judged"
         unreached = git_output(
-            ["rev-list", "-n", "1", name, "--not", "--all", "--reflog"],
+            ["rev-list", "-n", "1", object_id, "--not", "--all", "--reflog"],
             cwd=repo,
             env=env,
             timeout=_WALK_SECONDS,

@@ -41,11 +41,24 @@ _CACHE: dict[tuple[str, int, int, int], Tracked] = {}
 _LOCK = threading.Lock()
 
 
-def git_output(args: list[str], *, cwd: Path | str, env: dict[str, str], timeout: float) -> bytes:
+def git_output(
+    args: list[str],
+    *,
+    cwd: Path | str,
+    env: dict[str, str],
+    timeout: float,
+    stdin: bytes | None = None,
+) -> bytes:
     """What a git of the policy's own prints (never a command's); ValueError when it fails,
     with git's first line, so the caller asks instead of guessing."""
     done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False
+        ["git", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
     )
     if done.returncode != 0:
         problem = done.stderr.decode("utf-8", "replace").strip().splitlines()

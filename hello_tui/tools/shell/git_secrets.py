@@ -33,10 +33,27 @@ _GREP_VALUED = frozenset(
     | {"--after-context", "--before-context"}
 )
 _GREP_SHORT_VALUED = "efABCm"  # git grep's short options that take a value
+# log, show and diff: every option of git's revision parser (`parse_long_opt`), of its diff
+# options and of log's own that takes the next word as its value when none is attached
+# (`--line-prefix src`, `--exclude a.txt`). Not those whose value is optional, and so only
+# ever `--opt=value` (`--abbrev leak`). The revision parser takes no abbreviations.
 _LOG_VALUED = frozenset(
-    {"-S", "-G", "-O", "-L", "-n", "--max-count", "--author", "--committer", "--grep"}
-    | {"--since", "--until", "--after", "--before", "--skip", "--encoding", "--date"}
-)  # not those whose value is optional, and so only ever `--opt=value`: `--abbrev leak`
+    {"-n", "--max-count", "--skip", "--max-age", "--min-age", "--since", "--since-as-filter"}
+    | {"--after", "--before", "--until", "--author", "--committer", "--grep", "--grep-reflog"}
+    | {"--encoding", "--date", "--exclude", "--exclude-hidden", "--glob", "--diff-merges"}
+    | {"--stat-width", "--stat-name-width", "--stat-graph-width", "--stat-count"}
+    | {"--ws-error-highlight", "--src-prefix", "--dst-prefix", "--line-prefix"}
+    | {"--inter-hunk-context", "--output-indicator-new", "--output-indicator-old"}
+    | {"--output-indicator-context", "--ignore-matching-lines", "--diff-algorithm"}
+    | {"--anchored", "--word-diff-regex", "--color-moved-ws", "--rotate-to", "--skip-to"}
+    | {"--find-object", "--output", "--decorate-refs", "--decorate-refs-exclude"}
+)
+# Their short options, read by git's option parser, bundle (`-pO a.txt`, `-sI x`): flags,
+# options whose optional value is the rest of the word, and those that take the rest of
+# the word or, when none is left, the next one.
+_LOG_SHORT_FLAGS = "puszRabwWDq"
+_LOG_SHORT_OPTIONAL = "UXBMC"
+_LOG_SHORT_VALUED = "lISGOL"
 # What makes diff/show print no patch, and log print one (or search contents).
 _NO_PATCH = frozenset(
     {"stat", "numstat", "shortstat", "name-only", "name-status", "summary"}
@@ -95,7 +112,13 @@ def _shown(
     icase: bool = False,
 ) -> str | None:
     """Why `git <sub> <rest>` (a content command) may print an env file, or None."""
-    if not _shows_contents(sub, rest) or _blobs_only(sub, rest):
+    # `-s`, `--stat`, `--name-only` quiet a commit's patch, never a blob: `git show -s <id>`
+    # prints the blob whole, so show's revisions are checked whatever its options say, and
+    # `git show -s --indexed-objects` prints every blob of the index.
+    given = _without_values(sub, rest)
+    blobs = sub == "show" and "--indexed-objects" in given
+    contents = blobs or _shows_contents(sub, given)
+    if not (contents or sub == "show") or _blobs_only(sub, given):
         return None
     walks = sub == "grep" and any(_walks_tree(w) for w in rest)
     specs, revisions = _words(sub, rest, cwd)
@@ -105,6 +128,8 @@ def _shown(
         unreached = unreached_object(repo, revision)
         if unreached:
             return f"git {label}: {unreached}, and it may hold an env file"
+    if not contents:
+        return None
     candidates = set(tracked(repo).env_files)
     old: set[str] = set()  # only in commits
     # A file git reads from the work tree may be a hard link to an env file (tracked
@@ -114,14 +139,17 @@ def _shown(
         if isinstance(found, str):
             return found
         candidates |= found
-    elif _reaches_commits(sub, rest, revisions):
+    elif _reaches_commits(sub, given, revisions):
         old = set(env_files_in_history(repo)) - candidates
         candidates |= old
     if not candidates:
         return None
     include, exclude = _pathspecs(specs)
-    if sub == "log" and _follows(rest, repo):
+    if sub == "log" and _follows(given, repo):
         include = []  # it follows the file back through renames: `git mv .env a.txt`
+    if sub in ("log", "show") and "--full-diff" in given[: _separator(sub, given)]:
+        # The pathspecs choose the commits, and each one's whole diff is shown.
+        include, exclude = [], []
     try:
         here = cwd.relative_to(repo).as_posix().removeprefix(".")
     except ValueError:
@@ -134,6 +162,24 @@ def _shown(
         where = " (from the history)" if path in old else ""
         return f"git {label} may show {path}{where}, which may hold keys"
     return None
+
+
+def _without_values(sub: str, rest: list[str]) -> list[str]:
+    """`rest` without the words that are an option's value (`--skip-to --raw` is one
+    option, not `--raw`; `--since 1,1:a.txt` names no file), as git's parsers read them."""
+    split = _separator(sub, rest)
+    kept: list[str] = []
+    skip = options_done = False
+    for word in rest[:split]:
+        if skip:
+            skip = False
+            continue
+        kept.append(word)
+        if word == "--end-of-options":
+            options_done = True
+        elif word.startswith("-") and not options_done:
+            skip = _takes_next_word(sub, word)
+    return kept + rest[split:]
 
 
 def _status_verbose(rest: list[str]) -> bool:
@@ -224,7 +270,32 @@ def _blobs_only(sub: str, rest: list[str]) -> bool:
     if sub != "show" or "--" in rest or any(_REVISION_OPTION.fullmatch(w) for w in rest):
         return False
     objects = [w for w in rest if not w.startswith("-")]
-    return bool(objects) and all(":" in w and not w.startswith(":/") for w in objects)
+    return bool(objects) and all(names_a_path(w) and not _may_be_pathspec(w) for w in objects)
+
+
+def _may_be_pathspec(word: str) -> bool:
+    """Whether git may read `word` as a pathspec when it names no object: one with pathspec
+    magic (`:!.env`, `:^x`, `:(exclude)x`, setup.c's check_filename) or a wildcard
+    (looks_like_pathspec). `git show ':!.env'` is HEAD's whole patch but `.env`'s."""
+    return word.startswith((":!", ":^", ":(")) or bool(re.search(r"[*?\[]", word))
+
+
+def names_a_path(revision: str) -> bool:
+    """Whether `revision` names a file in a tree or the index (`HEAD:a.txt`, `:a.txt`,
+    `:0:a.txt`), as git's get_oid_with_context reads it: `:/text` names a commit by its
+    message, and a colon inside braces belongs to the revision (`HEAD^{/fix: typo}`, a
+    commit by its message; `HEAD@{12:00}`, one by its reflog date), not a path."""
+    if revision.startswith(":"):
+        return not revision.startswith(":/")
+    depth = 0
+    for char in revision:
+        if char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        elif char == ":" and not depth:
+            return True
+    return False
 
 
 def _is_patch(word: str) -> bool:
@@ -239,17 +310,21 @@ def _is_patch(word: str) -> bool:
 def _words(sub: str, rest: list[str], cwd: Path) -> tuple[list[str], list[str]]:
     """(pathspecs, revisions) of the command: without `--`, a word is a pathspec only when
     it exists on disk, as git decides, and a revision otherwise; git grep's first word is
-    its pattern unless `-e` or `-f` gave one."""
+    its pattern unless `-e` or `-f` gave one. After `--end-of-options` a word starting
+    with `-` is an operand too (`--end-of-options -x-0-g1234abcd` is a revision)."""
     split = _separator(sub, rest)
     pattern_given = sub != "grep" or any(_gives_pattern(w) for w in rest[:split])
     specs = rest[split + 1 :]
     revisions: list[str] = []
-    skip = False
+    skip = options_done = False
     for word in rest[:split]:
         if skip:
             skip = False
             continue
-        if word.startswith("-"):
+        if word == "--end-of-options" and not options_done:
+            options_done = True
+            continue
+        if word.startswith("-") and not options_done:
             skip = _takes_next_word(sub, word)
             continue
         if not pattern_given:
@@ -306,10 +381,25 @@ def _short_cluster(word: str) -> tuple[str, bool]:
 def _takes_next_word(sub: str, word: str) -> bool:
     """Whether option `word` takes the next word as its value."""
     if sub != "grep":
-        return word in _LOG_VALUED
+        return word in _LOG_VALUED or _log_cluster_takes_next(word)
     if word.startswith("--"):
-        return word in _GREP_VALUED
+        # git grep's parser takes a long option's unique abbreviation (`--max-dep 1`); one
+        # that is several options' is an error.
+        name = word[2:]
+        return bool(name) and "=" not in name and any(o[2:].startswith(name) for o in _GREP_VALUED)
     return _short_cluster(word)[1]
+
+
+def _log_cluster_takes_next(word: str) -> bool:
+    """Whether a cluster of diff's short options ends in one taking the next word (`-pO`)."""
+    if not word.startswith("-") or word.startswith("--"):
+        return False
+    for i, char in enumerate(word[1:], 1):
+        if char in _LOG_SHORT_VALUED:
+            return i == len(word) - 1
+        if char not in _LOG_SHORT_FLAGS:
+            return False
+    return False
 
 
 def _reaches_commits(sub: str, rest: list[str], revisions: list[str]) -> bool:

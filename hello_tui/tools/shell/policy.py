@@ -74,11 +74,10 @@ from hello_tui.tools.shell.git_guard import (
     REPOSITORY_VARIABLE,
     any_config_credentials,
     check_git,
-    config_credentials,
     configured_programs,
     file_credential,
     is_git_variable,
-    shows_config,
+    shown_credential,
 )
 from hello_tui.tools.shell.git_secrets import exclusion, no_index, shown_env_file
 from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
@@ -888,7 +887,7 @@ class _Judge:
         programs = configured_programs(self.repo)
         if programs:
             self.add(text, "ask", programs)
-        credential = shows_config([w.value for w in args]) and config_credentials(self.repo)
+        credential = shown_credential([w.value for w in args], self.repo)
         if credential:
             self.add(text, "ask", f"prints the repository's git config, whose {credential} {HOLDS}")
         outer, self.cwds = self.cwds, cwds
