@@ -419,3 +419,23 @@ def test_an_options_value_is_no_option_and_no_file(tmp_path, command):
     git(repo, "commit", "-qm", "local")
     assert KEY in git(repo, *command.split()[1:])
     not_unasked(command, repo)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("deploy.apikey", "abc123-not-a-known-shape"),
+        ("service.api-key", "abc123-not-a-known-shape"),
+        ("ci.login", "ghp_" + "a1B2" * 9),
+        ("notify.hook", "https://hooks.example/xoxb-" + "1234567890-abcdef"),
+        ("cloud.id", "AKIA" + "ABCDEFGHIJKLMNOP"),
+    ],
+)
+def test_a_token_under_any_key_is_not_printed_unasked(tmp_path, key, value):
+    repo = committed(tmp_path)
+    git(repo, "config", key, value)
+    assert value in git(repo, "config", "-l")  # git prints it
+    not_unasked("git config -l", repo)
+    not_unasked(f"git config --get {key}", repo)
+    git(repo, "config", "--unset", key)
+    run_unasked("git config -l", repo)

@@ -550,7 +550,16 @@ def _shown(path: Path, top: Path) -> str:
 _URL_PASSWORD = re.compile(
     r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@|(?i:https?|ftps?)://[^/@\s:]+@"
 )
-_CREDENTIAL_KEY = re.compile(r"http\.(.+\.)?extraheader|.*(pass|password|token|secret)")
+_CREDENTIAL_KEY = re.compile(
+    r"http\.(.+\.)?extraheader|.*(pass|password|token|secret|api[-_]?key|credentials?)"
+)
+# A value shaped like a token a service issues, whatever key holds it (`deploy.apikey`,
+# `ci.login`): GitHub (ghp_, gho_, ghs_, ghu_, ghr_, github_pat_), GitLab (glpat-), Slack
+# (xoxb- …), OpenAI-style (sk-), AWS access key ids, Google API keys.
+_TOKEN_VALUE = re.compile(
+    r"\b(?:gh[oprsu]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}"
+    r"|xox[abprs]-[\w-]{10,}|sk-[\w-]{16,}|AKIA[0-9A-Z]{16}|AIza[\w-]{35})"
+)
 # What prints the config's values: `git config --list/--get...`, `git remote -v/get-url`.
 _SHOWS_CONFIG = frozenset({"config", "remote"})
 
@@ -612,7 +621,7 @@ def file_credential(path: Path) -> str | None:
         # A URL with its password can be the key itself: `[url "https://u:TOKEN@host/"]`.
         if _URL_PASSWORD.search(value) or _URL_PASSWORD.search(key):
             return _URL_PASSWORD.sub(_without_password, key)  # named, never shown
-        if _CREDENTIAL_KEY.fullmatch(key.lower()):
+        if _CREDENTIAL_KEY.fullmatch(key.lower()) or _TOKEN_VALUE.search(value):
             return key
     return None
 
