@@ -21,6 +21,7 @@ from pathlib import Path
 from hello_tui.config import Settings
 from hello_tui.patch.blob_ids import blob_id, oid_matches
 from hello_tui.patch.codex_parser import parse_codex
+from hello_tui.patch.colour import check_decoloured
 from hello_tui.patch.extract import find_patches
 from hello_tui.patch.lines import (
     TextFile,
@@ -225,6 +226,12 @@ class _Planner:
 
     def plan(self, op: FileOperation, rel: str, target: Path) -> list[FilePlan]:
         current = self.state(rel, target)
+        plans = self._plan(op, rel, current)
+        if op.decoloured and op.kind != "delete" and op.binary is None:
+            check_decoloured(rel, op.old_oid, op.new_oid, current.data, plans[-1].new_bytes)
+        return plans
+
+    def _plan(self, op: FileOperation, rel: str, current: _State) -> list[FilePlan]:
         if op.kind == "update" and current.data is None and op.maybe_new:
             return [self._add(op, rel, current, op_content_of_new(op))]
         if op.kind == "add":

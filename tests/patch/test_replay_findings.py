@@ -1,0 +1,102 @@
+"""Findings of replaying real commits through the engine, each cut down to the git output
+that showed it. A patch is made by a real git from two trees; the engine must give the
+tree `git apply` gives (or the after tree), or refuse and change nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hello_tui.config import load_settings
+from hello_tui.patch import PatchError, commit_plan, plan_patch_text
+
+from .git_runner import git
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+Tree = dict[str, bytes]
+
+
+def _write(root: Path, files: Tree) -> None:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _read(root: Path) -> Tree:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in (".git", ".helloagents") or not path.is_file():
+            continue
+        out[rel.as_posix()] = path.read_bytes()
+    return out
+
+
+def git_patch(tmp: Path, before: Tree, after: Tree, *options: str) -> bytes:
+    """`git diff OPTIONS` between two commits of a scratch repository."""
+    repo = tmp / "made"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    _write(repo, before)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "before")
+    for name in before:
+        (repo / name).unlink()
+    _write(repo, after)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "after")
+    return git(repo, "diff", *options, "HEAD^", "HEAD").stdout
+
+
+def engine_apply(tmp: Path, before: Tree, patch: bytes) -> tuple[Tree, str | None]:
+    work = tmp / "engine"
+    work.mkdir()
+    _write(work, before)
+    settings = load_settings(work, environ={})
+    try:
+        plan = plan_patch_text(patch.decode("utf-8", "surrogateescape"), settings, limits=False)
+        commit_plan(plan, settings)
+    except PatchError as exc:
+        return _read(work), str(exc)
+    return _read(work), None
+
+
+# bat's highlighted syntax samples are terminal output: their lines hold SGR codes. In
+# `git diff --color=always` those codes cannot be told from git's own, and removing every
+# code wrote the sample without its colours (blob 915b6072 named, b38cc9cd written).
+HIGHLIGHTED = (
+    b"\x1b[38;2;117;113;94m# a comment\x1b[0m\n"
+    b"\x1b[3;38;2;102;217;239mfunction\x1b[0m\x1b[38;2;248;248;242m f\x1b[0m\n"
+)
+
+
+def test_a_coloured_diff_that_adds_a_file_with_colour_codes_is_refused(tmp_path: Path) -> None:
+    before = {"README": b"samples\n"}
+    after = {"README": b"samples\n", "highlighted/test.ps1": HIGHLIGHTED}
+    patch = git_patch(tmp_path, before, after, "--color=always")
+    assert b"\x1b[38;2;117;113;94m" in patch
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert tree == before
+    assert error is not None and "colour" in error
+
+
+def test_a_coloured_diff_that_adds_colour_codes_to_a_file_is_refused(tmp_path: Path) -> None:
+    before = {"out.txt": b"plain\n"}
+    after = {"out.txt": b"plain\n" + HIGHLIGHTED}
+    patch = git_patch(tmp_path, before, after, "--color=always")
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert tree == before
+    assert error is not None and "colour" in error
+
+
+def test_a_coloured_diff_of_plain_text_still_applies(tmp_path: Path) -> None:
+    before = {"a.txt": b"one\ntwo\nthree\n"}
+    after = {"a.txt": b"one\n2  \nthree\n", "b.txt": b"new\r\n"}
+    patch = git_patch(tmp_path, before, after, "--color=always")
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
