@@ -22,6 +22,7 @@ from hello_tui.config import Settings
 from hello_tui.patch.blob_ids import blob_id, oid_matches
 from hello_tui.patch.codex_parser import parse_codex
 from hello_tui.patch.colour import check_decoloured
+from hello_tui.patch.endings import check_converted_add, settle_endings
 from hello_tui.patch.extract import find_patches
 from hello_tui.patch.lines import (
     TextFile,
@@ -267,6 +268,7 @@ class _Planner:
                 if unconverted != content and oid_matches(oid, encode_str(unconverted, rel)):
                     fp = make_add_plan(rel, unconverted, mode, git_lines=op.dialect == "unified")
                 else:
+                    check_converted_add(rel, oid, content, fp.new_bytes or b"")
                     self._oid_mismatch_warning(rel, oid, fp.new_bytes or b"")
         self.set(rel, _State(fp.new_bytes, mode))
         return fp
@@ -400,7 +402,18 @@ class _Planner:
                     "encodings in one file. Write those characters as the file's own bytes, or "
                     "keep the added lines ASCII."
                 )
-        return finish_update(fp, old, hunks)
+        fp = finish_update(fp, old, hunks)
+        if unified and hunks and not op.whole_file:
+            settle_endings(
+                rel,
+                op.old_oid,
+                op.new_oid,
+                data,
+                hunks,
+                lambda again: finish_update(fp, old, again).new_bytes or b"",
+                fp.new_bytes or b"",
+            )
+        return fp
 
     @staticmethod
     def _as_copy(fp: FilePlan, dest_rel: str) -> FilePlan:

@@ -100,3 +100,53 @@ def test_a_coloured_diff_of_plain_text_still_applies(tmp_path: Path) -> None:
     tree, error = engine_apply(tmp_path, before, patch)
     assert error is None
     assert tree == after
+
+
+def crlf_copy(patch: bytes) -> bytes:
+    """The patch as a paste or a mail client passes it on: every line ending CRLF."""
+    return patch.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+
+
+# bat's highlighted Swift sample mixed endings (CRs inside lines and at their ends); a
+# commit rewrote it with LF endings. In a CRLF copy of that diff the '+' lines' endings
+# are lost: they took the file's first ending (CRLF), blob 84453b7c for the e31eb16a named.
+MIXED = b"class Person {\r\n// a property\r\x1b[0m\nvar age = 25\r\n}\n"
+UNMIXED = b"class Person {\n// a property\x1b[0m\nvar age = 26\n}\n"
+
+
+def test_a_crlf_copy_of_a_diff_to_a_mixed_file_gets_the_endings_its_index_line_names(
+    tmp_path: Path,
+) -> None:
+    before = {"test.swift": MIXED}
+    after = {"test.swift": UNMIXED}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
+
+
+def test_a_crlf_copy_whose_new_lines_had_both_endings_is_refused(tmp_path: Path) -> None:
+    before = {"test.swift": MIXED}
+    after = {"test.swift": b"class Person {\n// a property\r\nvar age = 26\n}\n"}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert tree == before
+    assert error is not None and "line endings" in error
+
+
+def test_a_crlf_copy_of_a_new_file_with_mixed_endings_is_refused(tmp_path: Path) -> None:
+    before = {"README": b"samples\n"}
+    after = {"README": b"samples\n", "test.swift": MIXED}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert tree == before
+    assert error is not None and "line endings" in error
+
+
+def test_a_crlf_copy_of_a_new_lf_file_still_applies_as_the_file(tmp_path: Path) -> None:
+    before = {"README": b"samples\n"}
+    after = {"README": b"samples\n", "new.txt": UNMIXED}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
