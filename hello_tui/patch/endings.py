@@ -36,11 +36,11 @@ def settle_endings(
     the only way to the blob the index line names. `build` writes the hunks again."""
     if not old_oid or not new_oid or is_null_oid(new_oid) or is_null_oid(old_oid):
         return built
-    if not oid_matches(old_oid, data) or oid_matches(new_oid, built):
-        return built  # another base (nothing to check against), or the guess was right
     guessed = _guessed(hunks)
     if not guessed:
-        return built  # every ending came from the diff: a stale index line, as git allows
+        return built  # every ending came from the diff (a stale index line is git's too)
+    if not oid_matches(old_oid, data) or oid_matches(new_oid, built):
+        return built  # another base (nothing to check against), or the guess was right
     saved = [h.new_eols for h in guessed]
     for eol in _ENDINGS:
         for h, eols in zip(guessed, saved):
@@ -58,16 +58,26 @@ def settle_endings(
     )
 
 
-def check_converted_add(rel: str, oid: str, content: str, built: bytes) -> None:
-    """A new file whose every line ends in CRLF and whose index line's blob is neither
-    that text nor the text with LF endings: a copy converted to CRLF, of a file that mixed
-    endings. Which of its lines had the CR is lost, so it is refused, not written."""
+def unconverted_readings(content: str) -> list[str]:
+    """What a new file's text may have been before a copy converted it to CRLF: with LF
+    endings, and, when its last line has no ending, with the CR a `\\ No newline` marker
+    in CRLF made the copy's (a file that ends in a bare CR)."""
+    unconverted = content.replace("\r\n", "\n")
+    readings = [unconverted]
+    if content and not content.endswith("\n"):
+        readings += [content + "\r", unconverted + "\r"]
+    return [text for text in dict.fromkeys(readings) if text != content]
+
+
+def check_converted_add(rel: str, oid: str, content: str, built: bytes, converted: bool) -> None:
+    """A new file from a copy converted to CRLF (every line of it CRLF, or its `\\ No
+    newline` marker in CRLF) whose index line's blob is none of its readings: which of
+    its lines had a CR is lost, so it is refused, not written."""
     crlf = content.count("\r\n")
-    if crlf and crlf == content.count("\n"):
+    if converted or (crlf and crlf == content.count("\n")):
         raise PatchError(
-            f"Cannot tell the line endings of the new file {rel}: every line of it ends in "
-            f"CRLF in the patch (the copy was converted to CRLF), and neither CRLF nor LF "
-            f"endings make blob {oid} as its index line says (CRLF makes blob "
-            f"{blob_id(built)[: max(len(oid), 7)]}). Apply the patch file as git wrote it, "
-            "not a copy."
+            f"Cannot tell the line endings of the new file {rel}: the patch was converted "
+            f"to CRLF on its way, and no reading of its endings makes blob {oid} as its "
+            f"index line says (as given it is blob {blob_id(built)[: max(len(oid), 7)]}). "
+            "Apply the patch file as git wrote it, not a copy."
         )

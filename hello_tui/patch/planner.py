@@ -22,7 +22,7 @@ from hello_tui.config import Settings
 from hello_tui.patch.blob_ids import blob_id, oid_matches
 from hello_tui.patch.codex_parser import parse_codex
 from hello_tui.patch.colour import check_decoloured
-from hello_tui.patch.endings import check_converted_add, settle_endings
+from hello_tui.patch.endings import check_converted_add, settle_endings, unconverted_readings
 from hello_tui.patch.extract import find_patches
 from hello_tui.patch.lines import (
     TextFile,
@@ -263,12 +263,14 @@ class _Planner:
             oid = op.new_oid
             if oid and not _null(oid) and not oid_matches(oid, fp.new_bytes or b""):
                 # A copy of the patch converted to CRLF on its way (a paste, a mail client)
-                # gives a new file CRs it never had; its index line names the file without.
-                unconverted = content.replace("\r\n", "\n")
-                if unconverted != content and oid_matches(oid, encode_str(unconverted, rel)):
-                    fp = make_add_plan(rel, unconverted, mode, git_lines=op.dialect == "unified")
+                # gives a new file CRs it never had, or takes one it had for the copy's;
+                # its index line names the file as it was.
+                for text in unconverted_readings(content):
+                    if oid_matches(oid, encode_str(text, rel)):
+                        fp = make_add_plan(rel, text, mode, git_lines=op.dialect == "unified")
+                        break
                 else:
-                    check_converted_add(rel, oid, content, fp.new_bytes or b"")
+                    check_converted_add(rel, oid, content, fp.new_bytes or b"", op.crlf_copy)
                     self._oid_mismatch_warning(rel, oid, fp.new_bytes or b"")
         self.set(rel, _State(fp.new_bytes, mode))
         return fp

@@ -150,3 +150,17 @@ def test_a_crlf_copy_of_a_new_lf_file_still_applies_as_the_file(tmp_path: Path) 
     tree, error = engine_apply(tmp_path, before, patch)
     assert error is None
     assert tree == after
+
+
+def test_a_crlf_copy_of_a_new_file_that_ends_in_a_bare_cr_keeps_the_cr(tmp_path: Path) -> None:
+    """express's examples/downloads/files/utf-8 한中日.txt is the text and a CR, no newline.
+    In a CRLF copy its line reads `+한中日\\r\\n` over a `\\ No newline` marker in CRLF, which
+    says the copy's CRs came with it, and the file was written without its own CR."""
+    name = "files/utf-8 한中日.txt"
+    before = {"README": b"downloads\n"}
+    after = {"README": b"downloads\n", name: "한中日\r".encode()}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    assert b"\\ No newline at end of file\r\n" in patch
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
