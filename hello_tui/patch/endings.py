@@ -53,8 +53,7 @@ def settle_endings(
         "lines do not carry the file's endings (the copy was converted to CRLF, or lost its "
         f"CRs), and with either ending the result is not blob {new_oid} as its index line "
         f"says (with the file's own ending it is blob {blob_id(built)[: max(len(new_oid), 7)]}). "
-        "Apply the "
-        "patch file as git wrote it, not a copy."
+        "Apply the patch file as git wrote it, not a copy."
     )
 
 

@@ -164,3 +164,14 @@ def test_a_crlf_copy_of_a_new_file_that_ends_in_a_bare_cr_keeps_the_cr(tmp_path:
     tree, error = engine_apply(tmp_path, before, patch)
     assert error is None
     assert tree == after
+
+
+def test_a_coloured_diff_of_a_new_mixed_file_is_refused_for_its_colours(tmp_path: Path) -> None:
+    """Removing the codes after a CR inside a line made every line of the Swift sample end
+    in CRLF, and the refusal blamed a CRLF copy the diff never went through."""
+    before = {"README": b"samples\n"}
+    after = {"README": b"samples\n", "test.swift": b"a\r\x1b[38;2;1;2;3m\x1b[0m\nb\r\n"}
+    patch = git_patch(tmp_path, before, after, "--color=always")
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert tree == before
+    assert error is not None and "coloured diff" in error
