@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from hello_tui.core.lazy_regex import lazy_compile
+from hello_tui.patch.blob_ids import blob_id, is_null_oid, oid_matches
 from hello_tui.patch.types import PatchError
 
 _SGR = lazy_compile(r"\x1b\[[0-9;:]*m")
@@ -65,3 +66,25 @@ def strip_diff_colour(text: str) -> str:
                 "Make the patch with plain `git diff` (colours are fine)."
             )
     return "\n".join(plain_lines)
+
+
+def check_decoloured(
+    rel: str, old_oid: str | None, new_oid: str | None, before: bytes | None, after: bytes | None
+) -> None:
+    """Refuse a file of a coloured diff whose lines lost codes of the file's own.
+
+    A file can hold colour codes itself (a terminal-output fixture, a highlighted
+    sample), and in a coloured diff they cannot be told from git's: removing every
+    code changes the lines the diff adds. The index line shows it: when the file is
+    the very blob the diff was made from, the result must be the blob it names after.
+    """
+    if not old_oid or not new_oid or is_null_oid(new_oid) or after is None:
+        return
+    from_base = is_null_oid(old_oid) if before is None else oid_matches(old_oid, before)
+    if from_base and not oid_matches(new_oid, after):
+        raise PatchError(
+            f"Cannot apply the coloured diff to {rel}: with the colour codes removed, its "
+            f"lines make blob {blob_id(after)[: max(len(new_oid), 7)]}, not the {new_oid} its "
+            "index line names, so some codes were the file's own text. Make the patch "
+            "without colours (`git diff --no-color`)."
+        )

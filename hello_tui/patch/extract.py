@@ -149,9 +149,18 @@ def find_patches(text: str) -> list[FoundPatch]:
     nor are the colour codes of a coloured diff; a coloured word diff is one patch that
     carries its refusal."""
     try:
-        text = strip_diff_colour(text)
+        plain = strip_diff_colour(text)
     except PatchError as exc:
         return [FoundPatch("unified", text, error=exc)]
+    found = _find_in_plain(plain)
+    if plain != text:
+        for patch in found:
+            for op in patch.ops:
+                op.decoloured = True
+    return found
+
+
+def _find_in_plain(text: str) -> list[FoundPatch]:
     lines = strip_mail_messages(text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the text's last newline ends its last line; it starts no other

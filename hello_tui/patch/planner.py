@@ -21,6 +21,8 @@ from pathlib import Path
 from hello_tui.config import Settings
 from hello_tui.patch.blob_ids import blob_id, oid_matches
 from hello_tui.patch.codex_parser import parse_codex
+from hello_tui.patch.colour import check_decoloured
+from hello_tui.patch.endings import check_converted_add, settle_endings, unconverted_readings
 from hello_tui.patch.extract import find_patches
 from hello_tui.patch.lines import (
     TextFile,
@@ -225,6 +227,12 @@ class _Planner:
 
     def plan(self, op: FileOperation, rel: str, target: Path) -> list[FilePlan]:
         current = self.state(rel, target)
+        plans = self._plan(op, rel, current)
+        if op.decoloured and op.kind != "delete" and op.binary is None:
+            check_decoloured(rel, op.old_oid, op.new_oid, current.data, plans[-1].new_bytes)
+        return plans
+
+    def _plan(self, op: FileOperation, rel: str, current: _State) -> list[FilePlan]:
         if op.kind == "update" and current.data is None and op.maybe_new:
             return [self._add(op, rel, current, op_content_of_new(op))]
         if op.kind == "add":
@@ -255,11 +263,15 @@ class _Planner:
             oid = op.new_oid
             if oid and not _null(oid) and not oid_matches(oid, fp.new_bytes or b""):
                 # A copy of the patch converted to CRLF on its way (a paste, a mail client)
-                # gives a new file CRs it never had; its index line names the file without.
-                unconverted = content.replace("\r\n", "\n")
-                if unconverted != content and oid_matches(oid, encode_str(unconverted, rel)):
-                    fp = make_add_plan(rel, unconverted, mode, git_lines=op.dialect == "unified")
+                # gives a new file CRs it never had, or takes one it had for the copy's;
+                # its index line names the file as it was.
+                for text in unconverted_readings(content):
+                    if oid_matches(oid, encode_str(text, rel)):
+                        fp = make_add_plan(rel, text, mode, git_lines=op.dialect == "unified")
+                        break
                 else:
+                    if not op.decoloured:  # a coloured diff's own check says why (plan())
+                        check_converted_add(rel, oid, content, fp.new_bytes or b"", op.crlf_copy)
                     self._oid_mismatch_warning(rel, oid, fp.new_bytes or b"")
         self.set(rel, _State(fp.new_bytes, mode))
         return fp
@@ -393,7 +405,18 @@ class _Planner:
                     "encodings in one file. Write those characters as the file's own bytes, or "
                     "keep the added lines ASCII."
                 )
-        return finish_update(fp, old, hunks)
+        fp = finish_update(fp, old, hunks)
+        if unified and hunks and not op.whole_file:
+            settle_endings(
+                rel,
+                op.old_oid,
+                op.new_oid,
+                data,
+                hunks,
+                lambda again: finish_update(fp, old, again).new_bytes or b"",
+                fp.new_bytes or b"",
+            )
+        return fp
 
     @staticmethod
     def _as_copy(fp: FilePlan, dest_rel: str) -> FilePlan:

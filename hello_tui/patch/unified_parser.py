@@ -663,7 +663,9 @@ class UnifiedParser:
             content = "".join(
                 text + eol for ch in chunks for (_, text), eol in zip(ch.items, ch.eols or [])
             )
-            return FileOperation("add", name, content=content, **common)
+            added = FileOperation("add", name, content=content, **common)
+            added.crlf_copy = any(ch.eols_converted for ch in chunks)
+            return added
         if is_delete:
             if any(kind != "-" for ch in chunks for kind, _ in ch.items):
                 raise PatchError(
