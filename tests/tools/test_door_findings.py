@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hello_tui.tools.files import ReadTool
 from hello_tui.tools.grep import GrepTool, find_rg
+from hello_tui.tools.writes import ApplyPatchTool
 from tests.tools.helpers import make_ctx, write
 
 needs_rg = pytest.mark.skipif(find_rg() is None, reason="rg binary not installed")
@@ -39,3 +41,41 @@ async def test_gitignore_whitelist_does_not_open_git_or_state_to_grep(
         assert "ghp_clone_token" not in result.text
         assert "ghp_state_secret" not in result.text
         assert result.data["total_matches"] == 0
+
+
+UNIFIED = "--- a/{0}\n+++ b/{0}\n@@ -1,3 +1,3 @@\n A=1\n-LLM_API_KEY=guess\n+X=1\n B=2\n"
+CODEX = "*** Begin Patch\n*** Update File: {0}\n@@\n A=1\n-LLM_API_KEY=guess\n+X=1\n B=2\n*** End Patch\n"
+
+
+@pytest.mark.parametrize("form", [UNIFIED, CODEX], ids=["unified", "codex"])
+@pytest.mark.parametrize("name", [".env", "notes.txt"])
+async def test_a_patch_that_does_not_apply_never_quotes_an_unread_env_file(
+    tmp_path: Path, form: str, name: str
+):
+    # Why a patch does not apply shows the closest lines of the file: for an env file the
+    # model was never let read, that would be its keys, with nobody asked.
+    repo = _git_repo(tmp_path)
+    write(repo / ".env", "A=1\nLLM_API_KEY=sk-repo-secret-123\nB=2\n")
+    if name != ".env":
+        (repo / name).symlink_to(".env")
+    ctx = make_ctx(repo)
+    tool = ApplyPatchTool()
+    result = await tool.run(tool.Args.model_validate({"patch": form.format(name)}), ctx)
+    assert result.status == "error"
+    assert "sk-repo" not in result.text and "sk-repo" not in str(result.data)
+    assert name in result.text and "Read it first" in result.text
+
+
+async def test_a_patch_to_an_env_file_that_was_read_says_why_it_does_not_apply(tmp_path: Path):
+    repo = _git_repo(tmp_path)
+    write(repo / ".env", "A=1\nLLM_API_KEY=sk-repo-secret-123\nB=2\n")
+    write(repo / "a.txt", "A=1\nB=2\nC=3\n")
+    ctx = make_ctx(repo)
+    ctx.allowed_commands.add("read .env")
+    read = await ReadTool().run(ReadTool.Args.model_validate({"path": ".env"}), ctx)
+    assert "sk-repo-secret-123" in read.text
+    tool = ApplyPatchTool()
+    result = await tool.run(tool.Args.model_validate({"patch": UNIFIED.format(".env")}), ctx)
+    assert "Closest region" in result.text  # the user let it be read: the usual help
+    plain = await tool.run(tool.Args.model_validate({"patch": UNIFIED.format("a.txt")}), ctx)
+    assert "Closest region" in plain.text
