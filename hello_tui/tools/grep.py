@@ -274,13 +274,20 @@ class GrepTool(Tool):
             if declined is not None:
                 return declined
         searched = "the repository" if target.rel == "." else f"'{target.rel}'"
+        rel = target.rel
+        if target.path.is_dir() and target.real_rel not in ("", rel):
+            # A folder reached through a link (`cfg -> prod.env.d`) is searched where it is:
+            # the walk judges each file by its path, and only that one says it is in an
+            # env folder. Its files are shown by those paths.
+            rel = target.real_rel
+            searched = f"'{target.rel}' (that is, '{rel}')"
         confined_only = ctx.settings.sandbox == "require" and not sandbox.support().available
         skipped: list[str] = []
         try:
             if self.rg and not confined_only:
-                files, skipped = await self._search_rg_without_env(args, ctx, target.rel)
+                files, skipped = await self._search_rg_without_env(args, ctx, rel)
             else:
-                files, skipped = await asyncio.to_thread(self._search_python, args, ctx, target.rel)
+                files, skipped = await asyncio.to_thread(self._search_python, args, ctx, rel)
         except GrepFailed as exc:
             return ToolResult.error(str(exc))
         return format_results(files, args, searched, skipped)

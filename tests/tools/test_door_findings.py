@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hello_tui.tools.context_fetch import ContextFetchTool
 from hello_tui.tools.files import ReadTool
 from hello_tui.tools.grep import GrepTool, find_rg
 from hello_tui.tools.writes import ApplyPatchTool
@@ -79,3 +80,26 @@ async def test_a_patch_to_an_env_file_that_was_read_says_why_it_does_not_apply(t
     assert "Closest region" in result.text  # the user let it be read: the usual help
     plain = await tool.run(tool.Args.model_validate({"patch": UNIFIED.format("a.txt")}), ctx)
     assert "Closest region" in plain.text
+
+
+@needs_rg
+@pytest.mark.parametrize("force_python", [False, True], ids=["rg", "python"])
+async def test_a_link_to_an_env_folder_searched_by_name_is_searched_as_one(
+    tmp_path: Path, force_python: bool
+):
+    # `read cfg/keys` asks (the link leads into an env folder); a search of `cfg` must
+    # not read the same file unasked.
+    repo = _git_repo(tmp_path)
+    write(repo / "prod.env.d" / "keys", "API_KEY=sk-folder-secret\n")
+    write(repo / "envs" / ".envs" / ".production" / "django", "API_KEY=sk-cookie-secret\n")
+    (repo / "cfg").symlink_to("prod.env.d")
+    (repo / "cc").symlink_to("envs/.envs")
+    ctx = make_ctx(repo)
+    for path in ("cfg", "cc/.production"):
+        grep = GrepTool(force_python=force_python)
+        found = await grep.run(grep.Args.model_validate({"pattern": "sk-", "path": path}), ctx)
+        assert "secret" not in found.text and found.data["total_matches"] == 0
+        fetch = ContextFetchTool(force_python=force_python)
+        args = {"query": "sk-", "sources": ["files"], "paths": [path]}
+        fetched = await fetch.run(fetch.Args.model_validate(args), ctx)
+        assert "secret" not in fetched.text
