@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from hello_tui.tools.context_fetch import ContextFetchTool
-from hello_tui.tools.files import ReadTool
+from hello_tui.tools.files import GlobTool, ReadTool
 from hello_tui.tools.grep import GrepTool, find_rg
 from hello_tui.tools.writes import ApplyPatchTool
 from tests.tools.helpers import make_ctx, write
@@ -103,3 +104,14 @@ async def test_a_link_to_an_env_folder_searched_by_name_is_searched_as_one(
         args = {"query": "sk-", "sources": ["files"], "paths": [path]}
         fetched = await fetch.run(fetch.Args.model_validate(args), ctx)
         assert "secret" not in fetched.text
+
+
+async def test_a_glob_of_many_stars_on_a_long_name_answers_at_once(tmp_path: Path):
+    # With `re` this pattern backtracks for hours on a 60-letter name: the tool's thread
+    # (which a cancelled turn cannot stop) would spin for good.
+    repo = _git_repo(tmp_path)
+    write(repo / ("a" * 200), "x\n")
+    tool = GlobTool()
+    args = tool.Args.model_validate({"pattern": "*a" * 12 + "*b"})
+    result = await asyncio.wait_for(tool.run(args, make_ctx(repo)), 10)
+    assert result.status == "success" and result.data["matches"] == []
