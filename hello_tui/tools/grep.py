@@ -44,6 +44,7 @@ from hello_tui.tools.paths import (
     PathError,
     VisibleTree,
     hidden_area,
+    ignore_spec,
     rebase_ignore_line,
     resolve_repo_path,
 )
@@ -89,7 +90,7 @@ def _glob_specs(args: GrepArgs) -> tuple[GitIgnoreSpec | None, GitIgnoreSpec | N
     if not args.glob:
         return None, None
     negated = args.glob.startswith("!")
-    spec = GitIgnoreSpec.from_lines([args.glob[1:] if negated else args.glob])
+    spec = ignore_spec([args.glob[1:] if negated else args.glob])
     return (None, spec) if negated else (spec, None)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hello_tui.tools.context_fetch import ContextFetchTool
-from hello_tui.tools.files import GlobTool, ReadTool
+from hello_tui.tools.files import GlobTool, LsTool, ReadTool
 from hello_tui.tools.grep import GrepTool, find_rg
 from hello_tui.tools.writes import ApplyPatchTool
 from tests.tools.helpers import make_ctx, write
@@ -115,3 +115,19 @@ async def test_a_glob_of_many_stars_on_a_long_name_answers_at_once(tmp_path: Pat
     args = tool.Args.model_validate({"pattern": "*a" * 12 + "*b"})
     result = await asyncio.wait_for(tool.run(args, make_ctx(repo)), 10)
     assert result.status == "success" and result.data["matches"] == []
+
+
+async def test_a_gitignore_of_many_stars_does_not_hang_the_walks(tmp_path: Path):
+    # pathspec compiles patterns with `re`: this line against a 60-letter name backtracks
+    # for hours, in every walk the tools make. The repository writes both.
+    repo = _git_repo(tmp_path)
+    write(repo / ".gitignore", "*a" * 12 + "*b\n")
+    write(repo / ("a" * 60), "hello\n")
+    ctx = make_ctx(repo)
+    for tool, args in (
+        (LsTool(), {"path": "."}),
+        (GlobTool(), {"pattern": "**"}),
+        (GrepTool(force_python=True), {"pattern": "hello"}),
+    ):
+        result = await asyncio.wait_for(tool.run(tool.Args.model_validate(args), ctx), 10)
+        assert "a" * 60 in result.text
