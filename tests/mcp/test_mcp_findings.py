@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from hello_tui.core.tools import ToolContext
 from hello_tui.mcp import McpManager
 from hello_tui.mcp.approvals import ApprovalMemory
+from hello_tui.mcp.config import repo_servers
 from hello_tui.mcp.report import render
 from hello_tui.tools.registry import ToolRegistry
 from tests.mcp.conftest import AskedApprover
@@ -69,3 +71,20 @@ async def test_a_repo_servers_names_descriptions_and_errors_are_shown_as_text(tm
         assert not any(_unsafe(n) for n in manager.take_notices())
     finally:
         await manager.aclose()
+
+
+def test_a_repo_mcp_json_that_is_a_device_a_fifo_or_huge_is_not_read(tmp_path: Path):
+    # The repository chooses what `.mcp.json` is: a link to /dev/zero was read until the
+    # memory ran out, at the start of every session; a FIFO never answered.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    mcp_json = repo / ".mcp.json"
+    for make in (
+        lambda: mcp_json.symlink_to("/dev/zero"),
+        lambda: os.mkfifo(mcp_json),
+        lambda: mcp_json.write_text('{"mcpServers": {}}' + " " * (2 * 1024 * 1024)),
+    ):
+        make()
+        servers, notices = repo_servers(repo)
+        assert servers == [] and len(notices) == 1 and "not started" in notices[0]
+        mcp_json.unlink()
