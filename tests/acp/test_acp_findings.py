@@ -7,7 +7,11 @@ in a diff, a repository's MCP server, all with their escape sequences as text.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from acp.schema import AllowedOutcome, RequestPermissionResponse
@@ -111,3 +115,42 @@ async def test_hunks_chosen_by_the_name_shown_are_written():
     await approver.observe(proposed)
     decision = await approver.review_patch(plan)
     assert decision.accepted and decision.selection == {path: {0}}
+
+
+def _hostile_state_link(base: Path) -> Path:
+    """A repository whose state folder is a link with escape sequences in its target."""
+    repo = base / "repo"
+    repo.mkdir()
+    (repo / ".helloagents").symlink_to(f"x{ATTACK}")
+    return repo
+
+
+async def test_a_session_on_a_hostile_repo_fails_with_text(tmp_path: Path):
+    from acp import RequestError
+
+    from hello_tui.acp.server import HelloTuiAgent
+    from hello_tui.cli import build_parser
+
+    repo = _hostile_state_link(tmp_path)
+    agent = HelloTuiAgent(build_parser().parse_args(["acp"]))
+    try:
+        await agent.new_session(cwd=str(repo))
+    except RequestError as exc:
+        said = json.dumps(exc.to_error_obj(), ensure_ascii=False)
+    else:
+        raise AssertionError("the session opened")
+    assert "symbolic link" in said and OBEYED.search(json.loads(said)["message"]) is None
+
+
+def test_hello_tui_acp_says_a_hostile_repos_error_as_text(tmp_path: Path):
+    repo = _hostile_state_link(tmp_path)
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run(
+        [sys.executable, "-m", "hello_tui", "acp", "--repo", str(repo)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert b"symbolic link" in done.stderr and b"\x1b" not in done.stderr
