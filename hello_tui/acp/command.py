@@ -85,7 +85,10 @@ def run_acp(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_args(args)
     except ConfigError as exc:
-        sys.stderr.write(f"hello-tui acp: {exc}\n")
+        from hello_tui.core.terminal_text import safe_text
+
+        # A repository can put escape sequences in it (its state folder's link target).
+        sys.stderr.write(safe_text(f"hello-tui acp: {exc}") + "\n")
         return EXIT_USAGE
     log_file = logs.configure(settings)
     protocol_fd = guard_stdout(log_file)

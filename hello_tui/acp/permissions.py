@@ -51,7 +51,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from acp.schema import (
     AllowedOutcome,
@@ -65,6 +65,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallUpdate,
 )
+from pydantic import BaseModel
 
 from hello_tui.core.approval import (
     CommandVerdict,
@@ -82,6 +83,7 @@ from hello_tui.core.events import (
     ToolCallStarted,
 )
 from hello_tui.core.markdown_fence import fence
+from hello_tui.core.terminal_text import safe_text, safe_value
 
 if TYPE_CHECKING:
     from hello_tui.engine.types import PatchPlan, Selection
@@ -103,6 +105,7 @@ def client_offers_hunks(client_meta: dict[str, Any] | None) -> bool:
 
 
 def _option(option_id: str, name: str, kind: str, meta: dict[str, Any] | None = None) -> Any:
+    meta = safe_value(meta)  # a hunk's path and header are the repository's text
     if kind.startswith("_"):
         # The SDK's model lists the spec's kinds only; an extension kind is built as is.
         return PermissionOption.model_construct(
@@ -312,13 +315,15 @@ class AcpApprover:
         detail = f"It runs: {request.summary}" + (f"\n{names}" if names else "")
         if self._notify is not None:  # the request names a tool call: the client sees it first
             await self._notify(
-                ToolCallStart(
-                    session_update="tool_call",
-                    tool_call_id=call_id,
-                    title=title,
-                    kind="execute",
-                    status="pending",
-                    content=[_text(detail)],
+                _safe(
+                    ToolCallStart(
+                        session_update="tool_call",
+                        tool_call_id=call_id,
+                        title=title,
+                        kind="execute",
+                        status="pending",
+                        content=[_text(detail)],
+                    )
                 )
             )
         options = [
@@ -334,10 +339,12 @@ class AcpApprover:
         verdict = verdicts.get(outcome.option_id, "deny") if outcome is not None else "deny"
         if self._notify is not None:
             await self._notify(
-                ToolCallProgress(
-                    session_update="tool_call_update",
-                    tool_call_id=call_id,
-                    status="completed" if verdict != "deny" else "failed",
+                _safe(
+                    ToolCallProgress(
+                        session_update="tool_call_update",
+                        tool_call_id=call_id,
+                        status="completed" if verdict != "deny" else "failed",
+                    )
                 )
             )
         return verdict
@@ -349,7 +356,7 @@ class AcpApprover:
     ) -> AllowedOutcome | None:
         """The option the user chose; None when the request was cancelled or failed."""
         try:
-            response = await self._request(self.session_id, tool_call, options)
+            response = await self._request(self.session_id, _safe(tool_call), options)
         except Exception:  # a client that cannot answer declines (a cancel passes through)
             log.warning("session/request_permission failed", exc_info=True)
             return None
@@ -357,6 +364,18 @@ class AcpApprover:
             return None
         outcome = response.outcome
         return outcome if isinstance(outcome, AllowedOutcome) else None
+
+
+_Sent = TypeVar("_Sent", bound=BaseModel)
+
+
+def _safe(message: _Sent) -> _Sent:
+    """`message` with every string in it made safe to show (`core.terminal_text`), as the
+    session's updates are: the editor draws a question like any update, and a command the
+    model wrote, a file the repository named, its lines in a diff or a hunk's header, a
+    repository's MCP server all reach it as text. The ids become what the updates said."""
+    dumped = message.model_dump(by_alias=True, exclude_unset=True)
+    return type(message).model_validate(safe_value(dumped))
 
 
 ARGUMENT_SHOWN_CHARS = 20_000  # per argument; the rest is counted, not shown
@@ -421,8 +440,11 @@ def _selection(plan: PatchPlan, meta: dict[str, Any] | None) -> Selection:
     if not isinstance(chosen, dict):
         return None
     selection: dict[str, set[int]] = {}
-    for f in plan.files:
-        wanted = chosen.get(f.path)
+    # The client was shown each path made safe (`_option`); two paths shown alike are
+    # neither taken: which one the choice meant cannot be told.
+    shown = [safe_text(f.path) for f in plan.files]
+    for f, name in zip(plan.files, shown, strict=True):
+        wanted = chosen.get(name) if shown.count(name) == 1 else None
         if not isinstance(wanted, list):
             continue  # left out: none of this file
         valid = {h.index for h in f.hunks}

@@ -47,6 +47,7 @@ from hello_tui.acp.prompt_text import prompt_text
 from hello_tui.acp.updates import EventUpdates, replay
 from hello_tui.config import ConfigError, Settings, settings_from_args
 from hello_tui.core import events as ev
+from hello_tui.core.terminal_text import safe_text
 from hello_tui.engine.facade import Engine
 from hello_tui.engine.types import MODES, PatchError, SessionError
 
@@ -163,7 +164,7 @@ class HelloTuiAgent:
         try:
             engine = await Engine.open(settings, approver, resume=resume, editor=files)
         except SessionError as exc:
-            raise RequestError(-32002, str(exc), {"sessionId": resume}) from exc
+            raise RequestError(-32002, safe_text(str(exc)), {"sessionId": resume}) from exc
         approver.session_id = engine.session_id
         if files is not None:
             files.session_id = engine.session_id
@@ -186,7 +187,8 @@ class HelloTuiAgent:
         try:
             return settings_from_args(args)
         except ConfigError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+            # A repository can put escape sequences in it (its state folder's link target).
+            raise RequestError(INTERNAL_ERROR, safe_text(str(exc))) from exc
 
     async def _request_permission(self, session_id: str, tool_call: Any, options: Any) -> Any:
         return await self._conn.request_permission(
@@ -231,7 +233,9 @@ class HelloTuiAgent:
             session.approver.forget()
         if failed is not None:
             raise RequestError(
-                INTERNAL_ERROR, failed.error, {"hint": failed.hint} if failed.hint else None
+                INTERNAL_ERROR,
+                safe_text(failed.error),
+                {"hint": safe_text(failed.hint)} if failed.hint else None,
             )
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 

@@ -42,6 +42,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import tomllib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -202,7 +203,7 @@ def repo_servers(repo: Path) -> tuple[list[McpServerConfig], list[str]]:
     path = repo / REPO_FILE
     origin = REPO_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_repo_file(path).decode("utf-8")
     except FileNotFoundError:
         return [], []
     except (OSError, UnicodeDecodeError) as exc:
@@ -214,6 +215,25 @@ def repo_servers(repo: Path) -> tuple[list[McpServerConfig], list[str]]:
     if not isinstance(document, dict):
         return [], [f"{origin} is not a JSON object; its MCP servers are not started"]
     return read_servers(document.get("mcpServers"), source="repo", origin=origin)
+
+
+# A `.mcp.json` longer than this is not a list of servers.
+REPO_FILE_MAX_BYTES = 1024 * 1024
+
+
+def _read_repo_file(path: Path) -> bytes:
+    """The bytes of the repo's `.mcp.json`: a regular file of bounded size, or OSError.
+
+    The repository chooses what the name is: a link to /dev/zero would be read until
+    memory runs out, a FIFO would never answer; neither stops a session from starting."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{REPO_FILE} is not a regular file")
+        data = handle.read(REPO_FILE_MAX_BYTES + 1)
+    if len(data) > REPO_FILE_MAX_BYTES:
+        raise OSError(f"{REPO_FILE} is larger than {REPO_FILE_MAX_BYTES // 1024} KB")
+    return data
 
 
 def user_config_path(environ: Mapping[str, str] | None = None) -> Path:

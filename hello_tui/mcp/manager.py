@@ -32,6 +32,7 @@ from typing import Any
 from hello_tui.core import logs
 from hello_tui.core.approval import Approver, ServerStartRequest, ToolVerdict
 from hello_tui.core.events import Event, McpStartup
+from hello_tui.core.terminal_text import safe_text
 from hello_tui.core.tools import Tool
 from hello_tui.mcp.approvals import ApprovalMemory
 from hello_tui.mcp.budget import DEFAULT_MAX_TOOLS, DEFAULT_TOKEN_BUDGET, Offer, trim
@@ -159,7 +160,8 @@ class McpManager:
                     f"({logs.internal_error_hint()})."
                 )
         notices, self._notices = self._notices, []
-        return notices
+        # Names, commands and errors in them are a repo's file's or a server's words.
+        return [safe_text(notice) for notice in notices]
 
     # ------------------------------------------------------------------ starting
 
@@ -274,12 +276,13 @@ class McpManager:
             return True
         if await asyncio.to_thread(self.memory.server_approved, config, self.repo):
             return True
+        # Shown to the user: what the repo's file says, its escape sequences as text.
         request = ServerStartRequest(
-            server=config.name,
-            origin=config.origin,
-            summary=config.summary(),
-            env_names=tuple(sorted(config.env)),
-            header_names=tuple(sorted(config.headers)),
+            server=safe_text(config.name),
+            origin=safe_text(config.origin),
+            summary=safe_text(config.summary()),
+            env_names=tuple(safe_text(n) for n in sorted(config.env)),
+            header_names=tuple(safe_text(n) for n in sorted(config.headers)),
         )
         verdict = await approver.approve_server(request)
         if verdict == "deny":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hello_tui.core.terminal_text import safe_text
 from hello_tui.mcp.manager import McpServerState
 
 SOURCES = {"repo": "repo", "user": "your config", "client": "the editor"}
@@ -22,7 +23,9 @@ def server_lines(state: McpServerState, *, tools: bool = True) -> list[str]:
             mark = "" if tool.offered else " (left out: context budget)"
             about = f" - {tool.description}" if tool.description else ""
             lines.append(f"    {tool.function or tool.name}{about}{mark}")
-    return lines
+    # Names and commands are a repo's file's words, descriptions and errors a server's:
+    # printed to a terminal, their escape sequences are shown, never obeyed.
+    return [safe_text(line) for line in lines]
 
 
 def render(states: list[McpServerState]) -> str:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hello_tui.core.approval import ToolCallRequest
 from hello_tui.core.events import Notice, ToolProgress
-from hello_tui.core.terminal_text import safe_text
+from hello_tui.core.terminal_text import safe_text, safe_value
 from hello_tui.core.tools import Tool, ToolContext, ToolResult
 from hello_tui.mcp.connection import CallTimedOut, ServerGone
 
@@ -60,8 +60,15 @@ class McpTool(Tool):
         if connection is None:
             return ToolResult.error(f"MCP server '{self.server}' is no longer configured.")
         if not await self.manager.tool_allowed(self.server, self.tool):
+            # Shown to the user: the server's description and the model's arguments with
+            # their escape sequences as text (the call itself gets the arguments as sent).
             verdict = await ctx.approver.approve_tool_call(
-                ToolCallRequest(self.server, self.tool, arguments, self.description)
+                ToolCallRequest(
+                    safe_text(self.server),
+                    safe_text(self.tool),
+                    safe_value(arguments),
+                    safe_text(self.description),
+                )
             )
             if verdict == "deny":
                 return ToolResult.refused_by_user(
@@ -78,8 +85,8 @@ class McpTool(Tool):
                     tool=self.name,
                     progress=done,
                     total=total,
-                    message=message or "",
-                    text=progress_text(done, total, message),
+                    message=safe_text(message or ""),
+                    text=safe_text(progress_text(done, total, message)),
                 )
             )
 
@@ -88,18 +95,22 @@ class McpTool(Tool):
             # The SDK runs each progress report in a task of its own, started as it came
             # in (before the answer): one turn of the loop lets them report before the result.
             await asyncio.sleep(0)
+        # The server's name and its errors' words are shown as text, like its results.
         except CallTimedOut as exc:
-            return ToolResult.error(f"MCP tool {self.tool} on '{self.server}': {exc}.")
+            return _error(f"MCP tool {self.tool} on '{self.server}': {exc}.")
         except ServerGone as exc:
-            ctx.emit(Notice(text=self.manager.gone_notice(self.server, str(exc)), level="warning"))
-            return ToolResult.error(
+            gone = self.manager.gone_notice(self.server, str(exc))
+            ctx.emit(Notice(text=safe_text(gone), level="warning"))
+            return _error(
                 f"MCP server '{self.server}' stopped ({exc}); its tools are no longer available."
             )
         except MCPError as exc:  # the server answered with a protocol error
-            return ToolResult.error(
-                f"MCP tool {self.tool} on '{self.server}' failed: {exc.message}"
-            )
+            return _error(f"MCP tool {self.tool} on '{self.server}' failed: {exc.message}")
         return result_envelope(self.server, self.tool, result)
+
+
+def _error(text: str) -> ToolResult:
+    return ToolResult.error(safe_text(text))
 
 
 def progress_text(done: float, total: float | None, message: str | None) -> str:

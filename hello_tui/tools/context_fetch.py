@@ -140,7 +140,12 @@ class ContextFetchTool(Tool):
                 declined = await approve_env_read(ctx, "context_fetch", target.rel)
                 if declined is not None:
                     return declined
-            rels.append(target.rel)
+            if target.path.is_dir() and target.real_rel not in ("", target.rel):
+                # A folder reached through a link (`cfg -> prod.env.d`) is searched where it
+                # is: only that path says its files are in an env folder.
+                rels.append(target.real_rel)
+            else:
+                rels.append(target.rel)
         rels = list(dict.fromkeys(rels))
 
         key = (query, tuple(sources), tuple(rels), args.budget_tokens, args.regex)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import re
+import time
 from pathlib import Path
 
+import regex
 from pydantic import Field
 
 from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolResult
@@ -32,6 +33,7 @@ from hello_tui.tools.paths import (
 
 LS_MAX_ENTRIES = 400
 GLOB_MAX_RESULTS = 500
+GLOB_TIMEOUT = 30.0  # seconds for all the matching of one glob
 READ_DEFAULT_LIMIT = 200
 READ_MAX_LINE_CHARS = 2000
 READ_MAX_BYTES_WITHOUT_RANGE = 10 * 1024 * 1024
@@ -147,8 +149,12 @@ class LsTool(Tool):
 # ---------------------------------------------------------------- glob
 
 
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a shell glob with `**`, `*`, `?`, `[...]` and `{a,b}` to a regex."""
+def glob_to_regex(pattern: str) -> regex.Pattern[str]:
+    """Translate a shell glob with `**`, `*`, `?`, `[...]` and `{a,b}` to a regex.
+
+    Compiled with `regex`, whose matcher does not backtrack for ever on a glob of many
+    stars (`*a*a*a…*b` against a long name takes `re` hours); each match has a deadline too.
+    """
     out: list[str] = []
     i, n = 0, len(pattern)
     depth = 0  # inside {…}
@@ -169,7 +175,7 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
         elif c == "[":
             end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
             if end == -1:
-                out.append(re.escape(c))
+                out.append(regex.escape(c))
             else:
                 body = pattern[i + 1 : end]
                 if body[:1] in ("!", "^"):
@@ -185,11 +191,14 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
         elif c == "," and depth:
             out.append("|")
         else:
-            out.append(re.escape(c))
+            out.append(regex.escape(c))
         i += 1
     if depth:
         raise ValueError(f"unclosed '{{' in glob pattern {pattern!r}")
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    try:
+        return regex.compile("".join(out) + r"\Z", regex.DOTALL)
+    except regex.error as exc:
+        raise ValueError(f"{exc} in glob pattern {pattern!r}") from None
 
 
 class GlobArgs(ToolArgs):
@@ -222,17 +231,24 @@ class GlobTool(Tool):
         if not base.path.is_dir():
             return ToolResult.error(f"Path '{base.rel}' is a file, not a folder.")
         try:
-            regex = glob_to_regex(pattern.removeprefix("./"))
+            compiled = glob_to_regex(pattern.removeprefix("./"))
         except ValueError as exc:
             return ToolResult.error(f"Invalid glob: {exc}")
         tree = VisibleTree(ctx.repo, ctx.settings.state_dir_name, include_hidden=True)
         tree.open_explicit(base.rel)
         prefix = "" if base.rel == "." else base.rel + "/"
         matches: list[tuple[str, str]] = []
-        for entry in tree.walk(base.rel):
-            inner = entry.rel[len(prefix) :]
-            if regex.match(inner):
-                matches.append((entry.rel, entry.kind))
+        end = time.monotonic() + GLOB_TIMEOUT
+        try:
+            for entry in tree.walk(base.rel):
+                inner = entry.rel[len(prefix) :]
+                if compiled.match(inner, timeout=max(end - time.monotonic(), 0.001)):
+                    matches.append((entry.rel, entry.kind))
+        except TimeoutError:
+            return ToolResult.error(
+                f"glob gave up after {GLOB_TIMEOUT:g} s: the pattern takes too long to match; "
+                "use fewer '*' in one name"
+            )
         matches.sort()
         if not matches:
             hint = (

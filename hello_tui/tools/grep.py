@@ -31,6 +31,7 @@ from pathspec import GitIgnoreSpec
 from pydantic import Field
 
 from hello_tui.core.env_names import env_folder_in, is_env_file
+from hello_tui.core.git_layout import is_dot_git
 from hello_tui.core.tools import Tool, ToolArgs, ToolContext, ToolResult
 from hello_tui.tools.env_files import approve_env_read, linked_env_check, reaches_env_file
 from hello_tui.tools.env_skips import (
@@ -43,6 +44,7 @@ from hello_tui.tools.paths import (
     PathError,
     VisibleTree,
     hidden_area,
+    ignore_spec,
     rebase_ignore_line,
     resolve_repo_path,
 )
@@ -88,7 +90,7 @@ def _glob_specs(args: GrepArgs) -> tuple[GitIgnoreSpec | None, GitIgnoreSpec | N
     if not args.glob:
         return None, None
     negated = args.glob.startswith("!")
-    spec = GitIgnoreSpec.from_lines([args.glob[1:] if negated else args.glob])
+    spec = ignore_spec([args.glob[1:] if negated else args.glob])
     return (None, spec) if negated else (spec, None)
 
 
@@ -216,6 +218,14 @@ class Deadline:
             ) from None
 
 
+def _in_hidden_area(rel: str, state_dir_name: str) -> bool:
+    """`rel` (a path rg printed) is in .git/ (at any depth, any spelling) or the state
+    folder, or in a folder the walker hides by name whatever .gitignore says."""
+    if hidden_area(rel, state_dir_name) is not None:
+        return True
+    return any(is_dot_git(part) or part == state_dir_name for part in rel.split("/"))
+
+
 def _refused(text: str) -> ToolResult:
     """A path the tool will not search: an answer, not a failure of the tool."""
     return ToolResult(status="error", text=text, declined=True)
@@ -265,13 +275,20 @@ class GrepTool(Tool):
             if declined is not None:
                 return declined
         searched = "the repository" if target.rel == "." else f"'{target.rel}'"
+        rel = target.rel
+        if target.path.is_dir() and target.real_rel not in ("", rel):
+            # A folder reached through a link (`cfg -> prod.env.d`) is searched where it is:
+            # the walk judges each file by its path, and only that one says it is in an
+            # env folder. Its files are shown by those paths.
+            rel = target.real_rel
+            searched = f"'{target.rel}' (that is, '{rel}')"
         confined_only = ctx.settings.sandbox == "require" and not sandbox.support().available
         skipped: list[str] = []
         try:
             if self.rg and not confined_only:
-                files, skipped = await self._search_rg_without_env(args, ctx, target.rel)
+                files, skipped = await self._search_rg_without_env(args, ctx, rel)
             else:
-                files, skipped = await asyncio.to_thread(self._search_python, args, ctx, target.rel)
+                files, skipped = await asyncio.to_thread(self._search_python, args, ctx, rel)
         except GrepFailed as exc:
             return ToolResult.error(str(exc))
         return format_results(files, args, searched, skipped)
@@ -334,6 +351,8 @@ class GrepTool(Tool):
         state = ctx.settings.state_dir_name
         if rel == "." and not state.startswith("."):
             cmd.append(f"--glob=!/{state}/")
+        # Last, so no glob of the model's or whitelist of the repo's lets rg into .git/.
+        cmd.append("--glob=!.git")
         config = RunConfig.from_settings(ctx.settings)
         with CommandScope(config, extra_read=program_folder(self.rg)) as scope:
             above = tree.ignore_files_above(rel) if rel != "." else []
@@ -370,6 +389,9 @@ class GrepTool(Tool):
             message = outcome.stderr.text().strip().removeprefix("rg: ")
             raise GrepFailed(f"grep could not search: {message}")
         files = self._parse_rg(stdout)
+        # A whitelist in the repo's .gitignore (`!.git`, `!.helloagents/**`) makes rg walk
+        # into hidden folders, .git/ and the state folder among them: those never show.
+        files = [f for f in files if not _in_hidden_area(f.path, state)]
         if args.glob and not (ctx.repo / rel).is_file():
             # rg lets a --glob match override .gitignore and hidden-file rules (even
             # `**` reaches .git/); here a glob only narrows the search, as in the fallback.

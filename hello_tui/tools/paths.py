@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+import regex
 from pathspec import GitIgnoreSpec
 
 from hello_tui.core.git_layout import is_dot_git, is_git_control_path
@@ -131,6 +132,51 @@ def hidden_area(rel: str | RepoPath, state_dir_name: str) -> str | None:
     )
 
 
+# How long one .gitignore pattern may take to match one path, in seconds.
+IGNORE_MATCH_SECONDS = 0.05
+
+
+class _BoundedRegex:
+    """A .gitignore pattern's regular expression, matched by `regex` within a deadline.
+
+    pathspec compiles patterns with `re`, which backtracks for hours on a repository's
+    `*a*a*a…*b` against a long name, in every walk (ls, glob, grep, the @ index). A
+    pattern that runs out of time once never matches again: ignore rules only hide
+    files, and what must never show (.git/, the state folder, env files) is judged apart."""
+
+    __slots__ = ("_compiled", "_dead", "pattern")
+
+    def __init__(self, source: str) -> None:
+        self.pattern = source
+        self._compiled = regex.compile(source)
+        self._dead = False
+
+    def search(self, text: str) -> regex.Match[str] | None:
+        return self._bounded(self._compiled.search, text)
+
+    def match(self, text: str) -> regex.Match[str] | None:
+        return self._bounded(self._compiled.match, text)
+
+    def _bounded(self, how: Callable[..., regex.Match[str] | None], text: str):
+        if self._dead:
+            return None
+        try:
+            return how(text, timeout=IGNORE_MATCH_SECONDS)
+        except TimeoutError:
+            self._dead = True
+            return None
+
+
+def ignore_spec(lines: Iterable[str]) -> GitIgnoreSpec:
+    """`GitIgnoreSpec.from_lines`, each pattern matched within a deadline (`_BoundedRegex`)."""
+    spec = GitIgnoreSpec.from_lines(lines)
+    for pattern in spec.patterns:
+        compiled = getattr(pattern, "regex", None)
+        if compiled is not None and isinstance(compiled.pattern, str):
+            pattern.regex = _BoundedRegex(compiled.pattern)  # type: ignore[attr-defined]
+    return spec
+
+
 @dataclass(frozen=True)
 class Entry:
     """One visible directory entry; `rel` is relative to the repo, POSIX."""
@@ -188,7 +234,7 @@ class VisibleTree:
             try:
                 if ignore_file.is_file():
                     lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-                    spec = GitIgnoreSpec.from_lines(lines)
+                    spec = ignore_spec(lines)
             except OSError:
                 spec = None
             self._specs[dir_rel] = spec

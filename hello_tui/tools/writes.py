@@ -28,6 +28,7 @@ from hello_tui.core.tools import ReadRecord, Tool, ToolArgs, ToolContext, ToolRe
 from hello_tui.patch.types import CommitResult, PatchError, PatchPlan, Selection
 from hello_tui.store.write_lock import WAITING_TEXT, write_when_free
 from hello_tui.tools.editor_texts import EditorView
+from hello_tui.tools.env_files import reaches_env_file
 from hello_tui.tools.files import file_digest
 from hello_tui.tools.paths import PathError, RepoPath, is_protected, resolve_repo_path
 
@@ -275,8 +276,45 @@ async def propose_patch_text(text: str, ctx: ToolContext) -> ToolResult:
             patch_engine.plan_patch_text, text, ctx.settings, current=current
         )
     except PatchError as exc:
+        unread = await asyncio.to_thread(_unread_env_files, text, ctx)
+        if unread:
+            # Why a patch does not apply quotes the file's own lines (the closest region,
+            # the line found instead): an env file's keys, which only a read may show.
+            names = ", ".join(unread)
+            return ToolResult.error(
+                f"The patch could not be applied to {names}. Why is not shown: the reason "
+                "quotes the file's lines, and it is an env file, which usually holds API keys "
+                "and passwords. Read it first (the user is asked), then copy its lines exactly.",
+                data={"env_files": unread},
+            )
         return ToolResult.error(f"The patch could not be applied: {exc}")
     return await review_and_commit(plan, ctx, view)
+
+
+def _unread_env_files(text: str, ctx: ToolContext) -> list[str]:
+    """The env files (`reaches_env_file`) a patch changes or removes that the model was
+    not let read: not read this session, nor allowed to be."""
+    from hello_tui.patch.planner import parse_patch_text
+
+    try:
+        ops = parse_patch_text(text)
+    except PatchError:
+        return []  # a patch that does not parse quotes no file
+    found: list[str] = []
+    for op in ops:
+        if op.kind == "add":
+            continue
+        try:
+            target = resolve_repo_path(ctx.repo, op.path)
+        except PathError:
+            continue
+        if target.rel in found or target.rel in ctx.reads:
+            continue
+        if any(f"{tool} {target.rel}" in ctx.allowed_commands for tool in ("read", "grep")):
+            continue
+        if target.path.is_file() and reaches_env_file(target.path, ctx.repo):
+            found.append(target.rel)
+    return found
 
 
 # ---------------------------------------------------------------- shared checks
