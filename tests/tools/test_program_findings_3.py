@@ -1,0 +1,129 @@
+"""Read-only programs judged by what their less common options really read or run: the
+lists of magic files `file -m` takes and the decompressors `file -z` starts. Where the
+harm needs the real tool, the command is also run with bash in a copy of the world."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hello_tui.tools.shell.policy import PolicyContext, classify
+from tests.tools.helpers import policy_world
+
+RUN, ASK, REFUSE = "run", "ask", "refuse"
+KEY = "sk-repo-key"
+CANARY = "outside-secret"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    world = policy_world(tmp_path_factory.mktemp("findings3"))
+    repo = world["repo"]
+    (repo / "b.txt").write_text("world\n")
+    (repo / "magic").mkdir()
+    (repo / "magic" / "plain").write_text("0 string hello greeting\n")
+    (repo / "keys").mkdir()
+    os.link(repo / ".env", repo / "keys" / "settings")
+    (repo / "away").mkdir()
+    os.symlink(world["outside"] / "secret.txt", repo / "away" / "notes")
+    return world | {"repo": repo.resolve()}
+
+
+def environment(world) -> dict[str, str]:
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(world["private"] / "home"),
+        "TMPDIR": str(world["private"] / "tmp"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "PAGER": "cat",
+        "LESSSECURE": "1",
+    }
+
+
+def verdict_of(world, command: str):
+    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    return classify(command, world["repo"], world["repo"], context)
+
+
+def run_in_copy(world, tmp_path: Path, command: str) -> str:
+    """What the command prints, run with bash in a copy of the repo."""
+    copy = tmp_path / "copy"
+    shutil.copytree(world["repo"], copy, symlinks=True)
+    done = subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=copy,
+        env=environment(world) | {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    return done.stdout + done.stderr
+
+
+CONTROLS = [
+    "cat a.txt",
+    "grep -n foo a.txt",
+    "ls | sort",
+    "cat *.txt",
+    "wc -l a.txt",
+    "head -n 3 a.txt",
+    "stat a.txt",
+    "diff a.txt b.txt",
+    "date",
+    "pwd",
+    "file a.txt",
+    "file -m magic/plain a.txt",
+]
+
+
+@pytest.mark.parametrize("command", CONTROLS)
+def test_controls_still_run(world, command):
+    assert verdict_of(world, command).action == RUN
+
+
+# ------------------------------------------------------------------ file -m, file -z
+
+FILE_ROWS: list[tuple[str, str]] = [
+    # `-m` takes a colon-separated list: every name in it is read.
+    ("file -m a.txt:../outside/secret.txt a.txt", REFUSE),
+    ("file --magic-file=a.txt:.env a.txt", ASK),
+    ("file -m magic/plain:keys/settings a.txt", ASK),
+    ("file -m a.txt:away/notes a.txt", REFUSE),
+    # A folder given as magic is every file in it, links followed.
+    ("file -m . a.txt", ASK),
+    ("file -m keys a.txt", ASK),
+    ("file -m away a.txt", REFUSE),
+    ("file -m magic a.txt", RUN),
+    # `-z` starts the decompressors libmagic was built without.
+    ("file -z a.txt", ASK),
+    ("file -bZ a.txt", ASK),
+    ("file --uncompress a.txt", ASK),
+    ("file --uncompress-noreport a.txt", ASK),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), FILE_ROWS, ids=[c for c, _ in FILE_ROWS])
+def test_file_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("file -m a.txt:away/notes a.txt", CANARY),
+        ("file -m a.txt:.env a.txt", KEY),
+        ("file -m keys a.txt", KEY),
+        ("file -m away a.txt", CANARY),
+    ],
+)
+def test_file_prints_the_lines_of_its_magic_files(world, tmp_path, command, shown):
+    if not shutil.which("file"):
+        pytest.skip("file is needed")
+    assert shown in run_in_copy(world, tmp_path, command)
