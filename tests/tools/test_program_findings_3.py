@@ -127,3 +127,36 @@ def test_file_prints_the_lines_of_its_magic_files(world, tmp_path, command, show
     if not shutil.which("file"):
         pytest.skip("file is needed")
     assert shown in run_in_copy(world, tmp_path, command)
+
+
+# ------------------------------------------------------------------ ${!name} indirection
+
+INDIRECTION_ROWS: list[tuple[str, str]] = [
+    # `$_` is the last word of the command before: bash expands the variable it names,
+    # evaluating the subscript in that name as arithmetic, whatever operator follows.
+    ("echo 'a[$(id)]' >/dev/null; echo ${!_}", ASK),
+    ("echo 'a[$(id)]' >/dev/null; echo ${!_:-x}", ASK),
+    ("echo 'a[$(id)]' >/dev/null; echo \"${!_#x}\"", ASK),
+    ("echo 'a[$(id)]' >/dev/null; echo ${!_@Q}", ASK),
+    ("echo ${!x[0]}", ASK),
+    # Lists of names and keys, and the parameter the last argument is, name no variable.
+    ("echo ${!GIT*}", RUN),
+    ("echo ${!GIT@}", RUN),
+    ("echo ${!x[@]}", RUN),
+    ("echo ${!#}", RUN),
+    ("echo ${#PWD}", RUN),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"), INDIRECTION_ROWS, ids=[c for c, _ in INDIRECTION_ROWS]
+)
+def test_indirection_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+def test_an_indirection_through_the_last_argument_runs_its_subscript(world, tmp_path):
+    command = "echo 'a[$(touch made-by-subscript)]' >/dev/null; echo ${!_:-x}"
+    assert verdict_of(world, command).action != RUN
+    run_in_copy(world, tmp_path, command)
+    assert (tmp_path / "copy" / "made-by-subscript").exists()
