@@ -160,3 +160,38 @@ def test_an_indirection_through_the_last_argument_runs_its_subscript(world, tmp_
     assert verdict_of(world, command).action != RUN
     run_in_copy(world, tmp_path, command)
     assert (tmp_path / "copy" / "made-by-subscript").exists()
+
+
+# ------------------------------------------------------------------ bash's own variables
+
+DYNAMIC_ROWS: list[tuple[str, str]] = [
+    # `$_` is the last word of the command before it, not the empty environment value.
+    ("echo .env >/dev/null; cat $_", ASK),
+    ('true .env; head -n 1 "$_"', ASK),
+    ("echo ../outside/secret.txt >/dev/null; cat ${_}", ASK),
+    ("echo 'a[$(id)]' >/dev/null; [[ $_ -eq 0 ]]", ASK),
+    ("echo 'a[$(id)]' >/dev/null; test -v \"$_\"", ASK),
+    # bash sets SHELL to the login shell when the environment has none.
+    ("cat $SHELL", ASK),
+    # Printed, they are harmless.
+    ("echo $_", RUN),
+    ('echo "$SHELL"', RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), DYNAMIC_ROWS, ids=[c for c, _ in DYNAMIC_ROWS])
+def test_bash_variable_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("echo .env >/dev/null; cat $_", KEY),
+        ('true .env; head -n 1 "$_"', KEY),
+        ("echo away/notes >/dev/null; cat $_", CANARY),
+    ],
+)
+def test_the_last_argument_names_the_file_read(world, tmp_path, command, shown):
+    assert verdict_of(world, command).action != RUN
+    assert shown in run_in_copy(world, tmp_path, command)

@@ -35,8 +35,14 @@ SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _MAX_BRACE_RESULTS = 256
 # bash's own variables: their values are not in the environment, but harmless to print.
+# `$_` is the last word of the command before (`echo .env; cat $_` reads .env), SHELL
+# the user's login shell from the password database when the environment has none.
 BASH_DYNAMIC = frozenset(
     [
+        "_",
+        "SHELL",
+        "BASH_LOADABLES_PATH",
+        "OPTERR",
         "BASH",
         "BASHOPTS",
         "BASHPID",
