@@ -195,3 +195,50 @@ def test_bash_variable_rows(world, command, expected):
 def test_the_last_argument_names_the_file_read(world, tmp_path, command, shown):
     assert verdict_of(world, command).action != RUN
     assert shown in run_in_copy(world, tmp_path, command)
+
+
+# ------------------------------------------------------------------ /proc/self
+
+PROC_ROWS: list[tuple[str, str]] = [
+    # /proc/self is whoever resolves it: the policy, which may sit in another folder than
+    # the command (started in a subfolder of the repo, or after a `cd`).
+    ("cat /proc/self/cwd/../outside/secret.txt", REFUSE),
+    ("cat /proc/thread-self/cwd/../outside/secret.txt", REFUSE),
+    ("cat /dev/fd/../cwd/../outside/secret.txt", REFUSE),
+    ("cat /dev/../proc/self/cwd/a.txt", REFUSE),
+    ("head -n 1 /proc/self/cwd/../outside/s*", REFUSE),
+    ("cd /proc/self/cwd", REFUSE),
+    ("cat /dev/stdin", RUN),
+    ("cat a.txt > /dev/null", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), PROC_ROWS, ids=[c for c, _ in PROC_ROWS])
+def test_proc_self_rows(world, monkeypatch, command, expected):
+    monkeypatch.chdir(world["repo"] / "magic")  # the policy's own folder: one level down
+    assert verdict_of(world, command).action == expected
+
+
+def test_proc_self_is_the_commands_folder_not_the_policys(world, monkeypatch):
+    command = "cat /proc/self/cwd/../outside/secret.txt"
+    monkeypatch.chdir(world["repo"] / "magic")
+    assert verdict_of(world, command).action == REFUSE
+    done = subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=world["repo"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert CANARY in done.stdout
+
+
+def test_a_link_into_proc_self_is_refused(tmp_path, monkeypatch):
+    world = policy_world(tmp_path)
+    repo = world["repo"].resolve()
+    (repo / "sub").mkdir()
+    os.symlink("/proc/self/cwd/../outside/secret.txt", repo / "notes")
+    monkeypatch.chdir(repo / "sub")
+    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    assert classify("cat notes", repo, repo, context).action == REFUSE

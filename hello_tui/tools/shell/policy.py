@@ -1251,6 +1251,8 @@ class _Judge:
         if value in HARMLESS_DEVICES:
             return None
         full = Path(value) if os.path.isabs(value) else cwd / value
+        if _through_proc(os.fspath(full)):
+            return "refuse", f"{shown or value} {THROUGH_PROC}"
         try:
             resolved = full.resolve()
         except (OSError, RuntimeError):
@@ -1484,6 +1486,45 @@ class _Judge:
 
 # A folder named like an env file (`.env/production`) holds env files, whatever their names.
 ENV_FOLDER = "in a folder named like an env file ({}), which may hold keys"
+
+
+THROUGH_PROC = (
+    "leads through /proc, whose links (/proc/self/cwd, /dev/fd/N) the command resolves in "
+    "its own process, not where the policy is"
+)
+_MAX_LINKS = 40  # as the kernel: more links than this in one path is a loop
+
+
+def _through_proc(path: str) -> bool:
+    """Whether resolving `path` (absolute) passes through /proc, as written or through a
+    symbolic link (`/dev/fd` -> /proc/self/fd). /proc/self is the process resolving it: in
+    the policy that is not the command (`/proc/self/cwd/../x` is x beside the policy's
+    folder, for the command beside its own), so where such a path leads can't be judged."""
+    parts = path.split("/")[::-1]  # a stack: the next component last
+    current = "/"
+    links = 0
+    while parts:
+        part = parts.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        if step == "/proc" or step.startswith("/proc/"):
+            return True
+        try:
+            target = os.readlink(step)
+        except OSError:  # no link (or no file): the walk goes on lexically
+            current = step
+            continue
+        links += 1
+        if links > _MAX_LINKS:
+            return False  # a loop: resolving it fails, and that is judged on its own
+        if target.startswith("/"):
+            current = "/"
+        parts.extend(target.split("/")[::-1])
+    return False
 
 
 def _typed_hidden(name: str) -> bool:
