@@ -242,3 +242,43 @@ def test_a_link_into_proc_self_is_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(repo / "sub")
     context = PolicyContext(environment=environment(world), private_dir=world["private"])
     assert classify("cat notes", repo, repo, context).action == REFUSE
+
+
+# ------------------------------------------------------------------ what a command sets itself
+
+SETS_ROWS: list[tuple[str, str]] = [
+    # `c\d` and `c''d` are cd to bash: after them $PWD is the new folder.
+    ('c\\d ..; cat "$PWD/../outside/secret.txt"', ASK),
+    ("c''d ..; cat $PWD/.env", ASK),
+    ("command c\\d ..; cat $PWD/.env", ASK),
+    # `${x[0]:=v}` sets element 0, which `$x` is.
+    ("echo ${x[0]:=.env} >/dev/null; cat $x", ASK),
+    ("echo ${x[0]-.env}; cat a.txt", RUN),
+    ("cat $PWD/a.txt", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), SETS_ROWS, ids=[c for c, _ in SETS_ROWS])
+def test_what_the_command_sets_rows(world, command, expected):
+    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    verdict = classify(command, world["repo"], world["repo"] / "magic", context)
+    assert verdict.action == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [("c\\d ..; cat $PWD/.env", KEY), ("echo ${x[0]:=../.env} >/dev/null; cat $x", KEY)],
+)
+def test_the_real_shell_reads_what_the_command_set(world, command, shown):
+    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    assert classify(command, world["repo"], world["repo"] / "magic", context).action != RUN
+    done = subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=world["repo"] / "magic",
+        env=environment(world),
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert shown in done.stdout

@@ -291,7 +291,8 @@ def classify(
     variables = None
     if context.environment is not None:
         assigned = assigned_names(command)
-        moves = assigned & {"cd", "pushd", "popd"}  # then $PWD is not the starting folder
+        # Then $PWD is not the starting folder: `cd`, also quoted or escaped (`c\d`, `c''d`).
+        moves = assigned & {"cd", "pushd", "popd"} or _MOVES.search(_QUOTING.sub("", command))
         variables = Variables(
             values=context.environment, assigned=assigned, cwd="" if moves else str(cwd)
         )
@@ -317,8 +318,11 @@ def classify(
     return verdict
 
 
+_MOVES = re.compile(r"(?<![A-Za-z0-9_])(?:cd|pushd|popd)(?![A-Za-z0-9_])")
+_QUOTING = re.compile(r"[\\'\"]")
 _ASSIGNMENT = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
-_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${X:=value} sets X
+# ${X:=value} sets X, and ${X[0]:=value} its element (`$X` is element 0).
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[.*?\])?:?=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
