@@ -30,6 +30,8 @@ def world(tmp_path_factory) -> dict[str, Path]:
     os.link(repo / ".env", repo / "keys" / "settings")
     (repo / "away").mkdir()
     os.symlink(world["outside"] / "secret.txt", repo / "away" / "notes")
+    (repo / "deep" / "x" / "y" / "z").mkdir(parents=True)
+    os.symlink("x/y/z", repo / "deep" / "l")  # `cd l/../..` is `deep/..` to bash
     return world | {"repo": repo.resolve()}
 
 
@@ -282,3 +284,35 @@ def test_the_real_shell_reads_what_the_command_set(world, command, shown):
         timeout=20,
     )
     assert shown in done.stdout
+
+
+# ------------------------------------------------------------------ cd as bash does it
+
+CD_ROWS: list[tuple[str, str]] = [
+    # Without -P, bash takes `..` off the path as written: `cd l/../..` from deep/ is the
+    # repo itself, not deep/x (where the link's target's parents are).
+    ("cd l/../.. && cat ../outside/secret.txt", REFUSE),
+    ("cd l/../..; head -n 1 ../outside/secret.txt", REFUSE),
+    ("cd l/.. && cat ../a.txt", RUN),
+    ("cd x/y && cd .. && ls", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), CD_ROWS, ids=[c for c, _ in CD_ROWS])
+def test_cd_rows(world, command, expected):
+    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    assert classify(command, world["repo"], world["repo"] / "deep", context).action == expected
+
+
+def test_bash_cd_goes_up_from_the_links_name(world):
+    command = "cd l/../.. && cat ../outside/secret.txt"
+    done = subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=world["repo"] / "deep",
+        env=environment(world),
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert CANARY in done.stdout

@@ -356,6 +356,8 @@ class _Judge:
     ) -> None:
         self.repo = repo
         self.cwds = cwds
+        # The folders as bash's $PWD names them: `cd l/..` goes up from the link's name.
+        self.pwds = [os.fspath(c) for c in cwds]
         self.depth = depth
         self.context = context
         self.variables = variables
@@ -1020,10 +1022,22 @@ class _Judge:
         if verdict is not None:
             self.add(text, verdict[0], f"cd {target.value} leaves the repo")
             return
+        # Without -P, bash's cd goes to $PWD/target with each `..` taken off the text, not
+        # through the link before it (`cd link/..` is where the link is, not its target's
+        # parent); it falls back to the links' way when that folder does not exist.
+        logical = [os.path.normpath(os.path.join(pwd, target.value)) for pwd in self.pwds]
+        for path in logical:
+            objection = self._locate(path, self.repo, write=False)
+            if objection is not None:
+                why = "bash takes each .. off the path as written"
+                self.add(text, objection[0], f"cd {target.value} leaves the repo ({why})")
+                return
         self.add(text, "run", "changes directory inside the repo")
         # Later parts may run from the new directory or (if cd failed) the old one.
         new = [(cwd / target.value).resolve() for cwd in self.cwds]
+        new += [Path(path).resolve() for path in logical]
         self.cwds = list(dict.fromkeys(self.cwds + new))
+        self.pwds = list(dict.fromkeys(self.pwds + logical + [os.fspath(n) for n in new]))
 
     def wrapper(self, name: str, args: list[Word], text: str, piped_input: bool) -> None:
         self.add(text, "ask", f"{name} runs another command")
@@ -1086,6 +1100,7 @@ class _Judge:
             self.add(text, "refuse", "the nested script is too deeply nested to check")
             return
         inner = _Judge(self.repo, list(self.cwds), self.depth + 1, self.context, self.variables)
+        inner.pwds = list(self.pwds)
         if self.variables is not None:
             inner.variables = Variables(
                 self.variables.values,
