@@ -316,3 +316,41 @@ def test_bash_cd_goes_up_from_the_links_name(world):
         timeout=20,
     )
     assert CANARY in done.stdout
+
+
+# ------------------------------------------------------------------ commands hidden in ${ }
+
+HIDDEN_ROWS: list[tuple[str, str]] = [
+    # The pattern of # % ^ , is expanded too: tree-sitter leaves it as text.
+    ("echo ${PWD#$(id)}", ASK),
+    ("echo ${PWD%%$(id)*}", ASK),
+    ('echo "${PWD^^$(id)}"', ASK),
+    ("echo ${HOME,$(id)}", ASK),
+    ("echo ${PWD#${a[$(id)]}}", ASK),
+    # Inside double quotes, the single quotes of `${x:-'...'}` quote nothing.
+    ("echo \"${x:-'$(id)'}\"", ASK),
+    ("echo ${x:-'$(id)'}", RUN),
+    ("echo ${PWD#\\$(id)}", RUN),
+    ("echo ${PWD##*/}", RUN),
+    ("echo ${PWD%/*}", RUN),
+    ("echo \"${x:-'a'}\"", RUN),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), HIDDEN_ROWS, ids=[c for c, _ in HIDDEN_ROWS])
+def test_hidden_command_rows(world, command, expected):
+    assert verdict_of(world, command).action == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo ${PWD#$(touch made-by-pattern)}",
+        'echo "${HOME%$(touch made-by-pattern)}"',
+        "echo \"${x:-'$(touch made-by-pattern)'}\"",
+    ],
+)
+def test_bash_runs_the_command_in_the_expansion(world, tmp_path, command):
+    assert verdict_of(world, command).action != RUN
+    run_in_copy(world, tmp_path, command)
+    assert (tmp_path / "copy" / "made-by-pattern").exists()

@@ -349,6 +349,27 @@ def _backquote_problems(node: tree_sitter.Node) -> list[str]:
     return []
 
 
+_EXPANDED_IN_TEXT = re.compile(r"\$[({\[]|`")
+
+
+def _hidden_expansions(node: tree_sitter.Node, quoted: bool) -> list[str]:
+    """Expansions bash performs where tree-sitter sees only text, so no substitution node
+    is there to judge: the pattern of `${x#pat}`, `${x%pat}`, `${x^pat}`, `${x,pat}`
+    (`${PWD#$(cmd)}` runs cmd), and inside double quotes the single quotes of an
+    expansion's word, which quote nothing there (`"${x:-'$(cmd)'}"`)."""
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        kind = child.type
+        if (kind == "regex" or (quoted and kind == "raw_string")) and _has_unescaped(
+            _EXPANDED_IN_TEXT, text_of(child)
+        ):
+            source = text_of(node)
+            return [f"{source[:60]} expands {text_of(child)[:40]!r}, which is not checked"]
+        stack.extend(child.children)
+    return []
+
+
 def _expand_variable(
     node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
 ) -> Word:
@@ -357,7 +378,9 @@ def _expand_variable(
         return Word(value=source, source=source, problems=[_variable_problem(node)])
     if node.type == "expansion":
         evaluated = (
-            _backquote_problems(node) or arithmetic_problems(node, variables)
+            _backquote_problems(node)
+            or _hidden_expansions(node, quoted)
+            or arithmetic_problems(node, variables)
         ) or _transform_problems(node)
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])
