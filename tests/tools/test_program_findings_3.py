@@ -327,6 +327,10 @@ HIDDEN_ROWS: list[tuple[str, str]] = [
     ('echo "${PWD^^$(id)}"', ASK),
     ("echo ${HOME,$(id)}", ASK),
     ("echo ${PWD#${a[$(id)]}}", ASK),
+    # In `[[ ]]`, compared words are expanded as much as tested files.
+    ("[[ $PWD != ${PWD#$(id)} ]]", ASK),
+    ("[[ a == ${PWD%`id`} ]]", ASK),
+    ("[[ $PWD == *repo* ]]", RUN),
     # Inside double quotes, the single quotes of `${x:-'...'}` quote nothing.
     ("echo \"${x:-'$(id)'}\"", ASK),
     ("echo ${x:-'$(id)'}", RUN),
@@ -348,6 +352,7 @@ def test_hidden_command_rows(world, command, expected):
         "echo ${PWD#$(touch made-by-pattern)}",
         'echo "${HOME%$(touch made-by-pattern)}"',
         "echo \"${x:-'$(touch made-by-pattern)'}\"",
+        "[[ $PWD != ${PWD#$(touch made-by-pattern)} ]]",
     ],
 )
 def test_bash_runs_the_command_in_the_expansion(world, tmp_path, command):

@@ -222,6 +222,7 @@ FILE_TESTS = frozenset(
 )
 FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 _TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
+_TEST_WORD_NODES = frozenset({"expansion", "simple_expansion", "string", "concatenation"})
 
 
 @dataclass(frozen=True)
@@ -510,7 +511,7 @@ class _Judge:
                 and operands
             ):
                 self.variable_operand(self.word(operands[-1]), text)
-        for word in files:
+        for word in files + self.test_words(node):
             for action, reason in word.problems:
                 if not reason.startswith("runs a nested command"):
                     self.add(text, action, reason)
@@ -519,6 +520,19 @@ class _Judge:
             self.add(text, *verdict)
         else:
             self.add(text, "run", "a test only looks at files")
+
+    def test_words(self, node: tree_sitter.Node) -> list[Word]:
+        """Every word a `[[ ]]` expands, compared ones too (`[[ $a == ${PWD#$(cmd)} ]]`):
+        what bash runs in them (`word.problems`) is no file test's alone."""
+        found: list[Word] = []
+        stack = list(node.named_children)
+        while stack:
+            current = stack.pop()
+            if current.type in _TEST_WORD_NODES:
+                found.append(self.word(current))
+            else:
+                stack.extend(current.named_children)
+        return found
 
     def test_builtin(self, args: list[Word], text: str) -> None:
         """`test` and `[` as commands: their numeric and variable operands, as in `[[ ]]`."""
