@@ -331,6 +331,12 @@ HIDDEN_ROWS: list[tuple[str, str]] = [
     ("[[ $PWD != ${PWD#$(id)} ]]", ASK),
     ("[[ a == ${PWD%`id`} ]]", ASK),
     ("[[ $PWD == *repo* ]]", RUN),
+    ("[[ $PWD =~ (`id`) ]]", ASK),
+    ("[[ $PWD =~ ^/(.*)$ ]]", RUN),
+    # A here-string's word is expanded as an argument is.
+    ("cat <<< ${PWD#$(id)}", ASK),
+    ("cat <<< ${PWD#`id`}", ASK),
+    ('cat <<< "$PWD"', RUN),
     # Inside double quotes, the single quotes of `${x:-'...'}` quote nothing.
     ("echo \"${x:-'$(id)'}\"", ASK),
     ("echo ${x:-'$(id)'}", RUN),
@@ -353,6 +359,8 @@ def test_hidden_command_rows(world, command, expected):
         'echo "${HOME%$(touch made-by-pattern)}"',
         "echo \"${x:-'$(touch made-by-pattern)'}\"",
         "[[ $PWD != ${PWD#$(touch made-by-pattern)} ]]",
+        "[[ $PWD =~ (`touch made-by-pattern`) ]]",
+        "cat <<< ${PWD#$(touch made-by-pattern)}",
     ],
 )
 def test_bash_runs_the_command_in_the_expansion(world, tmp_path, command):

@@ -223,6 +223,7 @@ FILE_TESTS = frozenset(
 FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 _TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
 _TEST_WORD_NODES = frozenset({"expansion", "simple_expansion", "string", "concatenation"})
+_RUNS_IN_TEXT = re.compile(r"\$[({\[]|`")
 
 
 @dataclass(frozen=True)
@@ -530,6 +531,12 @@ class _Judge:
             current = stack.pop()
             if current.type in _TEST_WORD_NODES:
                 found.append(self.word(current))
+            elif current.type == "regex" and _RUNS_IN_TEXT.search(
+                re.sub(r"\\.", "", text_of(current), flags=re.DOTALL)
+            ):
+                # `[[ $a =~ (`cmd`) ]]`: bash expands the regex, tree-sitter sees text.
+                why = f"the regex {text_of(current)[:40]} runs a command written in it"
+                found.append(Word(text_of(current), text_of(current), problems=[("ask", why)]))
             else:
                 stack.extend(current.named_children)
         return found
@@ -666,6 +673,11 @@ class _Judge:
             self.add(text.split("\n", 1)[0], "ask", "here-documents are not checked")
             return []
         if node.type == "herestring_redirect":
+            # Its word is expanded as an argument is: what bash runs in it counts.
+            for child in node.named_children:
+                for action, reason in self.word(child).problems:
+                    if not reason.startswith("runs a nested command"):
+                        self.add(text, action, reason)
             return []
         operator = next((c.type for c in node.children if not c.is_named), "")
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
