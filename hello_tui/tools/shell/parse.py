@@ -35,8 +35,14 @@ SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _MAX_BRACE_RESULTS = 256
 # bash's own variables: their values are not in the environment, but harmless to print.
+# `$_` is the last word of the command before (`echo .env; cat $_` reads .env), SHELL
+# the user's login shell from the password database when the environment has none.
 BASH_DYNAMIC = frozenset(
     [
+        "_",
+        "SHELL",
+        "BASH_LOADABLES_PATH",
+        "OPTERR",
         "BASH",
         "BASHOPTS",
         "BASHPID",
@@ -266,13 +272,8 @@ def arithmetic_problems(node: tree_sitter.Node, variables: Variables | None) -> 
                 if value is None
                 else arithmetic.subscript_problem(value, lookup)
             )
-    if kinds[:3] == ["${", "!", "variable_name"] and kinds[3:] == ["}"]:
-        value = lookup(text_of(children[2])) if lookup is not None else None
-        found.append(
-            f"{source} names a variable by a value that can't be known before running"
-            if value is None
-            else arithmetic.reference_problem(value, lookup)
-        )
+    if kinds[:2] == ["${", "!"] and len(children) > 3:
+        found.append(_indirection_problem(children[2], children[3], source, lookup))
     if ":" in kinds:
         start = kinds.index(":")
         segment: list[tree_sitter.Node] = []
@@ -288,6 +289,34 @@ def arithmetic_problems(node: tree_sitter.Node, variables: Variables | None) -> 
             else:
                 segment.append(child)
     return [problem for problem in found if problem]
+
+
+def _indirection_problem(
+    named: tree_sitter.Node, after: tree_sitter.Node, source: str, lookup: arithmetic.Lookup | None
+) -> str | None:
+    """`${!x}`, and `${!x:-y}`, `${!_#a}`, `${!x[0]}`, `${!x@Q}` with any operator after the
+    name: bash takes the value of `x` (of `$_`, of `$1`) as the name of the variable to
+    expand, and evaluates a subscript in it as arithmetic (`a[$(id)]` runs id). Not
+    `${!x*}`, `${!x@}` (the names starting with x) or `${!x[@]}` (an array's keys)."""
+    if named.type == "subscript":
+        index = [c for c in named.children if c.type not in ("variable_name", "[", "]")]
+        if after.type == "}" and [text_of(c) for c in index] in (["@"], ["*"]):
+            return None
+        return f"{source[:60]} names a variable by an array element's value, which can't be known"
+    if named.type not in ("variable_name", "special_variable_name") and not (
+        named.type in _NUMERIC_SPECIALS and not named.is_named
+    ):
+        return f"{source[:60]} names a variable in a way that is not checked"
+    if after.type == "*" or (
+        after.type == "@" and after.next_sibling is not None and after.next_sibling.type == "}"
+    ):
+        return None
+    value = lookup(text_of(named)) if lookup is not None else None
+    if value is None:
+        return f"{source[:60]} names a variable by a value that can't be known before running"
+    if value.isdigit() or value in ("", "@", "*", "#", "?", "$", "!", "-"):
+        return None  # a positional or special parameter (`${!#}`: the last argument), or none
+    return arithmetic.reference_problem(value, lookup)
 
 
 # `${x@OP}` transformations that only reshape the value. `@P` is not one of them: it
@@ -320,6 +349,27 @@ def _backquote_problems(node: tree_sitter.Node) -> list[str]:
     return []
 
 
+_EXPANDED_IN_TEXT = re.compile(r"\$[({\[]|`")
+
+
+def _hidden_expansions(node: tree_sitter.Node, quoted: bool) -> list[str]:
+    """Expansions bash performs where tree-sitter sees only text, so no substitution node
+    is there to judge: the pattern of `${x#pat}`, `${x%pat}`, `${x^pat}`, `${x,pat}`
+    (`${PWD#$(cmd)}` runs cmd), and inside double quotes the single quotes of an
+    expansion's word, which quote nothing there (`"${x:-'$(cmd)'}"`)."""
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        kind = child.type
+        if (kind == "regex" or (quoted and kind == "raw_string")) and _has_unescaped(
+            _EXPANDED_IN_TEXT, text_of(child)
+        ):
+            source = text_of(node)
+            return [f"{source[:60]} expands {text_of(child)[:40]!r}, which is not checked"]
+        stack.extend(child.children)
+    return []
+
+
 def _expand_variable(
     node: tree_sitter.Node, variables: Variables | None, quoted: bool = False
 ) -> Word:
@@ -328,7 +378,9 @@ def _expand_variable(
         return Word(value=source, source=source, problems=[_variable_problem(node)])
     if node.type == "expansion":
         evaluated = (
-            _backquote_problems(node) or arithmetic_problems(node, variables)
+            _backquote_problems(node)
+            or _hidden_expansions(node, quoted)
+            or arithmetic_problems(node, variables)
         ) or _transform_problems(node)
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])

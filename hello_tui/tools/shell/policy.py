@@ -222,6 +222,8 @@ FILE_TESTS = frozenset(
 )
 FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 _TEST_OPERATOR_NODES = frozenset({"test_operator", "-nt", "-ot", "-ef"})
+_TEST_WORD_NODES = frozenset({"expansion", "simple_expansion", "string", "concatenation"})
+_RUNS_IN_TEXT = re.compile(r"\$[({\[]|`")
 
 
 @dataclass(frozen=True)
@@ -291,7 +293,8 @@ def classify(
     variables = None
     if context.environment is not None:
         assigned = assigned_names(command)
-        moves = assigned & {"cd", "pushd", "popd"}  # then $PWD is not the starting folder
+        # Then $PWD is not the starting folder: `cd`, also quoted or escaped (`c\d`, `c''d`).
+        moves = assigned & {"cd", "pushd", "popd"} or _MOVES.search(_QUOTING.sub("", command))
         variables = Variables(
             values=context.environment, assigned=assigned, cwd="" if moves else str(cwd)
         )
@@ -317,8 +320,11 @@ def classify(
     return verdict
 
 
+_MOVES = re.compile(r"(?<![A-Za-z0-9_])(?:cd|pushd|popd)(?![A-Za-z0-9_])")
+_QUOTING = re.compile(r"[\\'\"]")
 _ASSIGNMENT = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
-_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")  # ${X:=value} sets X
+# ${X:=value} sets X, and ${X[0]:=value} its element (`$X` is element 0).
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[.*?\])?:?=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -352,6 +358,8 @@ class _Judge:
     ) -> None:
         self.repo = repo
         self.cwds = cwds
+        # The folders as bash's $PWD names them: `cd l/..` goes up from the link's name.
+        self.pwds = [os.fspath(c) for c in cwds]
         self.depth = depth
         self.context = context
         self.variables = variables
@@ -504,7 +512,7 @@ class _Judge:
                 and operands
             ):
                 self.variable_operand(self.word(operands[-1]), text)
-        for word in files:
+        for word in files + self.test_words(node):
             for action, reason in word.problems:
                 if not reason.startswith("runs a nested command"):
                     self.add(text, action, reason)
@@ -513,6 +521,25 @@ class _Judge:
             self.add(text, *verdict)
         else:
             self.add(text, "run", "a test only looks at files")
+
+    def test_words(self, node: tree_sitter.Node) -> list[Word]:
+        """Every word a `[[ ]]` expands, compared ones too (`[[ $a == ${PWD#$(cmd)} ]]`):
+        what bash runs in them (`word.problems`) is no file test's alone."""
+        found: list[Word] = []
+        stack = list(node.named_children)
+        while stack:
+            current = stack.pop()
+            if current.type in _TEST_WORD_NODES:
+                found.append(self.word(current))
+            elif current.type == "regex" and _RUNS_IN_TEXT.search(
+                re.sub(r"\\.", "", text_of(current), flags=re.DOTALL)
+            ):
+                # `[[ $a =~ (`cmd`) ]]`: bash expands the regex, tree-sitter sees text.
+                why = f"the regex {text_of(current)[:40]} runs a command written in it"
+                found.append(Word(text_of(current), text_of(current), problems=[("ask", why)]))
+            else:
+                stack.extend(current.named_children)
+        return found
 
     def test_builtin(self, args: list[Word], text: str) -> None:
         """`test` and `[` as commands: their numeric and variable operands, as in `[[ ]]`."""
@@ -646,6 +673,11 @@ class _Judge:
             self.add(text.split("\n", 1)[0], "ask", "here-documents are not checked")
             return []
         if node.type == "herestring_redirect":
+            # Its word is expanded as an argument is: what bash runs in it counts.
+            for child in node.named_children:
+                for action, reason in self.word(child).problems:
+                    if not reason.startswith("runs a nested command"):
+                        self.add(text, action, reason)
             return []
         operator = next((c.type for c in node.children if not c.is_named), "")
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
@@ -1016,10 +1048,22 @@ class _Judge:
         if verdict is not None:
             self.add(text, verdict[0], f"cd {target.value} leaves the repo")
             return
+        # Without -P, bash's cd goes to $PWD/target with each `..` taken off the text, not
+        # through the link before it (`cd link/..` is where the link is, not its target's
+        # parent); it falls back to the links' way when that folder does not exist.
+        logical = [os.path.normpath(os.path.join(pwd, target.value)) for pwd in self.pwds]
+        for path in logical:
+            objection = self._locate(path, self.repo, write=False)
+            if objection is not None:
+                why = "bash takes each .. off the path as written"
+                self.add(text, objection[0], f"cd {target.value} leaves the repo ({why})")
+                return
         self.add(text, "run", "changes directory inside the repo")
         # Later parts may run from the new directory or (if cd failed) the old one.
         new = [(cwd / target.value).resolve() for cwd in self.cwds]
+        new += [Path(path).resolve() for path in logical]
         self.cwds = list(dict.fromkeys(self.cwds + new))
+        self.pwds = list(dict.fromkeys(self.pwds + logical + [os.fspath(n) for n in new]))
 
     def wrapper(self, name: str, args: list[Word], text: str, piped_input: bool) -> None:
         self.add(text, "ask", f"{name} runs another command")
@@ -1082,6 +1126,7 @@ class _Judge:
             self.add(text, "refuse", "the nested script is too deeply nested to check")
             return
         inner = _Judge(self.repo, list(self.cwds), self.depth + 1, self.context, self.variables)
+        inner.pwds = list(self.pwds)
         if self.variables is not None:
             inner.variables = Variables(
                 self.variables.values,
@@ -1251,6 +1296,8 @@ class _Judge:
         if value in HARMLESS_DEVICES:
             return None
         full = Path(value) if os.path.isabs(value) else cwd / value
+        if _through_proc(os.fspath(full)):
+            return "refuse", f"{shown or value} {THROUGH_PROC}"
         try:
             resolved = full.resolve()
         except (OSError, RuntimeError):
@@ -1484,6 +1531,45 @@ class _Judge:
 
 # A folder named like an env file (`.env/production`) holds env files, whatever their names.
 ENV_FOLDER = "in a folder named like an env file ({}), which may hold keys"
+
+
+THROUGH_PROC = (
+    "leads through /proc, whose links (/proc/self/cwd, /dev/fd/N) the command resolves in "
+    "its own process, not where the policy is"
+)
+_MAX_LINKS = 40  # as the kernel: more links than this in one path is a loop
+
+
+def _through_proc(path: str) -> bool:
+    """Whether resolving `path` (absolute) passes through /proc, as written or through a
+    symbolic link (`/dev/fd` -> /proc/self/fd). /proc/self is the process resolving it: in
+    the policy that is not the command (`/proc/self/cwd/../x` is x beside the policy's
+    folder, for the command beside its own), so where such a path leads can't be judged."""
+    parts = path.split("/")[::-1]  # a stack: the next component last
+    current = "/"
+    links = 0
+    while parts:
+        part = parts.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        if step == "/proc" or step.startswith("/proc/"):
+            return True
+        try:
+            target = os.readlink(step)
+        except OSError:  # no link (or no file): the walk goes on lexically
+            current = step
+            continue
+        links += 1
+        if links > _MAX_LINKS:
+            return False  # a loop: resolving it fails, and that is judged on its own
+        if target.startswith("/"):
+            current = "/"
+        parts.extend(target.split("/")[::-1])
+    return False
 
 
 def _typed_hidden(name: str) -> bool:

@@ -374,11 +374,22 @@ SPECS: dict[str, Spec] = {
         reads_contents=True,
         always_recursive=True,
     ),
+    # `-m` takes a list of magic files (`a:b`), each also tried as `a.mgc`, a folder as its
+    # every file; what they hold is printed in the warnings about their lines. `-z` starts
+    # the decompressors libmagic was built without (`zstd -cd`, `lz4`...), found on PATH.
     "file": Spec(
         short_values="mfFeP",
         long_values=frozenset(["magic-file", "files-from", "separator", "exclude", "parameter"]),
-        unsafe_short={"C": "file -C writes a compiled magic file"},
-        unsafe_long={"compile": "file --compile writes a compiled magic file"},
+        unsafe_short={
+            "C": "file -C writes a compiled magic file",
+            "z": "file -z runs decompression programs",
+            "Z": "file -Z runs decompression programs",
+        },
+        unsafe_long={
+            "compile": "file --compile writes a compiled magic file",
+            "uncompress": "file --uncompress runs decompression programs",
+            "uncompress-noreport": "file --uncompress-noreport runs decompression programs",
+        },
         file_options=frozenset({"-m", "magic-file"}),
     ),
     "stat": Spec(
@@ -578,7 +589,7 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
                     paths.append(value)  # the list itself is read: it must be inside too
         unsafe = unsafe or reason
         if value is not None and long_name in spec.file_options:
-            paths.append(value)
+            paths.extend(_magic_files(value) if name == "file" else [value])
         if long_name in spec.write_options:
             if value is not None:
                 writes.append(value)
@@ -645,6 +656,28 @@ def _check_spec(name: str, spec: Spec, args: list[Word]) -> ProgramCheck:
         binary_as_text=binary_as_text,
         typed=typed,
     )
+
+
+def _magic_files(value: Word) -> list[Word]:
+    """The files `file -m a:b` reads as magic: every name of the colon-separated list, its
+    compiled `NAME.mgc`, and each file inside one that is a folder. file itself expands no
+    glob, brace or `~` in them: bash has made the word already."""
+    found: list[Word] = []
+    for index, piece in enumerate(value.value.split(":")):
+        if not piece:
+            continue
+        for name in (piece, piece + ".mgc"):
+            word = Word(
+                value=name,
+                source=value.source,
+                tilde=value.tilde and index == 0,
+                problems=list(value.problems),
+                uncertain=list(value.uncertain),
+            )
+            found.append(word)
+            if name == piece:
+                found.extend(_folder_entries(word))
+    return found
 
 
 def _less_files(args: list[Word], values: bool) -> list[Word]:
