@@ -21,6 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import urlparse
 
+from hello_tui.shown_text import safe_text
+
 PROTOCOLS: tuple[str, ...] = ("auto", "tools", "react")
 SANDBOX_SETTINGS: tuple[str, ...] = ("auto", "require", "off")
 # Permission modes (what they do: hello_tui.core.modes).
@@ -67,7 +69,13 @@ STATE_CHECK_MAX_ENTRIES = 200_000
 
 
 class ConfigError(Exception):
-    """A setting is missing or wrong; the message names the setting to fix."""
+    """A setting is missing or wrong; the message names the setting to fix.
+
+    The message may quote what a repository named (its state folder's link target, a
+    folder's name): it is made safe to show once, here, for every front end."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(safe_text(message))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import functools
 from pathlib import Path
 
 from hello_tui.config import Settings
+from hello_tui.regular_files import leads_inside, read_regular_file
 
 
 class PromptNotFound(Exception):
@@ -46,12 +47,20 @@ def packaged_prompt(name: str) -> str:
     )
 
 
+# A prompt override bigger than this is not a prompt; ours is used.
+OVERRIDE_MAX_BYTES = 256 * 1024
+
+
 def load_prompt(name: str, settings: Settings | None = None) -> str:
     if settings is not None and _valid_name(name):
-        override = settings.state.prompts / f"{name}.md"
-        if override.is_file():
+        folder = settings.state.prompts
+        override = folder / f"{name}.md"
+        # A cloned repository may commit its state folder: an override is only a regular
+        # file that stays in it (`system.md -> /proc/self/environ` would hand the model
+        # the app's environment, its key among it).
+        if override.is_file() and leads_inside(override, folder):
             try:
-                return override.read_text(encoding="utf-8")
+                return read_regular_file(override, OVERRIDE_MAX_BYTES).decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 pass  # an unreadable override must not stop the agent: use ours
     return packaged_prompt(name)

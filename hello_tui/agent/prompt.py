@@ -21,9 +21,14 @@ from hello_tui.agent.messages import (
 from hello_tui.agent.tokens import TokenCounter
 from hello_tui.config import Settings
 from hello_tui.prompts_loader import PromptNotFound, load_prompt
+from hello_tui.regular_files import read_regular_file
+from hello_tui.tools.env_files import reaches_env_file
+from hello_tui.tools.paths import PathError, hidden_area, resolve_repo_path
 from hello_tui.tools.registry import ToolRegistry
 
 AGENTS_MD_LIMIT = 16000
+# An AGENTS.md bigger than this is not instructions; it is left out.
+AGENTS_MD_MAX_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -44,15 +49,22 @@ class PromptBuilder:
         return PromptInputs(self.system_prompt(protocol), self.agents_md())
 
     def agents_md(self) -> str | None:
-        path = self.settings.repo / "AGENTS.md"
+        """The repository's AGENTS.md for the system prompt, read as the read tool would let
+        the model read it: a link may not lead out of the repo (`AGENTS.md ->
+        /proc/self/environ` would hand the model the app's environment, its key among it),
+        nor into `.git/` or the state folder, nor to an env file; only a regular file."""
+        repo, name = self.settings.repo, "AGENTS.md"
         try:
-            if path.is_file():
-                return cut_middle(
-                    path.read_text(encoding="utf-8", errors="replace"), AGENTS_MD_LIMIT
-                )
+            target = resolve_repo_path(repo, name)
+        except PathError:
+            return None
+        if hidden_area(target, self.settings.state_dir_name) or reaches_env_file(target.path, repo):
+            return None
+        try:
+            data = read_regular_file(target.path, AGENTS_MD_MAX_BYTES)
         except OSError:
             return None
-        return None
+        return cut_middle(data.decode("utf-8", errors="replace"), AGENTS_MD_LIMIT)
 
     def system_prompt(self, protocol: str) -> str:
         base = (

@@ -35,43 +35,13 @@ import dataclasses
 import re
 from typing import Any
 
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# What a JSON encoder leaves raw that a terminal would obey (C0 it escapes itself).
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+from hello_tui.shown_text import safe_json, safe_text
+
+__all__ = ["SafeTextStream", "safe_event", "safe_json", "safe_text", "safe_value"]
+
 # An unfinished SGR at the end of a piece is held at most this long.
 _SGR_HELD = 32
 _UNFINISHED_SGR = re.compile(r"\x1b(\[[0-9;:]*)?\Z")
-
-
-def _shown(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    if char == "\r":
-        return "\n"
-    if code < 0x20:
-        return chr(0x2400 + code)  # the control pictures block: ␀ … ␟
-    if code == 0x7F:
-        return "\u2421"  # ␡
-    if code <= 0x9F:
-        return f"\\x{code:02x}"
-    return f"<U+{code:04X}>"
-
-
-def safe_text(text: str) -> str:
-    """`text` with nothing a terminal would obey; tabs and newlines kept."""
-    if _UNSAFE.search(text) is None:
-        return text
-    text = _SGR.sub("", text).replace("\r\n", "\n")
-    return _UNSAFE.sub(_shown, text)
-
-
-def safe_json(line: str) -> str:
-    """A JSON document with DEL, C1 and bidi controls written as `\\uXXXX` escapes.
-
-    Outside strings JSON has only ASCII punctuation, so every such character is
-    inside a string, where the escape means the very same character."""
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
 
 
 def safe_value(value: Any) -> Any:

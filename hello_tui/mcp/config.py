@@ -42,13 +42,13 @@ import json
 import os
 import re
 import shlex
-import stat
 import tomllib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hello_tui.regular_files import NotARegularFile, read_regular_file
 from hello_tui.tools.shell.environment import server_environment
 
 Transport = Literal["stdio", "http"]
@@ -226,14 +226,12 @@ def _read_repo_file(path: Path) -> bytes:
 
     The repository chooses what the name is: a link to /dev/zero would be read until
     memory runs out, a FIFO would never answer; neither stops a session from starting."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{REPO_FILE} is not a regular file")
-        data = handle.read(REPO_FILE_MAX_BYTES + 1)
-    if len(data) > REPO_FILE_MAX_BYTES:
-        raise OSError(f"{REPO_FILE} is larger than {REPO_FILE_MAX_BYTES // 1024} KB")
-    return data
+    try:
+        return read_regular_file(path, REPO_FILE_MAX_BYTES)
+    except NotARegularFile:
+        raise OSError(
+            f"{REPO_FILE} is not a regular file of at most {REPO_FILE_MAX_BYTES // 1024} KB"
+        ) from None
 
 
 def user_config_path(environ: Mapping[str, str] | None = None) -> Path:

@@ -173,7 +173,7 @@ def ignore_spec(lines: Iterable[str]) -> GitIgnoreSpec:
     for pattern in spec.patterns:
         compiled = getattr(pattern, "regex", None)
         if compiled is not None and isinstance(compiled.pattern, str):
-            pattern.regex = _BoundedRegex(compiled.pattern)  # type: ignore[attr-defined]
+            pattern.regex = _BoundedRegex(compiled.pattern)  # type: ignore[attr-defined,assignment]
     return spec
 
 
