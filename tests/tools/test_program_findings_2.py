@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hello_tui.tools.shell.policy import PolicyContext, classify
-from tests.tools.helpers import policy_world
+from tests.tools.helpers import judging_environment, policy_world, run_in_copy, verdict_in
 
 RUN, ASK, REFUSE = "run", "ask", "refuse"
 KEY = "sk-repo-key"
@@ -42,42 +41,6 @@ def world(tmp_path_factory) -> dict[str, Path]:
     return world | {"repo": repo.resolve()}
 
 
-def environment(world) -> dict[str, str]:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(world["private"] / "home"),
-        "TMPDIR": str(world["private"] / "tmp"),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "PAGER": "cat",
-        "LESSSECURE": "1",
-    }
-
-
-def verdict_of(world, command: str):
-    context = PolicyContext(environment=environment(world), private_dir=world["private"])
-    return classify(command, world["repo"], world["repo"], context)
-
-
-def run_in_copy(world, tmp_path: Path, command: str | list[str]) -> str:
-    """What the command prints, run (with bash unless an argv) in a copy of the repo."""
-    copy = tmp_path / "copy"
-    shutil.copytree(world["repo"], copy, symlinks=True)
-    argv = command if isinstance(command, list) else ["bash", "-c", command]
-    done = subprocess.run(
-        argv,
-        check=False,
-        cwd=copy,
-        # The programs where this machine has them (rg may be outside /usr/bin).
-        env=environment(world) | {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=20,
-    )
-    return done.stdout + done.stderr
-
-
 CONTROLS = [
     "cat a.txt",
     "grep -n foo a.txt",
@@ -93,7 +56,7 @@ CONTROLS = [
 
 @pytest.mark.parametrize("command", CONTROLS)
 def test_controls_still_run(world, command):
-    assert verdict_of(world, command).action == RUN
+    assert verdict_in(world, command).action == RUN
 
 
 # ---------------------------------------------------------------- pagers
@@ -129,7 +92,7 @@ PAGER_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), PAGER_ROWS, ids=[c for c, _ in PAGER_ROWS])
 def test_pager_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -163,7 +126,7 @@ def test_the_real_pagers_show_the_env_file(world, tmp_path, command):
     ],
 )
 def test_a_pager_runs_as_cat_of_the_files_it_would_show(world, command, shown):
-    verdict = verdict_of(world, command)
+    verdict = verdict_in(world, command)
     assert verdict.action == RUN and verdict.argv == shown
 
 
@@ -191,7 +154,7 @@ LINK_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), LINK_ROWS, ids=[c for c, _ in LINK_ROWS])
 def test_hard_link_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -204,7 +167,7 @@ def test_a_hard_link_shows_the_file_it_is(world, tmp_path, command, shown):
         ["bash", "-c", command],
         check=False,
         cwd=world["repo"],
-        env=environment(world),
+        env=judging_environment(world),
         capture_output=True,
         text=True,
         timeout=20,
@@ -237,7 +200,7 @@ OPTION_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), OPTION_ROWS, ids=[c for c, _ in OPTION_ROWS])
 def test_long_option_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -276,10 +239,10 @@ def test_a_walk_through_a_link_sees_what_its_folder_gets_later(tmp_path):
     os.utime(repo / "notes", (old, old))
     os.utime(repo / "docs", (old, old), follow_symlinks=False)
     world = world | {"repo": repo}
-    assert verdict_of(world, "grep -r LLM docs").action == RUN
+    assert verdict_in(world, "grep -r LLM docs").action == RUN
     (repo / "notes" / "prod.env").write_text("LLM_API_KEY=sk-repo-key\n")
-    assert verdict_of(world, "grep -r LLM docs").action == ASK
-    assert verdict_of(world, "rg LLM docs").action == ASK
+    assert verdict_in(world, "grep -r LLM docs").action == ASK
+    assert verdict_in(world, "rg LLM docs").action == ASK
     done = subprocess.run(
         ["grep", "-r", "LLM", "docs"], check=False, cwd=repo, capture_output=True, text=True
     )
@@ -310,7 +273,7 @@ DEVICE_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), DEVICE_ROWS, ids=[c for c, _ in DEVICE_ROWS])
 def test_device_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -348,7 +311,7 @@ ENV_FOLDER_ROWS: list[tuple[str, str]] = [
     ("command", "expected"), ENV_FOLDER_ROWS, ids=[c for c, _ in ENV_FOLDER_ROWS]
 )
 def test_env_folder_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 def test_grep_shows_the_keys_in_an_env_folder(world, tmp_path):
@@ -392,7 +355,7 @@ TYPE_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), TYPE_ROWS, ids=[c for c, _ in TYPE_ROWS])
 def test_rg_type_rows(typed_world, command, expected):
-    assert verdict_of(typed_world, command).action == expected
+    assert verdict_in(typed_world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -419,7 +382,7 @@ RUNS_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), RUNS_ROWS, ids=[c for c, _ in RUNS_ROWS])
 def test_runs_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 def test_diff_paginate_starts_pr(world, tmp_path):
@@ -452,9 +415,9 @@ def test_rg_reads_the_ignore_files_above_the_repo(tmp_path):
     world = policy_world(tmp_path)
     repo = world["repo"].resolve()
     world = world | {"repo": repo}
-    assert verdict_of(world, "rg LLM").action == RUN
+    assert verdict_in(world, "rg LLM").action == RUN
     (tmp_path / ".ignore").write_text("!.env\n")
-    assert verdict_of(world, "rg LLM").action == ASK
+    assert verdict_in(world, "rg LLM").action == ASK
     if shutil.which("rg"):
         done = subprocess.run(
             ["rg", "LLM"],
@@ -483,7 +446,7 @@ def test_controls_run_in_a_repo_without_env_files(tmp_path, command):
     (private / "home").mkdir(parents=True)
     (private / "tmp").mkdir()
     world = {"repo": repo.resolve(), "private": private.resolve()}
-    assert verdict_of(world, command).action == RUN
+    assert verdict_in(world, command).action == RUN
 
 
 # ---------------------------------------------------------------- links into .git
@@ -517,7 +480,7 @@ def linked_git(tmp_path) -> dict[str, Path]:
     ],
 )
 def test_a_link_into_git_is_git(linked_git, command, expected):
-    assert verdict_of(linked_git, command).action == expected
+    assert verdict_in(linked_git, command).action == expected
 
 
 def test_grep_follows_a_link_into_git_to_its_credential(linked_git):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hello_tui.tools.shell.policy import PolicyContext, classify
-from tests.tools.helpers import policy_world
+from tests.tools.helpers import judging_environment, policy_world, run_in_copy, verdict_in
 
 RUN, ASK, REFUSE = "run", "ask", "refuse"
 KEY = "sk-repo-key"
@@ -35,40 +35,6 @@ def world(tmp_path_factory) -> dict[str, Path]:
     return world | {"repo": repo.resolve()}
 
 
-def environment(world) -> dict[str, str]:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(world["private"] / "home"),
-        "TMPDIR": str(world["private"] / "tmp"),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "PAGER": "cat",
-        "LESSSECURE": "1",
-    }
-
-
-def verdict_of(world, command: str):
-    context = PolicyContext(environment=environment(world), private_dir=world["private"])
-    return classify(command, world["repo"], world["repo"], context)
-
-
-def run_in_copy(world, tmp_path: Path, command: str) -> str:
-    """What the command prints, run with bash in a copy of the repo."""
-    copy = tmp_path / "copy"
-    shutil.copytree(world["repo"], copy, symlinks=True)
-    done = subprocess.run(
-        ["bash", "-c", command],
-        check=False,
-        cwd=copy,
-        env=environment(world) | {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=20,
-    )
-    return done.stdout + done.stderr
-
-
 CONTROLS = [
     "cat a.txt",
     "grep -n foo a.txt",
@@ -87,7 +53,7 @@ CONTROLS = [
 
 @pytest.mark.parametrize("command", CONTROLS)
 def test_controls_still_run(world, command):
-    assert verdict_of(world, command).action == RUN
+    assert verdict_in(world, command).action == RUN
 
 
 # ------------------------------------------------------------------ file -m, file -z
@@ -113,7 +79,7 @@ FILE_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), FILE_ROWS, ids=[c for c, _ in FILE_ROWS])
 def test_file_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -154,12 +120,12 @@ INDIRECTION_ROWS: list[tuple[str, str]] = [
     ("command", "expected"), INDIRECTION_ROWS, ids=[c for c, _ in INDIRECTION_ROWS]
 )
 def test_indirection_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 def test_an_indirection_through_the_last_argument_runs_its_subscript(world, tmp_path):
     command = "echo 'a[$(touch made-by-subscript)]' >/dev/null; echo ${!_:-x}"
-    assert verdict_of(world, command).action != RUN
+    assert verdict_in(world, command).action != RUN
     run_in_copy(world, tmp_path, command)
     assert (tmp_path / "copy" / "made-by-subscript").exists()
 
@@ -183,7 +149,7 @@ DYNAMIC_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), DYNAMIC_ROWS, ids=[c for c, _ in DYNAMIC_ROWS])
 def test_bash_variable_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -195,7 +161,7 @@ def test_bash_variable_rows(world, command, expected):
     ],
 )
 def test_the_last_argument_names_the_file_read(world, tmp_path, command, shown):
-    assert verdict_of(world, command).action != RUN
+    assert verdict_in(world, command).action != RUN
     assert shown in run_in_copy(world, tmp_path, command)
 
 
@@ -218,13 +184,13 @@ PROC_ROWS: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("command", "expected"), PROC_ROWS, ids=[c for c, _ in PROC_ROWS])
 def test_proc_self_rows(world, monkeypatch, command, expected):
     monkeypatch.chdir(world["repo"] / "magic")  # the policy's own folder: one level down
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 def test_proc_self_is_the_commands_folder_not_the_policys(world, monkeypatch):
     command = "cat /proc/self/cwd/../outside/secret.txt"
     monkeypatch.chdir(world["repo"] / "magic")
-    assert verdict_of(world, command).action == REFUSE
+    assert verdict_in(world, command).action == REFUSE
     done = subprocess.run(
         ["bash", "-c", command],
         check=False,
@@ -242,7 +208,7 @@ def test_a_link_into_proc_self_is_refused(tmp_path, monkeypatch):
     (repo / "sub").mkdir()
     os.symlink("/proc/self/cwd/../outside/secret.txt", repo / "notes")
     monkeypatch.chdir(repo / "sub")
-    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    context = PolicyContext(environment=judging_environment(world), private_dir=world["private"])
     assert classify("cat notes", repo, repo, context).action == REFUSE
 
 
@@ -262,7 +228,7 @@ SETS_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), SETS_ROWS, ids=[c for c, _ in SETS_ROWS])
 def test_what_the_command_sets_rows(world, command, expected):
-    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    context = PolicyContext(environment=judging_environment(world), private_dir=world["private"])
     verdict = classify(command, world["repo"], world["repo"] / "magic", context)
     assert verdict.action == expected
 
@@ -272,13 +238,13 @@ def test_what_the_command_sets_rows(world, command, expected):
     [("c\\d ..; cat $PWD/.env", KEY), ("echo ${x[0]:=../.env} >/dev/null; cat $x", KEY)],
 )
 def test_the_real_shell_reads_what_the_command_set(world, command, shown):
-    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    context = PolicyContext(environment=judging_environment(world), private_dir=world["private"])
     assert classify(command, world["repo"], world["repo"] / "magic", context).action != RUN
     done = subprocess.run(
         ["bash", "-c", command],
         check=False,
         cwd=world["repo"] / "magic",
-        env=environment(world),
+        env=judging_environment(world),
         capture_output=True,
         text=True,
         timeout=20,
@@ -300,7 +266,7 @@ CD_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), CD_ROWS, ids=[c for c, _ in CD_ROWS])
 def test_cd_rows(world, command, expected):
-    context = PolicyContext(environment=environment(world), private_dir=world["private"])
+    context = PolicyContext(environment=judging_environment(world), private_dir=world["private"])
     assert classify(command, world["repo"], world["repo"] / "deep", context).action == expected
 
 
@@ -310,7 +276,7 @@ def test_bash_cd_goes_up_from_the_links_name(world):
         ["bash", "-c", command],
         check=False,
         cwd=world["repo"] / "deep",
-        env=environment(world),
+        env=judging_environment(world),
         capture_output=True,
         text=True,
         timeout=20,
@@ -349,7 +315,7 @@ HIDDEN_ROWS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("command", "expected"), HIDDEN_ROWS, ids=[c for c, _ in HIDDEN_ROWS])
 def test_hidden_command_rows(world, command, expected):
-    assert verdict_of(world, command).action == expected
+    assert verdict_in(world, command).action == expected
 
 
 @pytest.mark.parametrize(
@@ -364,6 +330,6 @@ def test_hidden_command_rows(world, command, expected):
     ],
 )
 def test_bash_runs_the_command_in_the_expansion(world, tmp_path, command):
-    assert verdict_of(world, command).action != RUN
+    assert verdict_in(world, command).action != RUN
     run_in_copy(world, tmp_path, command)
     assert (tmp_path / "copy" / "made-by-pattern").exists()
