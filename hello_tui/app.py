@@ -99,7 +99,7 @@ class HelloApp(App[int]):
         self._clock = clock
         self._initial_prompt = initial_prompt
         self._welcome = welcome
-        self._stop_signals = StopSignals(self.exit)
+        self._stop_signals = StopSignals(self.exit, on_terminal=lambda: not self.is_headless)
         self.error_console = self.crash_report = CrashReport()
         # Calls the user back (bell / desktop notification) only while the terminal is not
         # focused; decision modals already announced are not announced again.

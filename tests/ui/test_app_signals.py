@@ -32,3 +32,5 @@ async def test_a_signal_during_a_stalled_request_saves_and_exits(tmp_path, scrip
     assert data["history"][0] == {"role": "user", "content": TASK}
     # The handlers are gone with the app: the process's own handling is back.
     assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, signal.default_int_handler)
+    # A headless app shares its process (this test's): no deadline may end that process.
+    assert app._stop_signals.deadline is None

@@ -19,7 +19,8 @@ async def test_a_hung_way_out_still_ends_with_the_signals_status():
         codes.append(code)
         ended.set()
 
-    stops = StopSignals(asked.append, grace=0.05, hard_exit=hard_exit)  # exit_app never ends
+    # exit_app never ends, as Textual's way out on a terminal that is gone
+    stops = StopSignals(asked.append, on_terminal=lambda: True, grace=0.05, hard_exit=hard_exit)
     stops.install()
     try:
         os.kill(os.getpid(), signal.SIGHUP)
@@ -42,7 +43,9 @@ async def test_a_hung_way_out_still_ends_with_the_signals_status():
 
 async def test_a_way_out_that_ends_in_time_never_meets_the_deadline():
     codes: list[int] = []
-    stops = StopSignals(lambda code: None, grace=30, hard_exit=codes.append)
+    stops = StopSignals(
+        lambda code: None, on_terminal=lambda: True, grace=30, hard_exit=codes.append
+    )
     stops.install()
     try:
         os.kill(os.getpid(), signal.SIGTERM)

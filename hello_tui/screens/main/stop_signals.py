@@ -3,7 +3,9 @@
 The app's own way out ends in restoring the terminal, and with the terminal gone that
 can wait forever (the driver's writer waits on a terminal nobody reads). So the signal
 also starts a deadline: if the process is still there `STOP_GRACE` seconds later, it ends
-at once with the same status. The session is saved long before that (`on_unmount`).
+at once with the same status. The session is saved long before that (`on_unmount`). Only
+an app on a real terminal sets one: a headless app (a test's, an embedder's) shares its
+process with others, which its way out must never end.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ class StopSignals:
         self,
         exit_app: Callable[..., Any],
         *,
+        on_terminal: Callable[[], bool],
         grace: float = STOP_GRACE,
         hard_exit: Callable[[int], Any] = os._exit,
     ) -> None:
         self._exit = exit_app
+        self._on_terminal = on_terminal
         self._grace = grace
         self._hard_exit = hard_exit
         self._installed: list[signal.Signals] = []
@@ -55,7 +59,7 @@ class StopSignals:
     def _stop(self, sig: signal.Signals) -> None:
         log.info("ending on %s: the session is saved on the way out", sig.name)
         code = 128 + int(sig)
-        if self.deadline is None:
+        if self.deadline is None and self._on_terminal():
             # A daemon thread: a process that ends in time is not kept waiting for it.
             self.deadline = threading.Timer(self._grace, self._hard_exit, args=(code,))
             self.deadline.daemon = True
