@@ -455,3 +455,31 @@ def patch_builds_repository(
                         ),
                     )
     return None
+
+
+def policy_git_env(repo: Path, git_dir: str) -> dict[str, str]:
+    """The environment of hello-tui's own git runs (the terminal policy's, the patch engine's): no user or system config, no
+    fsmonitor or hook, and the repository's own git dir and work tree (core.worktree is
+    not followed), so that nothing the repository configures can start a program or reach
+    the network."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/nonexistent",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_OPTIONAL_LOCKS": "0",
+        # A partial clone's missing objects: never a fetch, whose transport the repository's
+        # config names (an `ext::` URL is a command); no transport may run either, for a git
+        # that does not know GIT_NO_LAZY_FETCH.
+        "GIT_NO_LAZY_FETCH": "1",
+        "GIT_ALLOW_PROTOCOL": "",
+        "GIT_SSH_COMMAND": "false",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_DIR": git_dir,
+        "GIT_WORK_TREE": str(repo),
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": "false",
+        "GIT_CONFIG_KEY_1": "core.hooksPath",
+        "GIT_CONFIG_VALUE_1": "/dev/null",
+    }

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from hello_tui.config import Settings
 from hello_tui.patch import durable, records
+from hello_tui.patch.foreign_records import refuse_foreign_records
 from hello_tui.patch.records import Damaged
 from hello_tui.patch.types import PatchError
 
@@ -87,6 +88,7 @@ def recover_locked(settings: Settings, *, salvage: bool = False) -> RecoveryRepo
     report = RecoveryReport()
     if not settings.state.root.exists():
         return report
+    refuse_foreign_records(settings)  # records a clone brought are never acted on
     repo = Path(os.path.realpath(settings.repo))
     _remove_journal_temps(settings)
     journal: tuple[str, dict[str, Any]] | None = None

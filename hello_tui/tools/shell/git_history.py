@@ -31,8 +31,8 @@ import threading
 from pathlib import Path
 
 from hello_tui.core.env_names import is_env_file
-from hello_tui.core.git_layout import own_git_dirs
-from hello_tui.tools.shell.git_index import git_output, policy_git_env
+from hello_tui.core.git_layout import own_git_dirs, policy_git_env
+from hello_tui.tools.shell.git_index import git_output
 
 # Every name the env rule matches holds `.env` (`.env.local`, `prod.env`, `.env~`), in any
 # folder; the listing is filtered by the rule itself, so this only needs to be a superset.
