@@ -33,18 +33,23 @@ from hello_tui.core.tools import ToolContext, ToolResult
 def reaches_env_file(path: Path, repo: Path | None = None) -> bool:
     """Reading `path` reads an env file: by its own name, or by its target's when a link
     (of the file or of a folder above it) leads there (`notes.txt -> .env`), or, given
-    the repo, when it is a hard link to one of the repo's env files."""
+    the repo, when it lies in a folder named like one or is a hard link to one of the
+    repo's env files. For many paths of one repo, `RepoEnvFiles` walks the repo once."""
+    if repo is None:
+        return _by_name(path) is None
+    return RepoEnvFiles(repo).reaches(path)
+
+
+def _by_name(path: Path) -> Path | None:
+    """Where `path` leads when neither its name nor its target's is an env file's;
+    None when one is (or the path cannot be resolved, which reads nothing)."""
     if is_env_file(path.name):
-        return True
+        return None
     try:
         target = Path(os.path.realpath(path))
     except (OSError, ValueError):
-        return False
-    if target != path and is_env_file(target.name):
-        return True
-    if repo is None:
-        return False
-    return env_folder_of(path, repo, real=target) is not None or is_linked_env_file(path, repo)
+        return path  # unresolvable: nothing is read through it
+    return None if target != path and is_env_file(target.name) else target
 
 
 def env_folder_of(
@@ -100,29 +105,46 @@ def linked_env_files(repo: Path) -> frozenset[tuple[int, int]] | None:
     return frozenset(found)
 
 
-def is_linked_env_file(path: Path | str, repo: Path) -> bool:
-    """`path` (followed through symbolic links) is a regular file with more than one
-    name, one of which is an env file of `repo` (or the repo is too big to tell)."""
-    st = _many_names(path)
-    if st is None:
-        return False
-    linked = linked_env_files(repo)
-    return linked is None or (st.st_dev, st.st_ino) in linked
+class RepoEnvFiles:
+    """The env-file rule for the paths of one repo: the repo is looked at for env files
+    with a second name (`linked_env_files`) at most once, at the first path that needs it,
+    so a walk or a search judging many paths pays for it once."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._linked: list[frozenset[tuple[int, int]] | None] = []
+
+    def linked(self) -> frozenset[tuple[int, int]] | None:
+        if not self._linked:
+            self._linked.append(linked_env_files(self.repo))
+        return self._linked[0]
+
+    def reaches(self, path: Path) -> bool:
+        """`reaches_env_file(path, repo)`."""
+        target = _by_name(path)
+        if target is None:
+            return True
+        return env_folder_of(path, self.repo, real=target) is not None or self.is_linked(path)
+
+    def is_linked(self, path: Path | str) -> bool:
+        """`path` (followed through symbolic links) is a regular file with more than one
+        name, one of which is an env file of the repo (or the repo is too big to tell)."""
+        st = _many_names(path)
+        if st is None:
+            return False
+        linked = self.linked()
+        return linked is None or (st.st_dev, st.st_ino) in linked
+
+    def walk_check(self) -> Callable[[str], bool] | None:
+        """For a walk that reads what it lists: `is_linked`, or None when the repo has no
+        env file with a second name (the usual case: then no walked file needs a stat)."""
+        linked = self.linked()
+        return None if linked is not None and not linked else self.is_linked
 
 
 def linked_env_check(repo: Path) -> Callable[[str], bool] | None:
-    """For a walk that reads what it lists: a test of each listed file for being a hard
-    link to an env file, or None when the repo has no env file with a second name (the
-    usual case: then no walked file needs a stat of its own)."""
-    linked = linked_env_files(repo)
-    if linked is not None and not linked:
-        return None
-
-    def check(path: str) -> bool:
-        st = _many_names(path)
-        return st is not None and (linked is None or (st.st_dev, st.st_ino) in linked)
-
-    return check
+    """`RepoEnvFiles(repo).walk_check()`, for a walk of its own."""
+    return RepoEnvFiles(repo).walk_check()
 
 
 def has_other_names(path: Path | str) -> bool:

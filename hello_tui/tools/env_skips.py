@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from hello_tui.core.env_names import env_file_names, env_folder_in, is_env_file
-from hello_tui.tools.env_files import has_other_names, linked_env_check, reaches_env_file
+from hello_tui.tools.env_files import RepoEnvFiles
 from hello_tui.tools.paths import VisibleTree
 
 NOTE_NAMES = 5  # env files named in the note; the rest are counted
@@ -93,7 +92,7 @@ class EnvFilter:
         self.root = str(repo)
         self.named = named
         self._seen: dict[str, bool] = {}
-        self._linked: list[Callable[[str], bool] | None] = []  # looked for at the first need
+        self._env = RepoEnvFiles(repo)  # the repo is walked for hard links once, if at all
 
     def drops(self, rel: str) -> bool:
         if rel in self.named:
@@ -103,22 +102,13 @@ class EnvFilter:
             # rg follows no link on a walk, so a plain file's name decides; a link (rg
             # printed one it was given) is judged by its target. Saves a realpath a hit.
             if os.path.islink(path):
-                self._seen[rel] = reaches_env_file(Path(path), self.repo)
+                self._seen[rel] = self._env.reaches(Path(path))
             else:
+                # Most hits have one name and cost a stat; the first with two looks at the repo.
                 self._seen[rel] = (
-                    is_env_file(rel) or env_folder_in(rel) is not None or self._linked_env(path)
+                    is_env_file(rel) or env_folder_in(rel) is not None or self._env.is_linked(path)
                 )
         return self._seen[rel]
-
-    def _linked_env(self, path: str) -> bool:
-        """A hard link to an env file (the repo is looked at once, at the first file with
-        two names: most hits have one name and cost a stat)."""
-        if not has_other_names(path):
-            return False
-        if not self._linked:
-            self._linked.append(linked_env_check(self.repo))
-        check = self._linked[0]
-        return check is not None and check(path)
 
 
 def skipped_note(skipped: list[str], how: str) -> str:

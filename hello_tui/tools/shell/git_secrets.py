@@ -20,7 +20,7 @@ import os
 import re
 from pathlib import Path
 
-from hello_tui.tools.env_files import linked_env_check, reaches_env_file
+from hello_tui.tools.env_files import RepoEnvFiles
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.git_guard import config_true
 from hello_tui.tools.shell.git_history import env_files_in_history, unreached_object
@@ -134,8 +134,9 @@ def _shown(
     old: set[str] = set()  # only in commits
     # A file git reads from the work tree may be a hard link to an env file (tracked
     # `notes.txt` made a second name of `.env`): `git diff` would show the keys as changes.
-    if walks or linked_env_check(repo) is not None:
-        found = _env_files_on_disk(repo)
+    env = RepoEnvFiles(repo)
+    if walks or env.walk_check() is not None:
+        found = _env_files_on_disk(repo, env)
         if isinstance(found, str):
             return found
         candidates |= found
@@ -535,7 +536,7 @@ def _wildcard(pattern: str, *, glob: bool) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
-def _env_files_on_disk(repo: Path) -> set[str] | str:
+def _env_files_on_disk(repo: Path, env: RepoEnvFiles) -> set[str] | str:
     """Env files anywhere in the work tree (a link to one counts), or why it's unknown."""
     found: set[str] = set()
     budget = _MAX_WALK
@@ -546,6 +547,6 @@ def _env_files_on_disk(repo: Path) -> set[str] | str:
             return "the repo holds too many files to check for env files"
         for name in files:
             path = Path(folder) / name
-            if reaches_env_file(path, repo):
+            if env.reaches(path):
                 found.add(path.relative_to(repo).as_posix())
     return found

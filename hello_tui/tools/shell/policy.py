@@ -55,10 +55,9 @@ from hello_tui.core.git_layout import (
     own_git_dirs,
 )
 from hello_tui.tools.env_files import (
+    RepoEnvFiles,
     env_folder_of,
     has_other_names,
-    linked_env_check,
-    reaches_env_file,
 )
 from hello_tui.tools.shell import globbing
 from hello_tui.tools.shell.arithmetic import (
@@ -367,14 +366,12 @@ class _Judge:
         # What files the redirections of the statements being judged put on descriptors
         # 0, 1 and 2 (`< b.txt`): writing /dev/stdin then writes b.txt.
         self.std_redirects: list[list[tree_sitter.Node]] = []
-        self._linked_env: list[Callable[[str], bool] | None] = []  # found at the first walk
+        self.env = RepoEnvFiles(repo)  # the repo is walked for hard links once, if at all
 
     def linked_env(self) -> Callable[[str], bool] | None:
         """The test for a hard link to one of the repo's env files (None: the repo has no
         env file with a second name, so a walk needs no stat per file)."""
-        if not self._linked_env:
-            self._linked_env.append(linked_env_check(self.repo))
-        return self._linked_env[0]
+        return self.env.walk_check()
 
     def add(self, text: str, action: Action, reason: str) -> None:
         self.parts.append(PartVerdict(text.strip(), action, reason))
@@ -1335,7 +1332,7 @@ class _Judge:
                     path = cwd / value
                     # By name, or through a link (`notes.txt -> .env`, or a hard link).
                     named = is_env_file(value) or path.is_symlink() or has_other_names(path)
-                    if named and reaches_env_file(path, self.repo) and path.is_file():
+                    if named and self.env.reaches(path) and path.is_file():
                         return f"reads {value}, which may hold keys"
                     folder = path.is_file() and self._env_folder(path, itself=False)
                     if folder:
@@ -1519,7 +1516,7 @@ class _Judge:
     def _env_entry(self, entry: os.DirEntry[str]) -> bool:
         if is_env_file(entry.name):
             return True
-        if entry.is_symlink() and reaches_env_file(Path(entry.path), self.repo):
+        if entry.is_symlink() and self.env.reaches(Path(entry.path)):
             return True
         linked = self.linked_env()
         return linked is not None and linked(entry.path)
