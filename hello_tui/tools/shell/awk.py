@@ -15,6 +15,8 @@ read-only when it
 - changes ARGV, ARGC, ENVIRON or PROCINFO (assigning, incrementing, `split`
   or `sub` into them, passing the arrays to a function, `getline ARGV[1]`,
   `delete`, a for-in target): ARGV decides which files awk opens;
+- names gawk's SYMTAB at all: it reaches every variable by name
+  (`SYMTAB["ARGV"][1] = ".env"`), so what it changes can't be told;
 - uses `@` (gawk's `@include`, `@load`, indirect calls such as `@f()`).
 
 `check_awk(args)` also parses the options of awk, gawk, mawk, nawk and
@@ -388,6 +390,8 @@ def analyse(program: str) -> AwkFindings:
             found.flag("awk pipes output to or from a command")
         elif key == "@":
             found.flag("awk @-directives load code or call functions indirectly")
+        elif token.kind == "name" and token.text == "SYMTAB":
+            found.flag("gawk's SYMTAB reaches every variable by name, ARGV among them")
         elif token.kind == "name" and token.text in SPECIAL_VARIABLES:
             if _special_write(tokens, i):
                 found.flag(f"the awk program changes {token.text}, which decides what awk opens")

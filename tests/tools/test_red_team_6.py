@@ -1,0 +1,60 @@
+"""Reads of an env file the policy let run unasked, each judged and then proven with the
+real program in a copy of the world: gawk's SYMTAB, which reaches ARGV by name."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.tools.helpers import policy_world, run_in_copy, verdict_in
+
+RUN, ASK, REFUSE = "run", "ask", "refuse"
+KEY = "sk-repo-key"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    world = policy_world(tmp_path_factory.mktemp("findings6"))
+    return world | {"repo": world["repo"].resolve()}
+
+
+CONTROLS = [
+    "cat a.txt",
+    "grep -n hello a.txt",
+    "ls | sort",
+    "git status",
+    "git log",
+    "git diff",
+    "awk '{print $1}' a.txt",
+    'awk \'BEGIN{x = "SYM" "TAB"} {print}\' a.txt',
+]
+
+
+@pytest.mark.parametrize("command", CONTROLS)
+def test_controls_still_run(world, command):
+    assert verdict_in(world, command).action == RUN
+
+
+# ------------------------------------------------------------------ gawk's SYMTAB
+
+SYMTAB_ROWS = [
+    'awk \'BEGIN{SYMTAB["ARGV"][1] = ".env"} {print}\' a.txt',
+    'gawk \'BEGIN{n = "ARGV"; SYMTAB[n][1] = ".env"} {print}\' a.txt',
+    'awk \'BEGIN{SYMTAB["ARGC"] = 2; SYMTAB["ARGV"][1] = ".env"} {print}\'',
+    'awk \'function f(t) { t["ARGV"][1] = ".env" } BEGIN{f(SYMTAB)} {print}\' a.txt',
+    'awk \'BEGIN{awk::SYMTAB["ARGV"][1] = ".env"} {print}\' a.txt',
+]
+
+
+@pytest.mark.parametrize("command", SYMTAB_ROWS)
+def test_gawks_symtab_asks(world, command):
+    verdict = verdict_in(world, command)
+    assert verdict.action == ASK, verdict
+
+
+@pytest.mark.skipif(not shutil.which("gawk"), reason="needs gawk")
+def test_gawk_reads_the_file_symtab_puts_in_argv(world, tmp_path):
+    shown = run_in_copy(world, tmp_path, "gawk " + SYMTAB_ROWS[0].removeprefix("awk "))
+    assert KEY in shown
