@@ -1,5 +1,7 @@
 """Reads of an env file the policy let run unasked, each judged and then proven with the
-real program in a copy of the world: gawk's SYMTAB, which reaches ARGV by name."""
+real program in a copy of the world: gawk's SYMTAB, which reaches ARGV by name, and
+`git diff` given a folder outside the work tree, which compares files on disk as
+`--no-index` does without being told to."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ CONTROLS = [
     "git status",
     "git log",
     "git diff",
+    "git diff a.txt /dev/null",
+    "git diff --no-index /dev/null a.txt",
+    'git diff "$TMPDIR" src',
     "awk '{print $1}' a.txt",
     'awk \'BEGIN{x = "SYM" "TAB"} {print}\' a.txt',
 ]
@@ -57,4 +62,27 @@ def test_gawks_symtab_asks(world, command):
 @pytest.mark.skipif(not shutil.which("gawk"), reason="needs gawk")
 def test_gawk_reads_the_file_symtab_puts_in_argv(world, tmp_path):
     shown = run_in_copy(world, tmp_path, "gawk " + SYMTAB_ROWS[0].removeprefix("awk "))
+    assert KEY in shown
+
+
+# ------------------------------------------------------------ git diff outside the tree
+
+OUTSIDE_ROWS = [
+    'git diff "$TMPDIR" .',
+    "git diff $HOME .",
+    'git diff . "$TMPDIR"',
+    'git diff --stat "$TMPDIR" .',
+    'git --no-pager diff "$TMPDIR" .',
+]
+
+
+@pytest.mark.parametrize("command", OUTSIDE_ROWS)
+def test_git_diff_of_a_folder_outside_the_work_tree_asks(world, command):
+    verdict = verdict_in(world, command)
+    assert verdict.action == ASK, verdict
+    assert ".env" in verdict.reason
+
+
+def test_git_compares_the_whole_tree_with_a_folder_outside_it(world, tmp_path):
+    shown = run_in_copy(world, tmp_path, 'git diff "$TMPDIR" .')
     assert KEY in shown

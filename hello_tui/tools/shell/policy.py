@@ -963,15 +963,27 @@ class _Judge:
 
     def no_index_walk(self, args: list[Word], paths: list[Word], text: str) -> None:
         """`git diff --no-index A B` with folders compares every file below them, dotfiles and
-        `.git` included, as `diff -r` does (links are compared as links, not followed)."""
+        `.git` included, as `diff -r` does (links are compared as links, not followed). git
+        compares files on disk unasked too when a path it is given lies outside the work tree
+        (`git diff "$TMPDIR" .`, `git diff /dev/null .`)."""
         values = [w.value for w in args]
-        if "diff" not in values or not any(no_index(v) for v in values):
+        if "diff" not in values:
+            return
+        if not any(no_index(v) for v in values) and not self._outside_work_tree(paths):
             return
         text_mode = any(v in ("-a", "--text", "--binary") for v in values)
         check = ProgramCheck(None, paths, recursive_read=True, binary_as_text=text_mode)
         walked = self.walk(paths, check)
         if walked is not None:
             self.add(text, *walked)
+
+    def _outside_work_tree(self, paths: list[Word]) -> bool:
+        top = os.path.realpath(self.repo)
+        return any(
+            not Path(os.path.realpath(cwd / word.value)).is_relative_to(top)
+            for word in paths
+            for cwd in self.cwds
+        )
 
     def git_env_files(self, args: list[str], text: str) -> None:
         """`git diff`, `git grep KEY`...: asks when the output may hold a tracked env file
