@@ -1,11 +1,14 @@
 """Reads of an env file the policy let run unasked, each judged and then proven with the
 real program in a copy of the world: gawk's SYMTAB, which reaches ARGV by name, and
 `git diff` given a folder outside the work tree, which compares files on disk as
-`--no-index` does without being told to."""
+`--no-index` does without being told to; so does any `git diff A B` where git finds no
+repository (a folder git does not track, or a `.git` without HEAD, as an archive may
+bring)."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,41 @@ def test_git_diff_of_a_folder_outside_the_work_tree_asks(world, command):
 def test_git_compares_the_whole_tree_with_a_folder_outside_it(world, tmp_path):
     shown = run_in_copy(world, tmp_path, 'git diff "$TMPDIR" .')
     assert KEY in shown
+
+
+@pytest.fixture(params=["no .git", ".git without HEAD"])
+def untracked_world(request, tmp_path) -> dict[str, Path]:
+    world = policy_world(tmp_path)
+    git = world["repo"] / ".git"
+    if request.param == "no .git":
+        shutil.rmtree(git)
+    else:
+        (git / "HEAD").unlink()
+    return world | {"repo": world["repo"].resolve()}
+
+
+NO_REPOSITORY_ROWS = ["git diff src .", "git diff . src", "git diff --stat a.txt ."]
+
+
+@pytest.mark.parametrize("command", NO_REPOSITORY_ROWS)
+def test_git_diff_where_git_finds_no_repository_asks(untracked_world, command):
+    verdict = verdict_in(untracked_world, command)
+    assert verdict.action == ASK, verdict
+    assert ".env" in verdict.reason
+
+
+def test_git_diff_without_a_repository_still_runs_for_plain_files(untracked_world):
+    assert verdict_in(untracked_world, "git diff a.txt src/main.py").action == RUN
+
+
+def test_git_diff_without_a_repository_compares_the_folders(untracked_world, tmp_path):
+    ceiling = {"GIT_CEILING_DIRECTORIES": str(untracked_world["repo"].parent)}
+    done = subprocess.run(
+        ["git", "diff", "src", "."],
+        cwd=untracked_world["repo"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)} | ceiling,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert KEY in done.stdout, done.stderr
