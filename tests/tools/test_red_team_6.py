@@ -1,9 +1,10 @@
 """Reads of an env file the policy let run unasked, each judged and then proven with the
 real program in a copy of the world: gawk's SYMTAB, which reaches ARGV by name, and
-`git diff` given a folder outside the work tree, which compares files on disk as
-`--no-index` does without being told to; so does any `git diff A B` where git finds no
-repository (a folder git does not track, or a `.git` without HEAD, as an archive may
-bring)."""
+`git diff A B`, which compares files on disk as `--no-index` does without being told to
+when a path lies outside the work tree, or when git finds no repository: a folder git
+does not track, or a `.git` it rejects (no HEAD, a HEAD or format version it does not
+know), as an archive may bring. Only git can tell the last, so two paths on disk are
+judged as folders on disk whatever the layout."""
 
 from __future__ import annotations
 
@@ -91,14 +92,21 @@ def test_git_compares_the_whole_tree_with_a_folder_outside_it(world, tmp_path):
     assert KEY in shown
 
 
-@pytest.fixture(params=["no .git", ".git without HEAD"])
+LAYOUTS = {
+    "no .git": lambda git: shutil.rmtree(git),
+    ".git without HEAD": lambda git: (git / "HEAD").unlink(),
+    "a HEAD git rejects": lambda git: (git / "HEAD").write_text("garbage\n"),
+    "a format version git does not know": lambda git: subprocess.run(
+        ["git", "config", "--file", str(git / "config"), "core.repositoryformatversion", "99"],
+        check=True,
+    ),
+}
+
+
+@pytest.fixture(params=sorted(LAYOUTS))
 def untracked_world(request, tmp_path) -> dict[str, Path]:
     world = policy_world(tmp_path)
-    git = world["repo"] / ".git"
-    if request.param == "no .git":
-        shutil.rmtree(git)
-    else:
-        (git / "HEAD").unlink()
+    LAYOUTS[request.param](world["repo"] / ".git")
     return world | {"repo": world["repo"].resolve()}
 
 
@@ -114,6 +122,10 @@ def test_git_diff_where_git_finds_no_repository_asks(untracked_world, command):
 
 def test_git_diff_without_a_repository_still_runs_for_plain_files(untracked_world):
     assert verdict_in(untracked_world, "git diff a.txt src/main.py").action == RUN
+
+
+def test_git_diff_of_two_folders_asks_in_a_repository_too(world):
+    assert verdict_in(world, "git diff src .").action == ASK
 
 
 def test_git_diff_without_a_repository_compares_the_folders(untracked_world, tmp_path):

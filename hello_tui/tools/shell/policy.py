@@ -48,12 +48,10 @@ import tree_sitter
 
 from hello_tui.core.env_names import env_file_names, is_env_file
 from hello_tui.core.git_layout import (
-    DISK,
     foreign_repository,
     is_dot_git,
     is_git_content_path,
     is_git_control_path,
-    is_git_directory,
     own_git_dirs,
 )
 from hello_tui.tools.env_files import (
@@ -967,12 +965,14 @@ class _Judge:
         """`git diff --no-index A B` with folders compares every file below them, dotfiles and
         `.git` included, as `diff -r` does (links are compared as links, not followed). git
         compares files on disk unasked too when a path it is given lies outside the work tree
-        (`git diff "$TMPDIR" .`, `git diff /dev/null .`) or it finds no repository (a folder
-        git does not track, a `.git` without HEAD: `git diff src .`)."""
+        (`git diff "$TMPDIR" .`, `git diff /dev/null .`) or it finds no repository: a folder
+        git does not track, or a `.git` it rejects (no HEAD, a HEAD or format version it
+        does not know), which only git can tell; so two paths on disk are always walked."""
         values = [w.value for w in args]
         if "diff" not in values:
             return
-        implicit = self._outside_work_tree(paths) or not self._has_repository()
+        on_disk = len(paths) == 2 and all(self._exists(w) for w in paths)
+        implicit = on_disk or self._outside_work_tree(paths)
         if not implicit and not any(no_index(v) for v in values):
             return
         text_mode = any(v in ("-a", "--text", "--binary") for v in values)
@@ -989,9 +989,8 @@ class _Judge:
             for cwd in self.cwds
         )
 
-    def _has_repository(self) -> bool:
-        dirs = own_git_dirs(self.repo)
-        return dirs is not None and is_git_directory(DISK, dirs[0])
+    def _exists(self, word: Word) -> bool:
+        return any(os.path.lexists(cwd / word.value) for cwd in self.cwds)
 
     def git_env_files(self, args: list[str], text: str) -> None:
         """`git diff`, `git grep KEY`...: asks when the output may hold a tracked env file
