@@ -10,10 +10,23 @@ from __future__ import annotations
 
 import re
 
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# What a JSON encoder leaves raw that a terminal would obey (C0 it escapes itself).
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_PATTERNS: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """SGR codes, what a terminal would obey, what JSON leaves raw of it: compiled at the
+    first use, not at import. The settings import this module, so every patch command
+    did, and `hello-tui apply` seldom shows such a text; their character classes cost
+    about 1.5 ms to compile. (Below `core`, this module cannot use core.lazy_regex.)"""
+    global _PATTERNS
+    if _PATTERNS is None:
+        _PATTERNS = (
+            re.compile(r"\x1b\[[0-9;:]*m"),
+            re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"),
+            # What a JSON encoder leaves raw that a terminal would obey (C0 it escapes itself).
+            re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]"),
+        )
+    return _PATTERNS
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -32,10 +45,11 @@ def _shown(match: re.Match[str]) -> str:
 
 def safe_text(text: str) -> str:
     """`text` with nothing a terminal would obey; tabs and newlines kept."""
-    if _UNSAFE.search(text) is None:
+    sgr, unsafe, _ = _patterns()
+    if unsafe.search(text) is None:
         return text
-    text = _SGR.sub("", text).replace("\r\n", "\n")
-    return _UNSAFE.sub(_shown, text)
+    text = sgr.sub("", text).replace("\r\n", "\n")
+    return unsafe.sub(_shown, text)
 
 
 def safe_json(line: str) -> str:
@@ -43,4 +57,4 @@ def safe_json(line: str) -> str:
 
     Outside strings JSON has only ASCII punctuation, so every such character is
     inside a string, where the escape means the very same character."""
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+    return _patterns()[2].sub(lambda m: f"\\u{ord(m.group()):04x}", line)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from hello_tui.core.lazy_regex import lazy_compile
+
 # An env file's name, and the copies of it editors and people leave beside it, which
 # hold the same keys: `.env-local` / `.env_prod` spellings, a backup (`.env~`,
 # `prod.env.bak`), an autosave (`#.env#`), vim's swap file (`..env.swp`); and `.envs`,
@@ -20,8 +22,9 @@ _ENV_NAME = r"#?(?:\.envs?(?:[._-].*)?|\.envrc|.+\.env(?:\..*)?)[~#]?"
 # folder) `cat .ENV` reads `.env`.
 _ENV_FILE = re.compile(f"^(?:{_ENV_NAME})$", re.IGNORECASE)
 # The same rule over many names at once, one per line: a walk asks it once per folder.
-_ENV_LINE = re.compile(f"^(?:{_ENV_NAME})$", re.MULTILINE | re.IGNORECASE)
-_VISIBLE_ENV_LINE = re.compile(f"^(?=[^.\n])(?:{_ENV_NAME})$", re.MULTILINE | re.IGNORECASE)
+# Compiled at their first use: the patch engine judges single names only (`_ENV_FILE`).
+_ENV_LINE = lazy_compile(f"^(?:{_ENV_NAME})$", re.MULTILINE | re.IGNORECASE)
+_VISIBLE_ENV_LINE = lazy_compile(f"^(?=[^.\n])(?:{_ENV_NAME})$", re.MULTILINE | re.IGNORECASE)
 
 
 def is_env_file(path: str) -> bool:
