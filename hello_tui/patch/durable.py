@@ -367,8 +367,20 @@ def hard_link_backup(source: Path, backup: Path, *, what: str) -> bool:
         return True
 
 
-def link_into_place(backup: Path, target: Path, *, what: str) -> bool:
-    """Put `backup`'s inode at `target` (link to a temp name, replace); False if it cannot link."""
+def link_into_place(
+    backup: Path,
+    target: Path,
+    *,
+    what: str,
+    mode: int | None = None,
+    owner: tuple[int, int] | None = None,
+) -> bool:
+    """Put `backup`'s inode at `target` (link to a temp name, replace); False if it cannot link.
+
+    `mode` and `owner` (applied when running as root) are set on the temp name, before
+    it replaces the target: a kill right after the replace then leaves the file as it
+    was in every respect, and a copied backup (mode 0600) never shows in the tree.
+    """
     with writing(what):
         write_point(f"link {what}")  # a new name for an existing inode: no data blocks
         for _ in range(_TMP_ATTEMPTS):
@@ -385,6 +397,7 @@ def link_into_place(backup: Path, target: Path, *, what: str) -> bool:
         else:
             raise FileExistsError(errno.EEXIST, "could not create a fresh temporary file")
         try:
+            set_owner_and_mode(tmp, owner, mode)
             write_point(f"replace {what}")
             os.replace(tmp, target)
         except BaseException:
@@ -392,6 +405,15 @@ def link_into_place(backup: Path, target: Path, *, what: str) -> bool:
             raise
         fsync_dir(target.parent)
         return True
+
+
+def set_owner_and_mode(path: Path, owner: tuple[int, int] | None, mode: int | None) -> None:
+    """Give `path` its owner (when running as root), then its mode, in that order: the
+    kernel clears setuid and setgid on every chown, even root's to the same owner."""
+    if owner is not None and _running_as_root():
+        os.chown(path, *owner, follow_symlinks=False)
+    if mode is not None:
+        os.chmod(path, mode, follow_symlinks=False)
 
 
 def remove_file(target: Path, *, what: str, sync_dir: bool = True) -> None:

@@ -124,12 +124,7 @@ def restore_entry(settings: Settings, repo: Path, folder: Path, entry: Entry) ->
     target.parent.mkdir(parents=True, exist_ok=True)
     owner = _owner(before)
     bak = folder / str(before["backup"])
-    if durable.link_into_place(bak, target, what=entry.path):
-        with durable.writing(entry.path):
-            if before.get("mode") is not None:
-                os.chmod(target, before["mode"], follow_symlinks=False)
-            if owner is not None and _root():
-                os.chown(target, *owner, follow_symlinks=False)
+    if durable.link_into_place(bak, target, what=entry.path, mode=before.get("mode"), owner=owner):
         return
     durable.atomic_write(target, data, what=entry.path, mode=before.get("mode"), owner=owner)
 
@@ -137,10 +132,6 @@ def restore_entry(settings: Settings, repo: Path, folder: Path, entry: Entry) ->
 def _owner(before: dict[str, Any]) -> tuple[int, int] | None:
     uid, gid = before.get("uid"), before.get("gid")
     return (uid, gid) if isinstance(uid, int) and isinstance(gid, int) else None
-
-
-def _root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def remove_leftovers(repo: Path, manifest: dict[str, Any]) -> None:

@@ -1,0 +1,124 @@
+"""Findings of a randomized crash and fault harness, each pinned as a deterministic case.
+
+The harness ran sequences of patches (text, CRLF, binary, creates, deletes, renames,
+mode changes, a setuid file, symlinks beside them) through the real CLI, killed or
+failed them at random write points, tampered with the records as a crash could leave
+them, and checked after the next command that the tree (bytes and modes) is exactly
+before or after, that the exit status agrees, and that the undo stack agrees with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hello_tui.config import Settings, load_settings
+from hello_tui.patch import commit_plan, plan_patch_text, records
+
+from .conftest import write
+from .crashkit import Fault, count_points, hook, next_command, run_killed, scratch_root
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Iterator[Path]:
+    with scratch_root(tmp_path) as where:
+        yield where
+
+
+def modes(repo: Path, *names: str) -> dict[str, tuple[bytes, int]]:
+    return {n: ((repo / n).read_bytes(), stat.S_IMODE(os.lstat(repo / n).st_mode)) for n in names}
+
+
+def apply_text(settings: Settings, text: str) -> None:
+    commit_plan(plan_patch_text(text, settings), settings)
+
+
+EDIT_BOTH = (
+    "*** Begin Patch\n*** Update File: tool\n@@\n-a\n+b\n"
+    "*** Update File: other.txt\n@@\n-x\n+y\n*** End Patch\n"
+)
+
+
+def tool_repo(root: Path, name: str, mode: int, *, second_link: bool = False) -> Path:
+    repo = root / name
+    os.chmod(write(repo, "tool", "a\n"), mode)
+    write(repo, "other.txt", "x\n")
+    if second_link:  # a file with two names is backed up as a copy, never a hard link
+        os.link(repo / "tool", repo / "tool.alias")
+    return repo
+
+
+def _index(labels: list[str], label: str) -> int:
+    return labels.index(label) + 1
+
+
+@pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o6755], ids=oct)
+@pytest.mark.parametrize("second_link", [False, True], ids=["linked-backup", "copied-backup"])
+def test_a_rolled_back_patch_keeps_setuid_and_setgid(root: Path, mode: int, second_link: bool):
+    # Recovery put the backup back by hard link, then chmod, then chown: as root the
+    # chown clears setuid and setgid, so the file came back 0755 with the old bytes.
+    probe = tool_repo(root, "probe", mode, second_link=second_link)
+    labels = count_points(lambda: apply_text(load_settings(probe, environ={}), EDIT_BOTH))
+    kill_at = _index(labels, "replace other.txt")  # tool is written, the commit point not yet
+    repo = tool_repo(root, "repo", mode, second_link=second_link)
+    settings = load_settings(repo, environ={})
+    assert run_killed(lambda: apply_text(settings, EDIT_BOTH), kill_at).killed
+    ran = next_command("apply", "--repo", str(repo), "--dry-run", "-", stdin=EDIT_BOTH)
+    assert ran.code == 0 and "rolled back the interrupted patch" in ran.err, ran.err
+    assert modes(repo, "tool", "other.txt") == {
+        "tool": (b"a\n", mode),
+        "other.txt": (b"x\n", 0o644),
+    }
+
+
+def test_a_kill_right_after_the_rollback_puts_a_file_back_leaves_its_mode(root: Path):
+    # A copied backup is kept with mode 0600. Putting it back linked it into place, then
+    # set the mode: killed in between, the file held its old bytes with mode 0600, which
+    # the next recovery took for "as before" and left so.
+    probe = tool_repo(root, "probe", 0o755, second_link=True)
+    labels = count_points(lambda: apply_text(load_settings(probe, environ={}), EDIT_BOTH))
+    repo = tool_repo(root, "repo", 0o755, second_link=True)
+    settings = load_settings(repo, environ={})
+    assert run_killed(lambda: apply_text(settings, EDIT_BOTH), _index(labels, "replace other.txt"))
+    target = os.fspath(repo / "tool")
+    real_chmod, real_chown = os.chmod, os.chown
+
+    def killed_on_the_target(real):
+        def call(path, *args, **kwargs):
+            if os.fspath(path) == target:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(path, *args, **kwargs)
+
+        return call
+
+    def recover_killed() -> None:
+        os.chmod, os.chown = killed_on_the_target(real_chmod), killed_on_the_target(real_chown)
+        next_command("apply", "--repo", str(repo), "--dry-run", "-", stdin=EDIT_BOTH)
+
+    run_killed(recover_killed, None)
+    ran = next_command("apply", "--repo", str(repo), "--dry-run", "-", stdin=EDIT_BOTH)
+    assert ran.code == 0, ran.err
+    assert modes(repo, "tool", "other.txt") == {
+        "tool": (b"a\n", 0o755),
+        "other.txt": (b"x\n", 0o644),
+    }
+    assert not records.journal_path(settings).exists()
+
+
+def test_an_in_process_rollback_after_a_full_disk_keeps_setuid(root: Path):
+    repo = tool_repo(root, "repo", 0o4755)
+    probe = tool_repo(root, "probe", 0o4755)
+    labels = count_points(lambda: apply_text(load_settings(probe, environ={}), EDIT_BOTH))
+    fault = Fault(at=[x for x in labels if x != "closed"].index("replace other.txt") + 1)
+    with hook(fault):
+        ran = next_command("apply", "--repo", str(repo), "--yes", "-", stdin=EDIT_BOTH)
+    assert ran.code == 1 and "nothing was changed" in ran.err, ran.err
+    assert modes(repo, "tool", "other.txt") == {
+        "tool": (b"a\n", 0o4755),
+        "other.txt": (b"x\n", 0o644),
+    }
