@@ -17,7 +17,9 @@ A folder with `COMMITTED` whose journal is still open only needs the journal
 closed (and its manifest repaired from the journal's copy, if damaged).
 A folder without `COMMITTED` that no journal names, whose files hold what it
 wrote, was committed and then lost its marker: it blocks (undo must not skip
-it to revert an older patch), naming the files and the ways out.
+it to revert an older patch), naming the files and the ways out. So does one
+older than a committed folder, whatever its files hold: recovery runs before
+every new record, so only the newest folder can be an interrupted transaction.
 
 The report lists every interrupted transaction it resolved (`interrupted`:
 rolled back, or removed before it changed a file), with its kind when its
@@ -105,8 +107,17 @@ def recover_locked(settings: Settings, *, salvage: bool = False) -> RecoveryRepo
             _close_committed(settings, folder, journal[1], report)
         elif not folder.is_dir():
             _journal_without_folder(settings, repo, journal, report)
-    for folder in records.record_folders(settings):
+    folders = records.record_folders(settings)
+    committed = [f.name for f in folders if records.is_committed(f)]
+    for folder in folders:
         if records.is_committed(folder):
+            continue
+        if committed and folder.name < committed[-1]:
+            # Recovery runs before every new record is made, so an interrupted transaction
+            # is always the newest folder: one below a committed record was committed too,
+            # and lost its marker. Its backups may be all that is left of the files as they
+            # were (a later patch changed them since), and a later record may stand on it.
+            report.blocked.append(_marker_lost_below(settings, folder, committed[-1]))
             continue
         copy = journal[1] if journal is not None and journal[0] == folder.name else None
         _resolve_uncommitted(
@@ -256,6 +267,18 @@ def _marker_lost(settings: Settings, folder: Path, written: list[records.Entry])
         f"is lost. Nothing was changed, and undo will not revert an older patch past it. If "
         f"the patch is applied as you want, put the marker back (create {marker}); to drop "
         f"the record instead, move {label} out of the backups folder"
+    )
+
+
+def _marker_lost_below(settings: Settings, folder: Path, newer: str) -> str:
+    """A record without its commit marker that is older than a committed one."""
+    label = _label(settings, folder)
+    marker = _label(settings, folder / records.COMMITTED)
+    return (
+        f"{label} has no {records.COMMITTED} marker, yet the later record {newer} is "
+        f"committed: it was applied and its marker is lost. Nothing was changed, and undo "
+        f"will not revert past it. Put the marker back (create {marker}) to keep it in the "
+        f"history; to drop the record instead, move {label} out of the backups folder"
     )
 
 

@@ -122,3 +122,32 @@ def test_an_in_process_rollback_after_a_full_disk_keeps_setuid(root: Path):
         "tool": (b"a\n", 0o4755),
         "other.txt": (b"x\n", 0o644),
     }
+
+
+def _step_text(old: str, new: str) -> str:
+    return f"*** Begin Patch\n*** Update File: a.txt\n@@\n-{old}\n+{new}\n*** End Patch\n"
+
+
+@pytest.mark.parametrize("then", ["undo", "apply", "redo"])
+def test_an_older_record_that_lost_its_marker_is_kept_and_blocks(root: Path, then: str):
+    # Recovery took any folder without COMMITTED and without a journal, whose files do
+    # not hold what it wrote, for a transaction killed before it touched the tree, and
+    # deleted it. A folder older than a committed one cannot be that: here the later
+    # patch changed a.txt again, and the deleted folder held the only copy of "a".
+    repo = root / "repo"
+    write(repo, "a.txt", "a\n")
+    settings = load_settings(repo, environ={})
+    apply_text(settings, _step_text("a", "b"))
+    apply_text(settings, _step_text("b", "c"))
+    older = records.record_folders(settings)[0]
+    (older / records.COMMITTED).unlink()
+    argv = {"undo": ("undo",), "redo": ("redo",), "apply": ("apply", "--yes", "-")}[then]
+    ran = next_command(argv[0], "--repo", str(repo), *argv[1:], stdin=_step_text("c", "d"))
+    assert ran.code == 1, ran.err
+    assert "no COMMITTED marker" in ran.err and older.name in ran.err
+    assert (repo / "a.txt").read_bytes() == b"c\n"
+    assert older.is_dir() and (older / "a.txt.bak").read_bytes() == b"a\n"
+    (older / records.COMMITTED).write_text("put back by hand\n")  # the way out it names
+    assert next_command("undo", "--repo", str(repo)).code == 0
+    assert next_command("undo", "--repo", str(repo)).code == 0
+    assert (repo / "a.txt").read_bytes() == b"a\n"
