@@ -307,9 +307,22 @@ def run_history(args) -> int:
     settings = _settings(args, as_json)
     if settings is None:
         return EXIT_USAGE
+    # Recovered first, as before apply or undo: after a crash mid-commit the tree is a
+    # mix of two states, and a history read from the records alone would call the
+    # interrupted patch "not applied" over files that hold half of it.
+    recovered, blocked = recover_first(settings)
+    if blocked is not None:
+        _fail(as_json, "failed", blocked)
+        return EXIT_FAILED
+    _say_recovered(as_json, recovered)
     entries = history(settings)
     if as_json:
-        _emit(True, {"status": "ok", "history": [_history_json(e) for e in entries]}, "")
+        payload = {
+            "status": "ok",
+            "recovered": recovered,
+            "history": [_history_json(e) for e in entries],
+        }
+        _emit(True, payload, "")
         return EXIT_OK
     if not entries:
         print("No patch has been applied in this repository yet.")

