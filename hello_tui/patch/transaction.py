@@ -481,9 +481,19 @@ def _roll_back_now(
 
 
 def _discard_folder(settings: Settings, folder: Path) -> None:
-    """A folder no file depends on (never journaled, or rolled back): to the trash, then gone."""
+    """A folder no file depends on (never journaled, or rolled back): to the trash, then gone.
+
+    When it cannot be moved (the disk that failed the transaction refuses the rename too),
+    it is removed where it is: unlinking needs no new blocks. Left in place, the next
+    recovery would take it for a transaction interrupted by a crash, and an `undo` then
+    would call that the undo and revert nothing, after this command had said that
+    nothing was changed. Only a disk that refuses even that leaves it (and the next
+    recovery removes it).
+    """
     try:
         records.move_aside(settings, folder, records.TRASH)
         empty_trash(settings)
     except OSError:
-        pass  # left in place, uncommitted and named by no journal: the next recovery removes it
+        import shutil  # only on a failing disk
+
+        shutil.rmtree(folder, ignore_errors=True)

@@ -9,6 +9,7 @@ before or after, that the exit status agrees, and that the undo stack agrees wit
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -172,3 +173,43 @@ def test_history_after_a_kill_mid_commit_recovers_first(root: Path):
     ]
     text = next_command("history", "--repo", str(repo))
     assert text.code == 0 and text.err == ""  # nothing left to recover
+
+
+def _failing(*prefixes: str):
+    """A write hook raising EIO at every write point whose label starts with a prefix."""
+
+    def call(label: str) -> None:
+        if label.startswith(prefixes):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    return call
+
+
+@pytest.mark.parametrize(
+    "fails", ["open .helloagents/journal", "replace other.txt"], ids=["record", "tree"]
+)
+def test_undo_after_a_failed_apply_whose_folder_could_not_be_moved_undoes_the_patch_below(
+    root: Path, fails: str
+):
+    # The apply failed and said "nothing was changed"; its record folder could not be
+    # moved to the trash (the rename failed too) and was left in backups/. The next undo's
+    # recovery took it for a crash-interrupted patch and called that the undo: exit 0,
+    # "undone", and the patch below it still applied.
+    repo = root / "repo"
+    write(repo, "a.txt", "a\n")
+    write(repo, "tool", "a\n")
+    write(repo, "other.txt", "x\n")
+    settings = load_settings(repo, environ={})
+    apply_text(settings, _step_text("a", "b"))
+    with hook(_failing(fails, "rename ")):
+        ran = next_command("apply", "--repo", str(repo), "--yes", "-", stdin=EDIT_BOTH)
+    assert ran.code == 1 and "nothing was changed" in ran.err, ran.err
+    assert [f for f in records.record_folders(settings) if not records.is_committed(f)] == []
+    undo = next_command("undo", "--repo", str(repo), "--json")
+    assert undo.code == 0, undo.err
+    assert json.loads(undo.out)["by_recovery"] is False
+    assert modes(repo, "a.txt", "tool", "other.txt") == {
+        "a.txt": (b"a\n", 0o644),
+        "tool": (b"a\n", 0o644),
+        "other.txt": (b"x\n", 0o644),
+    }
