@@ -199,7 +199,7 @@ def _write_before(settings: Settings, folder: Path, entry: Entry, expect: str | 
             f"the backup of {entry.path} in {records.state_label(settings, folder)} is "
             f"damaged ({exc.why}); nothing was changed"
         ) from None
-    return Write(entry.path, data, entry.before.get("mode"), expect)
+    return Write(entry.path, data, entry.before.get("mode"), expect, records.owner_before(entry))
 
 
 def _step(settings: Settings, direction: str, force: bool) -> UndoResult:

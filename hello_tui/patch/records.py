@@ -126,6 +126,18 @@ class Entry:
         return {"path": self.path, "before": self.before, "after": self.after}
 
 
+def owner_before(entry: Entry) -> tuple[int, int] | None:
+    """The (uid, gid) the file had before the transaction, as its manifest says; None if new.
+
+    Whatever puts a file back as it was (a roll-back, an undo) gives it this owner, as it
+    gives it the mode: a file removed and written again is a new inode, and a new file
+    would otherwise take the owner of its folder.
+    """
+    before = entry.before or {}
+    uid, gid = before.get("uid"), before.get("gid")
+    return (uid, gid) if isinstance(uid, int) and isinstance(gid, int) else None
+
+
 def entries_of(manifest: dict[str, Any]) -> list[Entry]:
     return [Entry.from_json(e) for e in manifest.get("entries", [])]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from hello_tui.config import Settings
 from hello_tui.patch import durable
 from hello_tui.patch.lines import sha256
-from hello_tui.patch.records import Damaged, Entry, backup_bytes, entries_of
+from hello_tui.patch.records import Damaged, Entry, backup_bytes, entries_of, owner_before
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs every command
 if TYPE_CHECKING:
@@ -122,16 +122,11 @@ def restore_entry(settings: Settings, repo: Path, folder: Path, entry: Entry) ->
     before = entry.before
     data = backup_bytes(folder, entry)
     target.parent.mkdir(parents=True, exist_ok=True)
-    owner = _owner(before)
+    owner = owner_before(entry)
     bak = folder / str(before["backup"])
     if durable.link_into_place(bak, target, what=entry.path, mode=before.get("mode"), owner=owner):
         return
     durable.atomic_write(target, data, what=entry.path, mode=before.get("mode"), owner=owner)
-
-
-def _owner(before: dict[str, Any]) -> tuple[int, int] | None:
-    uid, gid = before.get("uid"), before.get("gid")
-    return (uid, gid) if isinstance(uid, int) and isinstance(gid, int) else None
 
 
 def remove_leftovers(repo: Path, manifest: dict[str, Any]) -> None:

@@ -80,6 +80,9 @@ class Write:
     data: bytes | None  # None: remove the file
     mode: int | None = None  # permission bits for the written file (None: keep / default)
     expect_hash: str | None = ANY  # sha256 it must have now; None: it must not exist
+    # (uid, gid) for the written file when running as root (undo: the owner it had);
+    # None: an existing file keeps its owner, a new one takes its folder's
+    owner: tuple[int, int] | None = None
 
 
 class StaleFiles(PatchError):
@@ -450,7 +453,9 @@ def _write_targets(
             continue
         dirs = [d for d in manifest["created_dirs"] if t.rel.startswith(d + "/")]
         durable.make_dirs(repo, dirs, label=lambda rel: rel)
-        owner = (t.st.st_uid, t.st.st_gid) if t.st is not None else None
+        owner = t.write.owner
+        if owner is None and t.st is not None:
+            owner = (t.st.st_uid, t.st.st_gid)
         pending.append(
             durable.FileWrite(t.path, t.write.data, what=t.rel, mode=_after_mode(t), owner=owner)
         )

@@ -213,3 +213,27 @@ def test_undo_after_a_failed_apply_whose_folder_could_not_be_moved_undoes_the_pa
         "tool": (b"a\n", 0o644),
         "other.txt": (b"x\n", 0o644),
     }
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_undo_of_a_delete_and_of_a_move_gives_the_file_back_its_owner(root: Path):
+    # Undo wrote a removed file again as a new one, which takes its folder's owner: a
+    # file of uid 1234 came back root's (a roll-back after a crash already used the
+    # owner the manifest records).
+    repo = root / "repo"
+    for name in ("gone", "mv"):
+        path = write(repo, name, f"{name}\n")
+        os.chown(path, 1234, 2345)
+        os.chmod(path, 0o4750)
+    settings = load_settings(repo, environ={})
+    apply_text(
+        settings,
+        "*** Begin Patch\n*** Delete File: gone\n*** Update File: mv\n*** Move to: moved\n"
+        "@@\n-mv\n+MV\n*** End Patch\n",
+    )
+    ran = next_command("undo", "--repo", str(repo))
+    assert ran.code == 0, ran.err
+    for name in ("gone", "mv"):
+        st = os.lstat(repo / name)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 2345, 0o4750), name
+    assert not (repo / "moved").exists()
