@@ -95,7 +95,23 @@ def recover_first(settings: Settings) -> tuple[list[str], str | None]:
     try:
         return recover(settings), None
     except PatchError as exc:
-        return [], str(exc)
+        return done_before_block(exc), str(exc)
+
+
+def done_before_block(exc: PatchError) -> list[str]:
+    """What recovery did before it stopped at a record it cannot verify.
+
+    It resolves every folder it can before it stops (an interrupted patch beside a record
+    that lost its marker is rolled back): the command fails with nothing of its own
+    done, and says what recovery changed, so that "failed" never hides a change.
+    """
+    report = getattr(exc, "report", None)  # a RecoveryBlocked (not imported: its cost)
+    return list(getattr(report, "actions", None) or [])
+
+
+def _fail_blocked(as_json: bool, message: str, recovered: list[str]) -> None:
+    _say_recovered(as_json, recovered)
+    _fail(as_json, "failed", message, recovered=recovered)
 
 
 def _say_recovered(as_json: bool, actions: list[str]) -> None:
@@ -122,7 +138,7 @@ def run_apply(args) -> int:
         return EXIT_USAGE
     recovered, blocked = recover_first(settings)
     if blocked is not None:
-        _fail(as_json, "failed", blocked)
+        _fail_blocked(as_json, blocked, recovered)
         return EXIT_FAILED
     _say_recovered(as_json, recovered)
     try:
@@ -199,7 +215,7 @@ def _run_step(args, direction: str) -> int:
         _fail(as_json, "needs_force", str(exc), changed=exc.paths)
         return EXIT_NEEDS_CONFIRMATION
     except PatchError as exc:
-        _fail(as_json, "failed", str(exc))
+        _fail_blocked(as_json, str(exc), done_before_block(exc))
         return EXIT_FAILED
     recovered = result.recovered
     _say_recovered(as_json, recovered)
@@ -312,7 +328,7 @@ def run_history(args) -> int:
     # interrupted patch "not applied" over files that hold half of it.
     recovered, blocked = recover_first(settings)
     if blocked is not None:
-        _fail(as_json, "failed", blocked)
+        _fail_blocked(as_json, blocked, recovered)
         return EXIT_FAILED
     _say_recovered(as_json, recovered)
     entries = history(settings)

@@ -237,3 +237,31 @@ def test_undo_of_a_delete_and_of_a_move_gives_the_file_back_its_owner(root: Path
         st = os.lstat(repo / name)
         assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 2345, 0o4750), name
     assert not (repo / "moved").exists()
+
+
+@pytest.mark.parametrize("then", ["apply", "undo", "history"])
+def test_a_blocked_recovery_says_what_it_rolled_back_before_it_stopped(root: Path, then: str):
+    # Recovery rolls back an interrupted patch, then stops at an older record that lost
+    # its marker. The command failed with "nothing was changed" and did not say that
+    # recovery had just put tool and other.txt back.
+    repo = tool_repo(root, "repo", 0o755)
+    write(repo, "a.txt", "a\n")
+    settings = load_settings(repo, environ={})
+    apply_text(settings, _step_text("a", "b"))
+    probe = tool_repo(root, "probe", 0o755)
+    labels = count_points(lambda: apply_text(load_settings(probe, environ={}), EDIT_BOTH))
+    assert run_killed(lambda: apply_text(settings, EDIT_BOTH), _index(labels, "replace other.txt"))
+    older = records.record_folders(settings)[0]
+    (older / records.COMMITTED).unlink()
+    argv = {"apply": ("apply", "--yes", "-"), "undo": ("undo",), "history": ("history",)}[then]
+    ran = next_command(argv[0], "--repo", str(repo), *argv[1:], stdin=_step_text("b", "c"))
+    assert ran.code == 1, ran.err
+    assert modes(repo, "tool", "other.txt", "a.txt") == {
+        "tool": (b"a\n", 0o755),
+        "other.txt": (b"x\n", 0o644),
+        "a.txt": (b"b\n", 0o644),
+    }
+    lines = ran.err.splitlines()
+    assert lines[0].startswith("recovered: rolled back the interrupted patch "), ran.err
+    assert lines[1].startswith("error: ") and "no COMMITTED marker" in lines[1]
+    assert older.is_dir()
