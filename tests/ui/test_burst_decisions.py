@@ -1,0 +1,146 @@
+"""Bursts never answer the decision screens that take typing, nor the ones with a field.
+
+The modals with letters for answers are covered by `test_arming_bursts`; these
+are the screens where a text field takes the typing and Enter decides: the
+reject reason (Enter rejects the patch). Keys come as the terminal delivers
+them: a chunk of one read (every key with one stamp), keys 5 ms apart, a
+bracketed paste followed by Enter in the same rush. Enter decides
+only pressed on its own; the rest of a burst lands in the prompt, whole. The
+clock is a `ManualClock`: the test says when time passes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual import on
+from textual.app import App, ComposeResult
+from textual.widgets import Input
+
+from hello_tui.core.approval import PatchDecision
+from hello_tui.screens.arming import SETTLE_SECONDS
+from hello_tui.screens.decision import DecisionModal, TypeAhead
+from hello_tui.screens.reject import RejectReasonScreen
+from hello_tui.screens.review import PatchReviewScreen
+from hello_tui.widgets.prompt_input import PromptInput
+from tests.ui.arming_keys import ManualClock, deliver, keys, paste, settled
+from tests.ui.engine_double import wait_until
+from tests.ui.review_fixtures import stats_plan
+
+pytestmark = pytest.mark.real_arming  # the arming rule's own times
+
+PAUSE = 0.6  # longer than a modal's arming time
+
+
+class PromptHost(App[None]):
+    """A prompt under the modals; what they refuse lands in it."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__()
+        self.arming_clock = clock
+        self.answers: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield PromptInput(id="prompt")
+
+    def on_mount(self) -> None:
+        self.prompt.focus()
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @on(TypeAhead)
+    def _type_ahead(self, message: TypeAhead) -> None:
+        self.prompt.take_type_ahead(message.key, message.character, message.pasted)
+
+    async def show(self, pilot: Any, modal: DecisionModal[Any]) -> None:
+        self.push_screen(modal, self.answers.append)
+        await wait_until(pilot, lambda: self.screen is modal and modal.is_mounted)
+        await settled(pilot)
+
+
+async def _typed(pilot: Any, delivered: list[Any]) -> None:
+    """Hand events to the app as its driver does and let every queue empty (the keys, the
+    messages they post, the prompt's type-ahead). Unlike `deliver` it does not count what
+    the modal saw: a field's keys may never reach the modal on their way."""
+    for event in delivered:
+        pilot.app.post_message(event)
+    await settled(pilot, rounds=6)
+
+
+async def _alone(pilot: Any, clock: ManualClock, key: str) -> None:
+    """Quiet, one key, quiet: a press meant for the screen."""
+    await clock.advance(PAUSE)
+    await deliver(pilot, keys(key, clock.now()))
+    await clock.advance(SETTLE_SECONDS + 0.05)
+    await settled(pilot)
+
+
+async def _reason_screen(pilot: Any, app: PromptHost, clock: ManualClock) -> RejectReasonScreen:
+    """The review, `r` pressed alone, and the reason dialog armed."""
+    await app.show(pilot, PatchReviewScreen(stats_plan()))
+    await _alone(pilot, clock, "r")
+    await wait_until(pilot, lambda: isinstance(app.screen, RejectReasonScreen))
+    await settled(pilot)
+    screen = app.screen
+    assert isinstance(screen, RejectReasonScreen)
+    await clock.advance(PAUSE)
+    await settled(pilot)
+    assert screen.armed
+    return screen
+
+
+def _reason(screen: RejectReasonScreen) -> str:
+    return screen.query_one("#reject-reason", Input).value
+
+
+async def test_a_reason_with_its_enter_in_one_burst_does_not_reject():
+    """`use a guard⏎and more` read at once: the Enter was typed in a rush with the words
+    around it; the patch is not rejected, and what followed it does not join the reason."""
+    clock = ManualClock()
+    app = PromptHost(clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _reason_screen(pilot, app, clock)
+        await _typed(pilot, keys("use a guard\rand more", clock.now()))
+        await clock.advance(PAUSE)
+        assert app.answers == [] and app.screen is screen
+        assert _reason(screen) == "use a guard"
+        assert app.prompt.text == "and more"
+        await _alone(pilot, clock, "\r")
+        assert app.answers == [PatchDecision(accepted=False, reason="use a guard")]
+
+
+async def test_keys_right_behind_the_enter_make_it_typing():
+    """The reason typed, then Enter and a letter 5 ms apart (two reads): not an answer."""
+    clock = ManualClock()
+    app = PromptHost(clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _reason_screen(pilot, app, clock)
+        await _typed(pilot, keys("no", clock.now()))
+        await clock.advance(PAUSE)
+        await _typed(pilot, keys("\r", clock.now()))
+        await clock.advance(0.005)
+        await _typed(pilot, keys("w", clock.now()))
+        await clock.advance(PAUSE)
+        assert app.answers == [] and app.screen is screen
+        assert _reason(screen) == "no" and app.prompt.text == "w"
+        await _alone(pilot, clock, "\r")
+        assert app.answers == [PatchDecision(accepted=False, reason="no")]
+
+
+async def test_a_pasted_reason_and_its_enter_in_one_rush_do_not_reject():
+    """A bracketed paste into the field with an Enter in the same read: the paste is the
+    field's, the Enter is not an answer."""
+    clock = ManualClock()
+    app = PromptHost(clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _reason_screen(pilot, app, clock)
+        await _typed(pilot, [paste("keep the old name", clock.now())])
+        await _typed(pilot, keys("\r", clock.now()))
+        await clock.advance(PAUSE)
+        assert app.answers == [] and app.screen is screen
+        assert _reason(screen) == "keep the old name"
+        await _alone(pilot, clock, "\r")
+        assert app.answers == [PatchDecision(accepted=False, reason="keep the old name")]
