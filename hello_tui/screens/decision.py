@@ -138,6 +138,9 @@ class DecisionModal(ModalScreen[ResultType]):
     # answers only alone.
     takes_typing: ClassVar[bool] = False
     ready_text = "Ready: choose with the keys shown."
+    # Whether the app calls the user back (a desktop notification) when it opens unseen:
+    # not for a dialog only the user's own command opens.
+    calls_back: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -376,6 +376,7 @@ async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_sa
             app.screen.query_one("#setup-intro").source + app.screen.query_one("#setup-text").source
         )
         assert "DEEPSEEK_API_KEY" in text and "config.toml" in text and "hello-tui demo" in text
+        await armed(pilot)  # a decision modal: keys count once it has armed
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         await _send(pilot, app, "fix the bug")
@@ -384,9 +385,11 @@ async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_sa
         assert isinstance(app.screen, SetupHelpScreen)  # the dialog comes back
         assert "nothing was sent" in _chat(app)
         assert app.prompt.text == "fix the bug"  # the words are kept
+        await armed(pilot)
         await pilot.press("escape")
         await _send(pilot, app, "/setup")
         assert isinstance(app.screen, SetupHelpScreen)
+        await armed(pilot)
         await pilot.press(*"sk-test-1234567890")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.engine is not None and app.settings.api_key, 15)

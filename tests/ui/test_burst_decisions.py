@@ -2,7 +2,8 @@
 
 The modals with letters for answers are covered by `test_arming_bursts`; these
 are the screens where a text field takes the typing and Enter decides: the
-reject reason (Enter rejects the patch). Keys come as the terminal delivers
+reject reason (Enter rejects the patch) and the setup dialog (Enter writes the
+key to the user config, over the one saved). Keys come as the terminal delivers
 them: a chunk of one read (every key with one stamp), keys 5 ms apart, a
 bracketed paste followed by Enter in the same rush. Enter decides
 only pressed on its own; the rest of a burst lands in the prompt, whole. The
@@ -144,3 +145,58 @@ async def test_a_pasted_reason_and_its_enter_in_one_rush_do_not_reject():
         assert _reason(screen) == "keep the old name"
         await _alone(pilot, clock, "\r")
         assert app.answers == [PatchDecision(accepted=False, reason="keep the old name")]
+
+
+# ---- the setup dialog: Enter writes the key to the user config ----------------------
+
+
+async def _setup(pilot: Any) -> Any:
+    from hello_tui.screens.setup_help import SetupHelpScreen
+
+    app = pilot.app
+    await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen), timeout=15)
+    await settled(pilot)
+    return app.screen
+
+
+def _saved_keys() -> dict[str, Any]:
+    from hello_tui.userconfig import config_path, load
+
+    path = config_path()
+    return dict(load(path).get("keys", {})) if path.exists() else {}
+
+
+async def test_a_key_typed_ahead_as_setup_opens_is_not_saved(tmp_path):
+    """`/setup⏎` and the rest of the line typed on: those keys were typed before the
+    dialog was there to see; they go to the prompt, and their Enter saves nothing."""
+    from tests.ui.engine_double import fake_settings, make_app
+
+    app = make_app(fake_settings(tmp_path, configured=False))
+    clock = app.arming_clock = ManualClock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _setup(pilot)
+        await _typed(pilot, keys("sk-typedahead\r", clock.now()))
+        await clock.advance(PAUSE)
+        assert _saved_keys() == {} and app.screen is screen
+        assert screen.query_one("#setup-key", Input).value == ""
+        assert app.prompt.text == "sk-typedahead"
+
+
+async def test_a_pasted_key_line_and_its_enter_do_not_save_it_in_a_rush(tmp_path):
+    """Armed: a key typed (or pasted without brackets) with its newline in one read, and
+    more behind it, saves nothing; the same key with Enter pressed alone does."""
+    from tests.ui.engine_double import fake_settings, make_app
+
+    app = make_app(fake_settings(tmp_path, configured=False))
+    clock = app.arming_clock = ManualClock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _setup(pilot)
+        await clock.advance(PAUSE)  # it arms
+        await _typed(pilot, keys("sk-burst-1234\rwhat now", clock.now()))
+        await clock.advance(PAUSE)
+        assert _saved_keys() == {} and app.screen is screen
+        assert screen.query_one("#setup-key", Input).value == "sk-burst-1234"
+        assert app.prompt.text == "what now"
+        await _alone(pilot, clock, "\r")
+        await wait_until(pilot, lambda: _saved_keys() != {}, timeout=15)
+        assert _saved_keys() == {"openai": "sk-burst-1234"}
