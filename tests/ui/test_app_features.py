@@ -126,6 +126,7 @@ async def test_model_picker_lists_the_endpoint_and_recent_models(tmp_path, scrip
         await _ready(pilot, app)
         await _send(pilot, app, "/model")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         await wait_until(pilot, lambda: any(i.value == "big-model" for i in picker.items))
         groups = {i.value: i.group for i in picker.items}
@@ -151,6 +152,7 @@ async def test_picking_another_providers_model_explains_instead_of_switching(
         await _ready(pilot, app)
         await _send(pilot, app, "/model")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         await wait_until(pilot, lambda: any(i.value == "deepseek-chat" for i in picker.items))
         await pilot.press(*"deepseek-chat", "enter")
@@ -175,6 +177,7 @@ async def test_session_picker_filters_marks_the_current_and_resumes(tmp_path, sc
         await wait_until(pilot, lambda: not app.turn_running, timeout=15)
         await _send(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         titles = [(i.label, i.current) for i in picker.shown]
         assert titles == [("fix the tests", True), ("explain the parser", False)]
@@ -200,10 +203,12 @@ async def test_session_picker_arrows_and_escape(tmp_path, scripted_server):
         await wait_until(pilot, lambda: not app.turn_running, timeout=15)
         await _send(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         await pilot.press("escape")
         assert not isinstance(app.screen, PickerScreen) and app.engine.session_id != first
         await _send(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         await pilot.press("down", "enter")
         await wait_until(pilot, lambda: app.engine.session_id == first)
 

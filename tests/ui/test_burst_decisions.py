@@ -200,3 +200,50 @@ async def test_a_pasted_key_line_and_its_enter_do_not_save_it_in_a_rush(tmp_path
         await _alone(pilot, clock, "\r")
         await wait_until(pilot, lambda: _saved_keys() != {}, timeout=15)
         assert _saved_keys() == {"openai": "sk-burst-1234"}
+
+
+# ---- the pickers: Enter resumes another session, or switches the model ---------------
+
+SESSIONS = [
+    ("20260301-101500-a1b2c3", "fix the failing test in stats.py", True),
+    ("20260228-170200-d4e5f6", "explain how the parser handles quoted paths", False),
+    ("20260227-090000-0a0b0c", "add a --json flag to the history command", False),
+]
+
+
+def _picker() -> Any:
+    from hello_tui.screens.picker import PickerScreen, PickItem
+
+    items = [PickItem(value, label, current=current) for value, label, current in SESSIONS]
+    return PickerScreen("Resume a session", items)
+
+
+async def test_a_line_typed_on_after_resume_does_not_pick_a_session():
+    """`/resume⏎parser⏎` typed in one go: the picker was not there to see `parser⏎`;
+    those keys go to the prompt and no session is resumed."""
+    clock = ManualClock()
+    app = PromptHost(clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        picker = _picker()
+        await app.show(pilot, picker)
+        await _typed(pilot, keys("parser\r", clock.now()))
+        await clock.advance(PAUSE)
+        assert app.answers == [] and app.screen is picker
+        assert picker.filter_text == "" and app.prompt.text == "parser"
+
+
+async def test_a_filter_and_its_enter_in_one_burst_do_not_pick():
+    """Armed: `json⏎` read at once filters, but its Enter is no choice; Enter alone is."""
+    clock = ManualClock()
+    app = PromptHost(clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        picker = _picker()
+        await app.show(pilot, picker)
+        await clock.advance(PAUSE)  # it arms
+        await _typed(pilot, keys("json\r", clock.now()))
+        await clock.advance(PAUSE)
+        assert app.answers == [] and app.screen is picker
+        assert picker.filter_text == "json"
+        await _alone(pilot, clock, "\r")
+        assert app.answers == ["20260227-090000-0a0b0c"]
+
