@@ -247,3 +247,35 @@ async def test_a_filter_and_its_enter_in_one_burst_do_not_pick():
         await _alone(pilot, clock, "\r")
         assert app.answers == ["20260227-090000-0a0b0c"]
 
+
+# ---- the rule on its own ----------------------------------------------------------
+
+
+def test_a_fields_enter_answers_only_apart_from_the_typing_around_it():
+    """With a text field (takes_typing): its letters pass; an Enter read with them, or one
+    followed by a key 5 ms later, is typing; an Enter alone after quiet answers."""
+    from hello_tui.screens.arming import ArmingGate, KeyPress
+
+    def watch(gate: ArmingGate, start: float, seconds: float) -> tuple[float, list[Any]]:
+        now, released = start, []
+        while now < start + seconds - 1e-9:
+            now += 0.05
+            released += gate.tick(now).release
+        return now, released
+
+    def enter(at: float) -> KeyPress:
+        return KeyPress("enter", None, at)
+
+    gate = ArmingGate(0.0, takes_typing=True)
+    now, _ = watch(gate, 0.0, PAUSE)
+    assert all(gate.key(KeyPress(c, c, now), now).passes for c in "no")
+    rushed = gate.key(enter(now), now)  # the same read as "no"
+    assert not rushed.passes and rushed.type_ahead and not gate.armed
+    now, _ = watch(gate, now, PAUSE)
+    assert not gate.key(enter(now), now).passes  # held: nothing decided yet
+    followed = gate.key(KeyPress("w", "w", now + 0.005), now + 0.005)
+    assert [p.key for p in followed.type_ahead] == ["enter", "w"] and not gate.armed
+    now, _ = watch(gate, now, PAUSE)
+    assert not gate.key(enter(now), now).passes
+    now, released = watch(gate, now, SETTLE_SECONDS + 0.05)
+    assert [p.key for p in released] == ["enter"]
