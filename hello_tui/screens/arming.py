@@ -30,8 +30,12 @@ their own. The rule asks for *watched quiet* on both sides of a key:
 * Keys that do not type (arrows, tab, page keys, escape) act at once, or, when
   they come behind a held key, in their turn after it.
 
-A modal that `takes_typing` (a text field, once armed) lets typing keys
-through: only arming protects it.
+A modal that `takes_typing` (a text field, once armed) lets the keys that
+type into the field through; its answer key, Enter, still answers only alone:
+it is held as above, and it is typing when it comes in the same rush as the
+field's last key (within `burst_seconds` of it, by stamp or by when it was
+handled: a paste of a line and its newline, a chunk read at once). So a
+burst never submits the field, and what follows its Enter never lands in it.
 """
 
 from __future__ import annotations
@@ -42,9 +46,13 @@ from enum import Enum
 ARMING_SECONDS = 0.4
 SETTLE_SECONDS = 0.3
 STALL_SECONDS = 0.15
+# Keys closer than this were not pressed one at a time: a paste, a chunk of one read.
+BURST_SECONDS = 0.05
 
 # Keys that type without a printable character of their own.
 TYPING_KEYS = frozenset({"enter", "backspace"})
+# The key that answers a modal that takes typing; its other typing keys are the field's.
+FIELD_ANSWER_KEYS = frozenset({"enter"})
 
 
 @dataclass(frozen=True)
@@ -89,17 +97,20 @@ class ArmingGate:
         arming_seconds: float = ARMING_SECONDS,
         settle_seconds: float = SETTLE_SECONDS,
         stall_seconds: float = STALL_SECONDS,
+        burst_seconds: float = BURST_SECONDS,
         takes_typing: bool = False,
     ) -> None:
         self.arming_seconds = arming_seconds
         self.settle_seconds = settle_seconds
         self.stall_seconds = stall_seconds
+        self.burst_seconds = burst_seconds
         self.takes_typing = takes_typing
         self.phase = Phase.ARMING
         self.armed_at = float("inf")
         self.held: list[KeyPress] = []
         self.typed = False  # disarmed by typing (not just opened): the arming line says so
         self.keys_seen = 0
+        self._field_typed: tuple[float, float] | None = None  # (stamp, now) of its last key
         self._quiet_since = now
         self._last_tick = now
 
@@ -135,8 +146,15 @@ class ArmingGate:
         if press.stamp < self.armed_at:
             # Read while the modal was still arming, handled only now.
             return self._disarm(now, (press,))
-        if not press.types or self.takes_typing:
+        if not press.types:
             return Verdict(passes=True)
+        if self.takes_typing:
+            if press.key not in FIELD_ANSWER_KEYS:
+                self.field_took(press.stamp, now)
+                return Verdict(passes=True)
+            if self._right_after_typing(press, now):
+                # In one rush with the text before it: a pasted line's newline, not an answer.
+                return self._disarm(now, (press,))
         self.phase = Phase.HOLDING
         self.held = [press]
         self._quiet_since = now
@@ -147,6 +165,15 @@ class ArmingGate:
         """A bracketed paste arrived: never an answer; whatever was held was typing too."""
         self.keys_seen += 1
         return self._disarm(now, tuple(self.held))
+
+    def field_took(self, stamp: float, now: float) -> None:
+        """The text field took a key (read at `stamp`): an Enter in the same rush is typing."""
+        self._field_typed = (stamp, now)
+
+    def field_pasted(self, stamp: float, now: float) -> None:
+        """The text field took a bracketed paste: an Enter in the same rush is typing."""
+        self.keys_seen += 1
+        self.field_took(stamp, now)
 
     def answered_nothing(self, now: float) -> None:
         """A released typing key had no use in the modal: the user is typing."""
@@ -169,6 +196,12 @@ class ArmingGate:
         return Verdict()
 
     # ---- state -----------------------------------------------------------------
+
+    def _right_after_typing(self, press: KeyPress, now: float) -> bool:
+        if self._field_typed is None:
+            return False
+        stamp, seen = self._field_typed
+        return press.stamp - stamp < self.burst_seconds or now - seen < self.burst_seconds
 
     def _restart(self, now: float) -> None:
         self._quiet_since = now

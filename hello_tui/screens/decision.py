@@ -10,6 +10,11 @@ armed, a typing key answers only when no other follows it within
 `settle_seconds`. Everything else that was typed is handed back to the app as
 `TypeAhead` messages, in order, so it ends up in the prompt, whole.
 
+A text field of a modal that takes typing is a `FieldInput`: the rule judges
+its keys before the field takes them, so an Enter in the same rush as them (a
+pasted line, a burst) does not submit it, and keys right behind a held Enter
+go to the prompt, not into the field.
+
 While disarmed the modal swallows every key (nothing reaches its buttons or
 bindings) and disables its buttons (no stray click either). A held key is
 swallowed too and, once it stood alone, takes effect through the modal's
@@ -34,6 +39,7 @@ from textual.widgets import Button, Input, Static
 
 from hello_tui.screens.arming import (
     ARMING_SECONDS,
+    BURST_SECONDS,
     SETTLE_SECONDS,
     ArmingGate,
     KeyPress,
@@ -97,6 +103,29 @@ class ArmingLine(Static):
     """
 
 
+class FieldInput(Input):
+    """A text field of a decision modal that takes typing: the modal's rule judges each key
+    here, before the field takes it, in the order the field gets them (judged only on
+    reaching the modal, the keys queued behind an Enter would be typed in first)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Input's own handler runs after this one unless the rule stops the key.
+        modal = self.screen
+        if isinstance(modal, DecisionModal):
+            await modal.judge_key(event)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        modal = self.screen
+        if not isinstance(modal, DecisionModal):
+            return
+        if modal.holding:
+            # Behind a held Enter: not the field's; it bubbles to the modal, which makes it
+            # typing (and Input's handler does not take it).
+            event.prevent_default()
+            return
+        modal.gate.field_pasted(event.time, modal.clock.now())
+
+
 class DecisionModal(ModalScreen[ResultType]):
     """A modal whose keys count only when deliberate; subclasses say what arming enables."""
 
@@ -104,9 +133,14 @@ class DecisionModal(ModalScreen[ResultType]):
     AUTO_FOCUS: ClassVar[str | None] = ""
     arming_seconds: ClassVar[float] = ARMING_SECONDS
     settle_seconds: ClassVar[float] = SETTLE_SECONDS
-    # A text field (the reject reason) takes typing once armed: only arming guards it.
+    burst_seconds: ClassVar[float] = BURST_SECONDS
+    # A text field (a FieldInput: the reject reason) takes typing once armed; its Enter
+    # answers only alone.
     takes_typing: ClassVar[bool] = False
     ready_text = "Ready: choose with the keys shown."
+    # Whether the app calls the user back (a desktop notification) when it opens unseen:
+    # not for a dialog only the user's own command opens.
+    calls_back: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -123,6 +157,7 @@ class DecisionModal(ModalScreen[ResultType]):
         self._ticker: Ticker | None = None
         self._shown = ""
         self._shown_armed = False
+        self._judged: events.Key | None = None
 
     @property
     def clock(self) -> ArmingClock:
@@ -138,6 +173,7 @@ class DecisionModal(ModalScreen[ResultType]):
                 self.clock.now(),
                 arming_seconds=self.arming_seconds,
                 settle_seconds=self.settle_seconds,
+                burst_seconds=self.burst_seconds,
                 takes_typing=self.takes_typing,
             )
         return self._gate
@@ -190,14 +226,22 @@ class DecisionModal(ModalScreen[ResultType]):
 
     @on(events.Key)
     async def _guard_key(self, event: events.Key) -> None:
+        if event is not self._judged:  # a key a FieldInput had judged bubbles on to here
+            await self.judge_key(event)
+
+    async def judge_key(self, event: events.Key) -> bool:
+        """Whether the key goes on (to the bindings, or into the field); if not, it is
+        stopped and goes where the rule says."""
+        self._judged = event
         press = KeyPress(event.key, event.character, event.time)
         verdict = self.gate.key(press, self.clock.now())
         if verdict.passes:
-            return
+            return True
         # Typed for something else, or waiting to be seen alone: not for the bindings now.
         event.stop()
         event.prevent_default()
         await self._follow(verdict)
+        return False
 
     @on(events.Paste)
     async def _guard_paste(self, event: events.Paste) -> None:

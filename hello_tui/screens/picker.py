@@ -5,6 +5,11 @@ move, Enter chooses, Esc closes. The screen dismisses with the chosen item's
 value, or None. Items can be added while it is open (the model picker fills in
 the endpoint's list when it arrives).
 
+Choosing switches the session or the model, so a picker is a DecisionModal:
+keys typed while it opens (the rest of a line typed on after `/resume`) go to
+the prompt, and Enter chooses only pressed on its own, not at the end of a
+burst. Once it has armed, typing filters at once.
+
 Items with a group are listed under the group's heading; a detail every item of
 a group shares ("another provider's: needs its own endpoint") is said once, in
 the heading, instead of on each row.
@@ -19,10 +24,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hello_tui.screens.decision import DecisionModal, FieldInput
 from hello_tui.widgets.footer import SteadyFooter
 
 # The model picker's one group for every other provider's model (its detail names the
@@ -44,7 +49,11 @@ def matches(item: PickItem, query: str) -> bool:
     return all(word in haystack for word in query.lower().split())
 
 
-class PickerScreen(ModalScreen[str | None]):
+class PickerScreen(DecisionModal[str | None]):
+    takes_typing = True
+    calls_back = False  # opened by the user's own command
+    ready_text = "Ready: type to filter · Enter (on its own) chooses · escape closes"
+
     BINDINGS = [
         Binding("escape", "close", "Close", id="picker.close", tooltip="Close without choosing"),
         Binding("enter", "choose", "Choose", id="picker.choose", tooltip="Use the highlighted one"),
@@ -63,6 +72,7 @@ class PickerScreen(ModalScreen[str | None]):
     PickerScreen #picker-filter { margin: 0 0 1 0; }
     PickerScreen #picker-list { height: 1fr; border: none; }
     PickerScreen #picker-empty { color: $text-muted; }
+    PickerScreen #arming { height: 1; }
     """
 
     def __init__(
@@ -80,13 +90,16 @@ class PickerScreen(ModalScreen[str | None]):
         box = Vertical(id="picker-box")
         box.border_title = self.title_text
         with box:
-            yield Input(placeholder=self.placeholder, id="picker-filter")
+            yield FieldInput(placeholder=self.placeholder, id="picker-filter")
             yield OptionList(id="picker-list")
             yield Static("", id="picker-empty")
+            yield self.arming_line()
         yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._refill()
+
+    def on_armed(self) -> None:
         for field in self.query("#picker-filter").results(Input):
             field.focus()
 
@@ -107,11 +120,13 @@ class PickerScreen(ModalScreen[str | None]):
 
     @on(Input.Submitted, "#picker-filter")
     def _filter_submitted(self) -> None:
-        self.action_choose()
+        if self.armed:
+            self.action_choose()
 
     @on(OptionList.OptionSelected, "#picker-list")
     def _option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        if self.armed:
+            self.dismiss(event.option.id)
 
     def _refill(self) -> None:
         found = self.query("#picker-list").results(OptionList)

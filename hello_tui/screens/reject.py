@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from hello_tui.screens.confirm import ConfirmScreen
-from hello_tui.screens.decision import DecisionModal
+from hello_tui.screens.decision import DecisionModal, FieldInput
 
 
 def confirm_reject_screen() -> ConfirmScreen:
@@ -31,7 +31,8 @@ def confirm_reject_screen() -> ConfirmScreen:
 class RejectReasonScreen(DecisionModal["str | None"]):
     """Dismisses with the reason (possibly empty) to reject, or None to go back to the review.
 
-    A text field: keys typed while it arms go to the prompt; once armed, typing is its point.
+    A text field: keys typed while it arms go to the prompt; once armed, typing is its point,
+    and Enter rejects only pressed on its own (a burst or a pasted line's newline does not).
     """
 
     takes_typing = True
@@ -54,7 +55,7 @@ class RejectReasonScreen(DecisionModal["str | None"]):
     def compose(self) -> ComposeResult:
         with Vertical(id="reject-dialog"):
             yield Static("Reject the patch: why? (optional)", id="reject-title")
-            yield Input(placeholder="what the agent should do instead…", id="reject-reason")
+            yield FieldInput(placeholder="what the agent should do instead…", id="reject-reason")
             yield self.arming_line()
 
     def on_armed(self) -> None:

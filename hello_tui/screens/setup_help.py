@@ -11,6 +11,11 @@ the environment, `.env`, flags, the user config file and `doctor`.
 The screen dismisses with a `KeyChoice` or a `LocalServerChoice` (`save_choice`
 writes it to the user config and gives the settings to restart the engine with)
 or None.
+
+Saving writes over the key saved for that provider, so the dialog is a
+DecisionModal: keys typed while it opens (the rest of a line typed after
+`/setup`) go to the prompt, not into the key field, and Enter saves only
+pressed on its own, not as the end of a burst or a pasted line.
 """
 
 from __future__ import annotations
@@ -20,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Markdown, Select, Static
 
 from hello_tui.config import PROVIDER_BY_NAME, PROVIDERS, Settings, is_local_url
+from hello_tui.screens.decision import DecisionModal, FieldInput
 from hello_tui.userconfig import save_key, save_local_server
 from hello_tui.widgets.footer import SteadyFooter
 
@@ -173,7 +178,11 @@ def save_choice(settings: Settings, choice: SetupChoice, path: Path) -> tuple[Se
     return updated, f"Key for {provider.name} saved in `{path}`; restarting the agent…"
 
 
-class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
+class SetupHelpScreen(DecisionModal["SetupChoice | None"]):
+    takes_typing = True
+    calls_back = False  # opened by the user (/setup) or at start: nothing waits unseen
+    ready_text = "Ready: type or paste, then Enter (on its own) saves · escape continues"
+
     BINDINGS = [
         Binding("escape", "dismiss", "Continue", id="setup.close", tooltip="Close this page"),
         Binding("ctrl+q", "app.quit", "Quit", id="setup.quit", tooltip="Leave hello-tui"),
@@ -195,6 +204,7 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
     SetupHelpScreen #setup-local-key { width: 1fr; }
     SetupHelpScreen #setup-probe { height: auto; color: $text-muted; padding: 0 1; }
     SetupHelpScreen #setup-error { color: $error; height: auto; padding: 0 1; }
+    SetupHelpScreen #arming { padding: 0 1; }
     SetupHelpScreen #setup-scroll { height: 1fr; border-top: hkey $panel; }
     """
 
@@ -206,6 +216,7 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
         self.config_file = config_file or "~/.config/hello-tui/config.toml"
         self.probe = probe or _default_probe
         self.servers: list[LocalServer] = []
+        self._field: Input | None = None  # the field last focused: focused again once armed
 
     def compose(self) -> ComposeResult:
         box = Vertical(id="setup-box")
@@ -224,17 +235,18 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
                     allow_blank=False,
                     id="setup-provider",
                 )
-                yield Input(placeholder="paste the API key", password=True, id="setup-key")
+                yield FieldInput(placeholder="paste the API key", password=True, id="setup-key")
                 yield Button("Save", variant="primary", id="setup-save")
             with Horizontal(id="setup-local"):
-                yield Input(placeholder="model (as the server names it)", id="setup-model")
-                yield Input(
+                yield FieldInput(placeholder="model (as the server names it)", id="setup-model")
+                yield FieldInput(
                     placeholder="key, only if the server or proxy needs one",
                     password=True,
                     id="setup-local-key",
                 )
             yield Static("", id="setup-probe", markup=False)
             yield Static("", id="setup-error", markup=False)
+            yield self.arming_line()
             with VerticalScroll(id="setup-scroll"):
                 text = SETUP_TEXT.replace("{config}", self.config_file).replace(
                     "{providers}", providers_table()
@@ -242,8 +254,15 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
                 yield Markdown(text, id="setup-text")
         yield SteadyFooter()
 
-    def on_mount(self) -> None:
-        self.query_one("#setup-key", Input).focus(scroll_visible=False)
+    def on_armed(self) -> None:
+        field = self._field if self.local else None  # the other fields show for local only
+        if field is None or not field.is_mounted:
+            field = self.query_one("#setup-key", Input)
+        field.focus(scroll_visible=False)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, Input):
+            self._field = event.widget
 
     @property
     def local(self) -> bool:
@@ -293,6 +312,8 @@ class SetupHelpScreen(ModalScreen["SetupChoice | None"]):
     @on(Input.Submitted, "#setup-model")
     @on(Input.Submitted, "#setup-local-key")
     def _save(self) -> None:
+        if not self.armed:
+            return
         error = self.query_one("#setup-error", Static)
         value = self.query_one("#setup-key", Input).value.strip()
         if self.local:

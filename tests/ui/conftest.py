@@ -21,7 +21,8 @@ from textual.pilot import Pilot
 from hello_tui.screens.decision import SYSTEM_CLOCK, DecisionModal
 from tests.ui.engine_double import wait_until
 
-QUICK_ARMING = {"arming_seconds": 0.12, "settle_seconds": 0.1}  # real: 0.4 s and 0.3 s
+# real: 0.4 s, 0.3 s and 0.05 s
+QUICK_ARMING = {"arming_seconds": 0.12, "settle_seconds": 0.1, "burst_seconds": 0.01}
 
 
 @pytest.fixture(autouse=True)

@@ -126,6 +126,7 @@ async def test_model_picker_lists_the_endpoint_and_recent_models(tmp_path, scrip
         await _ready(pilot, app)
         await _send(pilot, app, "/model")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         await wait_until(pilot, lambda: any(i.value == "big-model" for i in picker.items))
         groups = {i.value: i.group for i in picker.items}
@@ -151,6 +152,7 @@ async def test_picking_another_providers_model_explains_instead_of_switching(
         await _ready(pilot, app)
         await _send(pilot, app, "/model")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         await wait_until(pilot, lambda: any(i.value == "deepseek-chat" for i in picker.items))
         await pilot.press(*"deepseek-chat", "enter")
@@ -175,6 +177,7 @@ async def test_session_picker_filters_marks_the_current_and_resumes(tmp_path, sc
         await wait_until(pilot, lambda: not app.turn_running, timeout=15)
         await _send(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         titles = [(i.label, i.current) for i in picker.shown]
         assert titles == [("fix the tests", True), ("explain the parser", False)]
@@ -200,10 +203,12 @@ async def test_session_picker_arrows_and_escape(tmp_path, scripted_server):
         await wait_until(pilot, lambda: not app.turn_running, timeout=15)
         await _send(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         await pilot.press("escape")
         assert not isinstance(app.screen, PickerScreen) and app.engine.session_id != first
         await _send(pilot, app, "/resume")
         await wait_until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await armed(pilot)  # a picker takes keys once it has armed
         await pilot.press("down", "enter")
         await wait_until(pilot, lambda: app.engine.session_id == first)
 
@@ -376,6 +381,7 @@ async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_sa
             app.screen.query_one("#setup-intro").source + app.screen.query_one("#setup-text").source
         )
         assert "DEEPSEEK_API_KEY" in text and "config.toml" in text and "hello-tui demo" in text
+        await armed(pilot)  # a decision modal: keys count once it has armed
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.engine is not None, timeout=15)
         await _send(pilot, app, "fix the bug")
@@ -384,9 +390,11 @@ async def test_without_a_key_the_setup_opens_nothing_is_sent_and_a_key_can_be_sa
         assert isinstance(app.screen, SetupHelpScreen)  # the dialog comes back
         assert "nothing was sent" in _chat(app)
         assert app.prompt.text == "fix the bug"  # the words are kept
+        await armed(pilot)
         await pilot.press("escape")
         await _send(pilot, app, "/setup")
         assert isinstance(app.screen, SetupHelpScreen)
+        await armed(pilot)
         await pilot.press(*"sk-test-1234567890")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.engine is not None and app.settings.api_key, 15)

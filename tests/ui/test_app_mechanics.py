@@ -8,7 +8,7 @@ from hello_tui.core import events as ev
 from hello_tui.screens.help import HelpScreen
 from hello_tui.screens.setup_help import SetupHelpScreen
 from hello_tui.widgets.chat_log import WINDOW_PAGE
-from tests.ui.engine_double import Script, fake_settings, make_app, wait_until
+from tests.ui.engine_double import Script, armed, fake_settings, make_app, wait_until
 
 
 def _read_turn(answer_words: list[str]) -> list:
@@ -299,6 +299,7 @@ async def test_no_model_configured_opens_the_setup_screen(tmp_path):
         assert "hello-tui demo" in text
         for provider in ("OpenAI", "DeepSeek", "Qwen", "Ollama", "vLLM"):
             assert provider in text
+        await armed(pilot)  # a decision modal: keys count once it has armed
         await pilot.press("escape")
         assert not isinstance(app.screen, SetupHelpScreen)
 

@@ -8,7 +8,7 @@ from textual.widgets import Input
 
 from hello_tui.screens.picker import PickerScreen, PickItem
 from hello_tui.screens.setup_help import SetupHelpScreen
-from tests.ui.engine_double import fake_settings, make_app, wait_until
+from tests.ui.engine_double import armed, fake_settings, make_app, wait_until
 
 SIZES = [(120, 40), (80, 24)]
 
@@ -52,6 +52,7 @@ def _with_screen(screen_factory, typed: str = ""):
         app.prompt.cursor_blink = False
         app.push_screen(screen_factory())
         await pilot.pause()
+        await armed(pilot)  # a decision modal (the setup) shows its fields enabled once armed
         for field in app.screen.query(Input):
             field.cursor_blink = False  # a blinking cursor would make the snapshot flaky
         if typed:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hello_tui.app import HelloApp
 from hello_tui.screens.picker import PickerScreen, PickItem
 from tests.support.scripted_model import settings_for_server
-from tests.ui.engine_double import wait_until
+from tests.ui.engine_double import armed, wait_until
 
 
 async def test_other_providers_are_grouped_under_one_heading(tmp_path, scripted_server):
@@ -46,6 +46,7 @@ async def test_headings_are_not_chosen_and_arrows_step_over_them():
     app = PickApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
+        await armed(pilot)  # a picker takes keys once it has armed
         picker = app.screen
         assert picker.rows == [None, 0, None, 1, None, 2, 3]
         assert picker._highlighted_value() == "a"

@@ -17,7 +17,14 @@ from hello_tui.core import events as ev
 from hello_tui.llm.local_servers import LocalServer
 from hello_tui.screens.review import PatchReviewScreen
 from hello_tui.screens.setup_help import SetupHelpScreen
-from tests.ui.engine_double import Script, fake_settings, main_screen_ready, make_app, wait_until
+from tests.ui.engine_double import (
+    Script,
+    armed,
+    fake_settings,
+    main_screen_ready,
+    make_app,
+    wait_until,
+)
 from tests.ui.review_fixtures import STATS_NEW, settle
 
 SIZES = [(120, 40), (80, 24)]
@@ -43,6 +50,7 @@ async def _setup_open(pilot) -> SetupHelpScreen:
     app = pilot.app
     await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen))
     await wait_until(pilot, lambda: app.engine is not None and app.status.state == "idle")
+    await armed(pilot)  # its fields take keys (and look it) once it has armed
     app.prompt.cursor_blink = False
     for field in app.screen.query(Input):
         field.cursor_blink = False

@@ -12,7 +12,7 @@ from hello_tui.config import load_settings
 from hello_tui.screens.setup_help import SetupHelpScreen
 from hello_tui.userconfig import config_path, load
 from tests.support.scripted_model import text
-from tests.ui.engine_double import fake_settings, make_app, wait_until
+from tests.ui.engine_double import armed, fake_settings, make_app, wait_until
 
 
 def _chat(app) -> str:
@@ -41,6 +41,7 @@ async def test_closing_the_setup_says_how_to_go_on(tmp_path):
     app = make_app(fake_settings(tmp_path, configured=False))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SetupHelpScreen))
+        await armed(pilot)  # a decision modal: keys count once it has armed
         await pilot.press("escape")
         await wait_until(pilot, lambda: "/setup" in _chat(app))
         chat = _chat(app)
@@ -66,6 +67,7 @@ async def test_a_local_server_found_by_the_probe_is_saved_and_used(tmp_path, scr
         assert f"Found llama.cpp at {server.base_url}: coder-7b" in shown
         assert screen.query_one("#setup-key", Input).value == server.base_url
         assert screen.query_one("#setup-model", Input).value == "coder-7b"
+        await armed(pilot)
         await pilot.click("#setup-save")
         # The engine the app started without a model is there all along: what says the
         # choice was saved and taken up is the app's settings, then a new engine for them.

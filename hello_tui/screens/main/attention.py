@@ -32,6 +32,8 @@ class Attention:
     def screen_changed(self, screen: Screen[Any]) -> None:
         if not isinstance(screen, DecisionModal) or screen in self._announced:
             return
+        if not screen.calls_back:
+            return
         self._announced.add(screen)
         names = [cls.__name__ for cls in type(screen).__mro__]
         text = next((WAITING_TEXT[n] for n in names if n in WAITING_TEXT), None)
