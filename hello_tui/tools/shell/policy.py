@@ -397,13 +397,20 @@ class _Judge:
             self.add(text, *verdict)
 
     def node(self, node: tree_sitter.Node, piped_input: bool, extra: list | None = None) -> None:
+        """Judge `node`. `extra` are the words tree-sitter put in a redirection after it
+        (`a && cat 2>/dev/null .env` holds `.env` as a second target of `2>`): bash gives
+        them to the last simple command, so they travel down to it, as arguments."""
         kind = node.type
         if kind in ("program", "list"):
-            for child in node.named_children:
-                self.node(child, piped_input=False)
+            children = node.named_children
+            last = _last_statement(children)
+            for child in children:
+                self.node(child, piped_input=False, extra=extra if child is last else None)
         elif kind == "pipeline":
-            for index, child in enumerate(node.named_children):
-                self.node(child, piped_input=index > 0)
+            children = node.named_children
+            last = _last_statement(children)
+            for index, child in enumerate(children):
+                self.node(child, index > 0, extra if child is last else None)
         elif kind == "redirected_statement":
             body = node.child_by_field_name("body")
             extra_words: list[tree_sitter.Node] = []
@@ -414,7 +421,7 @@ class _Judge:
                 for child in redirects:
                     extra_words.extend(self.redirect(child))
                 if body is not None:
-                    self.node(body, piped_input, extra_words)
+                    self.node(body, piped_input, extra_words + (extra or []))
             finally:
                 self.std_redirects.pop()
         elif kind == "command":
@@ -435,6 +442,10 @@ class _Judge:
             if kind != "ERROR":  # a parse error is already reported for the whole command
                 self.add(text_of(node), "ask", f"uses shell syntax ({kind}) that is not checked")
             self.nested(node)
+            for word in extra or []:  # `! cat a.txt 2>/dev/null ../x`: still named, and judged
+                self.scan_unparsed(text_of(word))
+        if extra and kind in ("test_command", "variable_assignment", "declaration_command"):
+            self.add(text_of(node), "ask", "words after a redirection are not checked here")
 
     def nested(self, node: tree_sitter.Node) -> None:
         """Judge every command, redirection and substitution somewhere below `node`."""
@@ -1644,6 +1655,11 @@ def _derived(word: Word, value: str) -> Word:
         problems=list(word.problems),
         uncertain=list(word.uncertain),
     )
+
+
+def _last_statement(children: list[tree_sitter.Node]) -> tree_sitter.Node | None:
+    """The statement of a list or pipeline that bash gives a trailing redirection to."""
+    return next((c for c in reversed(children) if c.type != "comment"), None)
 
 
 def _statements(root: tree_sitter.Node) -> list[tree_sitter.Node]:

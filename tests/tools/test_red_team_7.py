@@ -1,0 +1,85 @@
+"""Commands the policy let run unasked that read an env file, ran a program the command
+line chose or named a file outside the repo, each judged and then proven with the real
+terminal tool (policy and sandbox, every question declined).
+
+- Words after a redirection of a list's or pipeline's last command: tree-sitter puts
+  `a && cat 2>/dev/null .env` together as a list with `2>/dev/null .env` on it, `.env` a
+  second target of the redirection; bash gives the word to `cat`, which printed the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools.helpers import policy_world, verdict_in
+
+RUN, ASK, REFUSE = "run", "ask", "refuse"
+KEY = "sk-repo-key"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    world = policy_world(tmp_path_factory.mktemp("findings7"))
+    return world | {"repo": world["repo"].resolve()}
+
+
+CONTROLS = [
+    "cat README.md",
+    "cat a.txt",
+    "grep -r foo src",
+    "ls | sort",
+    "git status",
+    "git log",
+    "git diff",
+    "ls | sort 2>/dev/null",
+    "git log 2>&1 | head -5",
+    "cat a.txt && cat 2>/dev/null a.txt",
+    "ls | grep 2>/dev/null a | sort -r",
+]
+
+
+@pytest.mark.parametrize("command", CONTROLS)
+def test_controls_still_run(world, command):
+    assert verdict_in(world, command).action == RUN
+
+
+# ------------------------------------------- words after a list's or pipeline's redirection
+
+TRAILING_ROWS = [
+    ("cat a.txt && cat 2>/dev/null .env", ASK),
+    ("cat a.txt | cat 2>/dev/null .env", ASK),
+    ("cat a.txt || cat >/dev/null 2>&1 .env", ASK),
+    ("ls && cat a.txt 2>/dev/null x >/dev/null .env", ASK),
+    ("ls | cat 2>/dev/null .env | cat a.txt", ASK),
+    ("ls | cat 2>/dev/null | cat 2>/dev/null .env", ASK),
+    ("ls && find 2>/dev/null . -exec sh -c id ';'", ASK),
+    ("ls && git 2>/dev/null -c alias.x='!id' x", ASK),
+    ("ls && cat 2>/dev/null ../outside/secret.txt", REFUSE),
+    ("! cat a.txt 2>/dev/null ../outside/secret.txt", REFUSE),
+    ("[[ -f a.txt ]] 2>/dev/null cat .env", ASK),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), TRAILING_ROWS)
+def test_words_after_a_trailing_redirection_are_the_last_commands(world, command, expected):
+    verdict = verdict_in(world, command)
+    assert verdict.action == expected, verdict
+
+
+async def test_the_real_tool_does_not_print_an_env_file_named_after_a_redirection(world):
+    from tests.tools.test_git_drivers import output, terminal
+
+    result, approver = await terminal(world["repo"], "cat a.txt && cat 2>/dev/null .env")
+    assert approver.asked
+    assert KEY not in output(result)
+
+
+async def test_the_real_tool_runs_no_alias_named_after_a_redirection(world):
+    from tests.tools.test_git_drivers import output, terminal
+
+    command = "ls && git 2>/dev/null -c alias.x='!echo RAN-ALIAS' x"
+    result, approver = await terminal(world["repo"], command)
+    assert approver.asked
+    assert "RAN-ALIAS" not in output(result).replace(command, "")
