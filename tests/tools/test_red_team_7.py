@@ -5,6 +5,9 @@ terminal tool (policy and sandbox, every question declined).
 - Words after a redirection of a list's or pipeline's last command: tree-sitter puts
   `a && cat 2>/dev/null .env` together as a list with `2>/dev/null .env` on it, `.env` a
   second target of the redirection; bash gives the word to `cat`, which printed the key.
+- A carriage return, vertical tab or form feed: tree-sitter ends a word there, bash does
+  not, so `cat .[e<CR>]nv` was two harmless words to the policy and to bash one glob that
+  matches `.env`.
 """
 
 from __future__ import annotations
@@ -83,3 +86,30 @@ async def test_the_real_tool_runs_no_alias_named_after_a_redirection(world):
     result, approver = await terminal(world["repo"], command)
     assert approver.asked
     assert "RAN-ALIAS" not in output(result).replace(command, "")
+
+
+# ------------------------------------------- blanks to tree-sitter, part of a word to bash
+
+SPLIT_ROWS = [
+    "cat .[e\r]nv",
+    "cat .[e\v]nv",
+    "grep -h K .[e\f]nv",
+    "\rcat a.txt",
+    "cat a.txt\r",
+    "cat 'a\rb'",
+]
+
+
+@pytest.mark.parametrize("command", SPLIT_ROWS)
+def test_a_character_only_tree_sitter_splits_at_asks(world, command):
+    verdict = verdict_in(world, command)
+    assert verdict.action == ASK, verdict
+
+
+@pytest.mark.parametrize("command", SPLIT_ROWS[:3])
+async def test_the_real_tool_does_not_glob_an_env_file_across_a_carriage_return(world, command):
+    from tests.tools.test_git_drivers import output, terminal
+
+    result, approver = await terminal(world["repo"], command)
+    assert approver.asked
+    assert KEY not in output(result)

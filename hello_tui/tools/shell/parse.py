@@ -33,6 +33,11 @@ STRUCTURE_NODES = frozenset({"program", "list", "pipeline", "redirected_statemen
 REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
+# tree-sitter skips every character of JavaScript's `\s` between tokens; bash splits words
+# only at spaces, tabs and newlines. A carriage return, vertical tab or form feed is part
+# of a word to bash where tree-sitter ends the word: `cat .[e<CR>]nv` is one glob to bash
+# (it matches .env) and two harmless words to the parser.
+SPLIT_ONLY_BY_TREE_SITTER = re.compile(r"[\r\v\f]")
 _MAX_BRACE_RESULTS = 256
 # bash's own variables: their values are not in the environment, but harmless to print.
 # `$_` is the last word of the command before (`echo .env; cat $_` reads .env), SHELL

@@ -83,6 +83,7 @@ from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
+    SPLIT_ONLY_BY_TREE_SITTER,
     STRUCTURE_NODES,
     SUBSTITUTION_NODES,
     Action,
@@ -299,6 +300,13 @@ def classify(
         )
     judge = _Judge(repo, [cwd], depth=0, context=context, variables=variables)
     judge.program(root)
+    if SPLIT_ONLY_BY_TREE_SITTER.search(command):
+        judge.add(
+            command[:200],
+            "ask",
+            "holds a carriage return, vertical tab or form feed, which bash reads as part "
+            "of a word and the policy's parser as a blank",
+        )
     parts = judge.parts or [PartVerdict(command, "run", "nothing to run")]
     action = strictest([p.action for p in parts])
     reasons = list(dict.fromkeys(p.reason for p in parts if p.action == action))
