@@ -5,9 +5,12 @@ terminal tool (policy and sandbox, every question declined).
 - Words after a redirection of a list's or pipeline's last command: tree-sitter puts
   `a && cat 2>/dev/null .env` together as a list with `2>/dev/null .env` on it, `.env` a
   second target of the redirection; bash gives the word to `cat`, which printed the key.
-- A carriage return, vertical tab or form feed: tree-sitter ends a word there, bash does
-  not, so `cat .[e<CR>]nv` was two harmless words to the policy and to bash one glob that
-  matches `.env`.
+- Text tree-sitter skips between tokens that bash reads. A carriage return, vertical tab
+  or form feed: tree-sitter ends a word there, bash does not, so `cat .[e<CR>]nv` was two
+  harmless words to the policy and to bash one glob that matches `.env`. A backslash
+  before a blank that starts a word: tree-sitter skips it, so in `ls; cat a.txt \\ #x .env`
+  it saw a comment after `a.txt`, and bash the word ` #x`, then `.env`; `ls; true \\ #; cmd`
+  ran cmd.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ CONTROLS = [
     "git log 2>&1 | head -5",
     "cat a.txt && cat 2>/dev/null a.txt",
     "ls | grep 2>/dev/null a | sort -r",
+    "cat 'a\rb'",  # in quotes a carriage return is part of the word to both
+    "cat a.txt\\ #x",  # a backslash-space inside a word: one word ` #x` to both
+    "cat a.txt # a comment \\ .env",
 ]
 
 
@@ -96,20 +102,32 @@ SPLIT_ROWS = [
     "grep -h K .[e\f]nv",
     "\rcat a.txt",
     "cat a.txt\r",
-    "cat 'a\rb'",
+    "ls; cat a.txt \\ #x .env",
+    "ls; cat a.txt \\\t#x .env",
+    "ls; true \\ #; sh -c id",
+    "ls; find . \\ #x -exec sh -c id ';'",
 ]
 
 
 @pytest.mark.parametrize("command", SPLIT_ROWS)
-def test_a_character_only_tree_sitter_splits_at_asks(world, command):
+def test_text_tree_sitter_skips_asks(world, command):
     verdict = verdict_in(world, command)
     assert verdict.action == ASK, verdict
 
 
-@pytest.mark.parametrize("command", SPLIT_ROWS[:3])
-async def test_the_real_tool_does_not_glob_an_env_file_across_a_carriage_return(world, command):
+@pytest.mark.parametrize("command", [*SPLIT_ROWS[:3], SPLIT_ROWS[5]])
+async def test_the_real_tool_does_not_read_an_env_file_tree_sitter_skipped_to(world, command):
     from tests.tools.test_git_drivers import output, terminal
 
     result, approver = await terminal(world["repo"], command)
     assert approver.asked
     assert KEY not in output(result)
+
+
+async def test_the_real_tool_runs_nothing_after_a_skipped_backslash_space(world):
+    from tests.tools.test_git_drivers import output, terminal
+
+    command = 'ls; true \\ #; echo RAN-"AFTER"-IT'
+    result, approver = await terminal(world["repo"], command)
+    assert approver.asked
+    assert "RAN-AFTER-IT" not in output(result)

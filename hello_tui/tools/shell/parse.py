@@ -33,11 +33,7 @@ STRUCTURE_NODES = frozenset({"program", "list", "pipeline", "redirected_statemen
 REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
-# tree-sitter skips every character of JavaScript's `\s` between tokens; bash splits words
-# only at spaces, tabs and newlines. A carriage return, vertical tab or form feed is part
-# of a word to bash where tree-sitter ends the word: `cat .[e<CR>]nv` is one glob to bash
-# (it matches .env) and two harmless words to the parser.
-SPLIT_ONLY_BY_TREE_SITTER = re.compile(r"[\r\v\f]")
+
 _MAX_BRACE_RESULTS = 256
 # bash's own variables: their values are not in the environment, but harmless to print.
 # `$_` is the last word of the command before (`echo .env; cat $_` reads .env), SHELL
@@ -110,6 +106,33 @@ def _parser() -> tree_sitter.Parser:
 
 def parse(command: str) -> tree_sitter.Node:
     return _parser().parse(command.encode("utf-8")).root_node
+
+
+def skipped_text(root: tree_sitter.Node, command: str) -> str | None:
+    """Text of `command` that no token of its tree covers and that bash does not skip, if
+    any. Between tokens tree-sitter skips every character of JavaScript's `\\s` and a
+    backslash before a blank; bash skips only spaces, tabs and newlines (continuations
+    are joined before). A carriage return, vertical tab or form feed is part of a word to
+    bash (`cat .[e<CR>]nv` is one glob matching .env, two harmless words to tree-sitter),
+    and a backslash-space starts one: in `ls; true \\ #; id` tree-sitter sees a comment
+    after `true`, bash the word ` #`, then `; id`."""
+    source = command.encode("utf-8")
+    leaves: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count:
+            stack.extend(node.children)
+        else:
+            leaves.append((node.start_byte, node.end_byte))
+    leaves.sort()
+    position = 0
+    for start, end in [*leaves, (len(source), len(source))]:
+        gap = source[position:start]
+        if gap.strip(b" \t\n"):
+            return gap.decode("utf-8", "replace")
+        position = max(position, end)
+    return None
 
 
 # Where bash keeps a backslash-newline as it is: in single quotes, `$'…'`, a comment (which

@@ -83,7 +83,6 @@ from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
-    SPLIT_ONLY_BY_TREE_SITTER,
     STRUCTURE_NODES,
     SUBSTITUTION_NODES,
     Action,
@@ -96,6 +95,7 @@ from hello_tui.tools.shell.parse import (
     depth,
     join_continuations,
     parse,
+    skipped_text,
     text_of,
     word_of,
 )
@@ -300,12 +300,13 @@ def classify(
         )
     judge = _Judge(repo, [cwd], depth=0, context=context, variables=variables)
     judge.program(root)
-    if SPLIT_ONLY_BY_TREE_SITTER.search(command):
+    skipped = skipped_text(root, command)
+    if skipped is not None:
         judge.add(
             command[:200],
             "ask",
-            "holds a carriage return, vertical tab or form feed, which bash reads as part "
-            "of a word and the policy's parser as a blank",
+            f"bash reads {skipped[:40]!r} as part of a word, where the policy's parser "
+            "skips it as a blank",
         )
     parts = judge.parts or [PartVerdict(command, "run", "nothing to run")]
     action = strictest([p.action for p in parts])
