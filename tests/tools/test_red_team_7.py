@@ -10,7 +10,9 @@ terminal tool (policy and sandbox, every question declined).
   harmless words to the policy and to bash one glob that matches `.env`. A backslash
   before a blank that starts a word: tree-sitter skips it, so in `ls; cat a.txt \\ #x .env`
   it saw a comment after `a.txt`, and bash the word ` #x`, then `.env`; `ls; true \\ #; cmd`
-  ran cmd.
+  ran cmd. And tree-sitter's empty backquotes join the words around them across blanks:
+  `ls; cat .env `` a` was the one harmless word `.enva` to the policy, `.env` and `a` to
+  bash.
 """
 
 from __future__ import annotations
@@ -106,6 +108,9 @@ SPLIT_ROWS = [
     "ls; cat a.txt \\\t#x .env",
     "ls; true \\ #; sh -c id",
     "ls; find . \\ #x -exec sh -c id ';'",
+    "ls; cat .env `` a",
+    "cat a.txt .env ``.e.e",
+    "ls; cat a.txt `` .env",
 ]
 
 
@@ -115,7 +120,7 @@ def test_text_tree_sitter_skips_asks(world, command):
     assert verdict.action == ASK, verdict
 
 
-@pytest.mark.parametrize("command", [*SPLIT_ROWS[:3], SPLIT_ROWS[5]])
+@pytest.mark.parametrize("command", [*SPLIT_ROWS[:3], SPLIT_ROWS[5], SPLIT_ROWS[9]])
 async def test_the_real_tool_does_not_read_an_env_file_tree_sitter_skipped_to(world, command):
     from tests.tools.test_git_drivers import output, terminal
 

@@ -13,6 +13,7 @@ decisions live here.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -108,19 +109,26 @@ def parse(command: str) -> tree_sitter.Node:
     return _parser().parse(command.encode("utf-8")).root_node
 
 
-def skipped_text(root: tree_sitter.Node, command: str) -> str | None:
-    """Text of `command` that no token of its tree covers and that bash does not skip, if
-    any. Between tokens tree-sitter skips every character of JavaScript's `\\s` and a
+def misread_text(root: tree_sitter.Node, command: str) -> str | None:
+    """Why tree-sitter's words for `command` are not bash's, when it can tell, else None.
+
+    Between tokens tree-sitter skips every character of JavaScript's `\\s` and a
     backslash before a blank; bash skips only spaces, tabs and newlines (continuations
     are joined before). A carriage return, vertical tab or form feed is part of a word to
     bash (`cat .[e<CR>]nv` is one glob matching .env, two harmless words to tree-sitter),
     and a backslash-space starts one: in `ls; true \\ #; id` tree-sitter sees a comment
-    after `true`, bash the word ` #`, then `; id`."""
+    after `true`, bash the word ` #`, then `; id`. And tree-sitter's empty backquotes join
+    the words around them across blanks (`.env `` a` is one word `.enva` to it), where
+    bash splits: the pieces of one word always touch."""
     source = command.encode("utf-8")
     leaves: list[tuple[int, int]] = []
     stack = [root]
     while stack:
         node = stack.pop()
+        if node.type == "concatenation" and any(
+            a.end_byte != b.start_byte for a, b in itertools.pairwise(node.children)
+        ):
+            return f"bash splits {text_of(node)[:40]!r} into words the policy's parser joins"
         if node.child_count:
             stack.extend(node.children)
         else:
@@ -130,7 +138,8 @@ def skipped_text(root: tree_sitter.Node, command: str) -> str | None:
     for start, end in [*leaves, (len(source), len(source))]:
         gap = source[position:start]
         if gap.strip(b" \t\n"):
-            return gap.decode("utf-8", "replace")
+            skipped = gap.decode("utf-8", "replace")[:40]
+            return f"bash reads {skipped!r} as part of a word, where the policy's parser skips it"
         position = max(position, end)
     return None
 

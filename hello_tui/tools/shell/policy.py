@@ -94,8 +94,8 @@ from hello_tui.tools.shell.parse import (
     concatenated,
     depth,
     join_continuations,
+    misread_text,
     parse,
-    skipped_text,
     text_of,
     word_of,
 )
@@ -300,14 +300,9 @@ def classify(
         )
     judge = _Judge(repo, [cwd], depth=0, context=context, variables=variables)
     judge.program(root)
-    skipped = skipped_text(root, command)
-    if skipped is not None:
-        judge.add(
-            command[:200],
-            "ask",
-            f"bash reads {skipped[:40]!r} as part of a word, where the policy's parser "
-            "skips it as a blank",
-        )
+    misread = misread_text(root, command)
+    if misread is not None:
+        judge.add(command[:200], "ask", misread)
     parts = judge.parts or [PartVerdict(command, "run", "nothing to run")]
     action = strictest([p.action for p in parts])
     reasons = list(dict.fromkeys(p.reason for p in parts if p.action == action))
