@@ -13,6 +13,10 @@ terminal tool (policy and sandbox, every question declined).
   ran cmd. And tree-sitter's empty backquotes join the words around them across blanks:
   `ls; cat .env `` a` was the one harmless word `.enva` to the policy, `.env` and `a` to
   bash.
+- Values bash sets as the command runs, taken for constants: `$!` (empty before a
+  background job) was "0", so `cat .env$!` was the harmless `.env0`; `$-` (the flags,
+  `hBc`) was "0", so `cat .git/[$-]onfig` matched nothing to the policy and the config
+  with its token to bash; `$?` after a failing command and `${#name}` were "0" too.
 """
 
 from __future__ import annotations
@@ -48,6 +52,11 @@ CONTROLS = [
     "cat 'a\rb'",  # in quotes a carriage return is part of the word to both
     "cat a.txt\\ #x",  # a backslash-space inside a word: one word ` #x` to both
     "cat a.txt # a comment \\ .env",
+    "ls; [ $? -eq 0 ] && echo ok",
+    "test $? -eq 0",
+    "[[ $? == 0 ]]",
+    'ls; echo "status: $? $$ $! $- ${#HOME}"',
+    "cat a$#",
 ]
 
 
@@ -136,3 +145,51 @@ async def test_the_real_tool_runs_nothing_after_a_skipped_backslash_space(world)
     result, approver = await terminal(world["repo"], command)
     assert approver.asked
     assert "RAN-AFTER-IT" not in output(result)
+
+
+# --------------------------------------------------- values bash sets as the command runs
+
+RUNTIME_ROWS = [
+    "cat .env$!",
+    "ls; cat .env$!",
+    "cat .git/[$-]onfig",
+    "ls nothing; cat $?",
+    "cat [${#HOME}]",
+    "grep -h K .env$!",
+]
+
+
+@pytest.mark.parametrize("command", RUNTIME_ROWS)
+def test_a_value_bash_sets_as_it_runs_is_no_constant_in_a_path(world, command):
+    verdict = verdict_in(world, command)
+    assert verdict.action == ASK, verdict
+
+
+async def test_the_real_tool_does_not_print_an_env_file_named_with_an_empty_job_id(world):
+    from tests.tools.test_git_drivers import output, terminal
+
+    result, approver = await terminal(world["repo"], "ls; cat .env$!")
+    assert approver.asked
+    assert KEY not in output(result)
+
+
+TOKEN = "ghp_" + "r7" * 15
+
+
+@pytest.fixture
+def token_world(tmp_path) -> dict[str, Path]:
+    """A world whose clone keeps a token in its remote's URL."""
+    import subprocess
+
+    world = policy_world(tmp_path)
+    url = f"https://user:{TOKEN}@github.com/o/r"
+    subprocess.run(["git", "-C", str(world["repo"]), "remote", "add", "origin", url], check=True)
+    return world | {"repo": world["repo"].resolve()}
+
+
+async def test_the_real_tool_does_not_glob_the_git_config_with_the_shell_flags(token_world):
+    from tests.tools.test_git_drivers import output, terminal
+
+    result, approver = await terminal(token_world["repo"], "cat .git/[$-]onfig")
+    assert approver.asked
+    assert TOKEN not in output(result)

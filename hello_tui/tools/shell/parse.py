@@ -98,6 +98,12 @@ BASH_DYNAMIC = frozenset(
 _SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]")
 # $? $$ $! $# $- and ${#name}: numbers and flags, never a path.
 _NUMERIC_SPECIALS = frozenset("?$!#-")
+# The ones bash sets as the command runs: the last status, its process id, the last
+# background job's (empty before one: `cat .env$!` reads .env), the option flags (`hBc`:
+# `cat .git/[$-]onfig` globs the config), and a variable's length. Unknown as a path or
+# part of one; as arithmetic a number, or flags taken for an unset name: harmless.
+RUNTIME_VALUE = "expands a number or flags bash sets as the command runs"
+_RUNTIME_SPECIALS = frozenset("?$!-")
 
 
 @lru_cache(maxsize=1)
@@ -234,8 +240,10 @@ class Variables:
             return "bash"
         if name.isdigit() or name in ("@", "*"):
             return ""  # `bash -c` gets no positional parameters
-        if name in _NUMERIC_SPECIALS:
-            return "0"
+        if name == "#":
+            return "0"  # `bash -c` gets no positional parameters
+        if name in _RUNTIME_SPECIALS:
+            return None
         return self.values.get(name, "")  # not in the environment: unset, so empty
 
 
@@ -270,7 +278,7 @@ def _expansion_name(node: tree_sitter.Node) -> str | None:
     if node.type == "expansion":
         inner = [c.type for c in node.children if c.type not in ("${", "}")]
         if inner == ["#", "variable_name"]:
-            return "#"  # ${#X}: a length
+            return "${#}"  # ${#X}: a length, set as the command runs
         if len(inner) != 1:
             return None
     return text_of(names[0])
@@ -422,6 +430,8 @@ def _expand_variable(
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])
     name = _expansion_name(node)
+    if name == "${#}" or (name is not None and name in _RUNTIME_SPECIALS):
+        return Word(value=source, source=source, uncertain=[("ask", RUNTIME_VALUE)])
     value = variables.lookup(name) if name is not None else None
     if value is None:
         why = (

@@ -83,6 +83,7 @@ from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
+    RUNTIME_VALUE,
     STRUCTURE_NODES,
     SUBSTITUTION_NODES,
     Action,
@@ -568,6 +569,9 @@ class _Judge:
         return self.variables.lookup if self.variables is not None else None
 
     def arithmetic_operand(self, word: Word, text: str) -> None:
+        runtime = all(reason == RUNTIME_VALUE for _, reason in word.uncertain)
+        if word.uncertain and runtime and not word.problems:
+            return  # `[ $? -eq 0 ]`: a number, whatever it is
         if word.problems or word.uncertain:
             self.add(
                 text,
@@ -867,6 +871,8 @@ class _Judge:
         if not check.prints_only:
             for word in args:
                 for action, reason in word.uncertain:
+                    if reason == RUNTIME_VALUE and not check.shows_contents:
+                        continue  # `test $? -eq 0`, `ls x$!`: a name's metadata at most
                     self.add(text, action, reason)
         # Unquoted globs anywhere become file names (`grep /etc/* x`): check those too.
         candidates = list(check.paths)
