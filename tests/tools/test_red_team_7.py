@@ -17,6 +17,9 @@ terminal tool (policy and sandbox, every question declined).
   background job) was "0", so `cat .env$!` was the harmless `.env0`; `$-` (the flags,
   `hBc`) was "0", so `cat .git/[$-]onfig` matched nothing to the policy and the config
   with its token to bash; `$?` after a failing command and `${#name}` were "0" too.
+- tree-sitter's number token takes bash's base notation (`2#x`): after `>&` the policy saw
+  a descriptor copied and bash a file name, so `ls >&2#x` wrote the file `2#x` (which the
+  sandbox stops; without Landlock the policy is all there is).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.helpers import policy_world, verdict_in
+from tests.tools.helpers import policy_world, run_in_copy, verdict_in
 
 RUN, ASK, REFUSE = "run", "ask", "refuse"
 KEY = "sk-repo-key"
@@ -57,6 +60,7 @@ CONTROLS = [
     "[[ $? == 0 ]]",
     'ls; echo "status: $? $$ $! $- ${#HOME}"',
     "cat a$#",
+    "ls 3>&2 2>&1 >&3",
 ]
 
 
@@ -193,3 +197,20 @@ async def test_the_real_tool_does_not_glob_the_git_config_with_the_shell_flags(t
     result, approver = await terminal(token_world["repo"], "cat .git/[$-]onfig")
     assert approver.asked
     assert TOKEN not in output(result)
+
+
+# ---------------------------------------------------- a base-notation number after >&
+
+BASE_NUMBER_ROWS = ["ls >&2#x", "cat a.txt >&16#ff", "ls && cat a.txt >&1#x"]
+
+
+@pytest.mark.parametrize("command", BASE_NUMBER_ROWS)
+def test_a_base_notation_number_after_a_duplication_is_a_file(world, command):
+    verdict = verdict_in(world, command)
+    assert verdict.action == ASK, verdict
+    assert "writes to" in verdict.reason
+
+
+def test_bash_writes_the_file_a_base_notation_number_names(world, tmp_path):
+    run_in_copy(world, tmp_path, "ls >&2#x")
+    assert (tmp_path / "copy" / "2#x").is_file()

@@ -639,7 +639,7 @@ class _Judge:
                 continue
             word = self.word(targets[0])
             duplicate = operator in (">&", "<&") and (
-                targets[0].type == "number" or word.value == "-"
+                _descriptor_number(targets[0]) or word.value == "-"
             )
             if number is not None:
                 if not text_of(number).isdigit():
@@ -702,7 +702,7 @@ class _Judge:
             return []
         target, extra = targets[0], targets[1:]
         word = self.word(target)
-        if operator in (">&", "<&") and (target.type == "number" or word.value == "-"):
+        if operator in (">&", "<&") and (_descriptor_number(target) or word.value == "-"):
             return extra  # duplicating or closing a descriptor touches no file
         writes = operator not in ("<",)
         if word.problems or word.uncertain:
@@ -1665,6 +1665,13 @@ def _derived(word: Word, value: str) -> Word:
         problems=list(word.problems),
         uncertain=list(word.uncertain),
     )
+
+
+def _descriptor_number(node: tree_sitter.Node) -> bool:
+    """The target of `>&`/`<&` names a descriptor: digits only. tree-sitter's number token
+    also takes bash's base notation (`2#x`), which bash reads after `>&` as a file name
+    (`ls >&2#x` writes the file `2#x`)."""
+    return node.type == "number" and text_of(node).isdigit()
 
 
 def _last_statement(children: list[tree_sitter.Node]) -> tree_sitter.Node | None:
