@@ -12,7 +12,9 @@ terminal tool (policy and sandbox, every question declined).
   it saw a comment after `a.txt`, and bash the word ` #x`, then `.env`; `ls; true \\ #; cmd`
   ran cmd. And tree-sitter's empty backquotes join the words around them across blanks:
   `ls; cat .env `` a` was the one harmless word `.enva` to the policy, `.env` and `a` to
-  bash.
+  bash. And a word tree-sitter begins with the newline before an escaped character:
+  `cat .env<NL>\\>x` was `cat` of one harmless word `.env<NL>>x` to the policy, two commands
+  to bash, which printed the key; `cat a.txt<NL>\\sh -c cmd` ran cmd.
 - Values bash sets as the command runs, taken for constants: `$!` (empty before a
   background job) was "0", so `cat .env$!` was the harmless `.env0`; `$-` (the flags,
   `hBc`) was "0", so `cat .git/[$-]onfig` matched nothing to the policy and the config
@@ -61,6 +63,9 @@ CONTROLS = [
     'ls; echo "status: $? $$ $! $- ${#HOME}"',
     "cat a$#",
     "ls 3>&2 2>&1 >&3",
+    "ls\ncat a.txt",
+    "ls |\n sort",
+    'echo "a\nb"',
 ]
 
 
@@ -124,6 +129,9 @@ SPLIT_ROWS = [
     "ls; cat .env `` a",
     "cat a.txt .env ``.e.e",
     "ls; cat a.txt `` .env",
+    "cat .env\n\\>x",
+    "cat a.txt\n\\sh -c id",
+    "ls\n\\;cat .env",
 ]
 
 
@@ -214,3 +222,13 @@ def test_a_base_notation_number_after_a_duplication_is_a_file(world, command):
 def test_bash_writes_the_file_a_base_notation_number_names(world, tmp_path):
     run_in_copy(world, tmp_path, "ls >&2#x")
     assert (tmp_path / "copy" / "2#x").is_file()
+
+
+async def test_the_real_tool_runs_no_line_tree_sitter_joined_to_a_word(world):
+    from tests.tools.test_git_drivers import output, terminal
+
+    command = 'cat .env\n\\sh -c "echo RAN-""IT"'
+    result, approver = await terminal(world["repo"], command)
+    assert approver.asked
+    assert KEY not in output(result)
+    assert "RAN-IT" not in output(result)

@@ -115,6 +115,25 @@ def parse(command: str) -> tree_sitter.Node:
     return _parser().parse(command.encode("utf-8")).root_node
 
 
+# Tokens a newline may be part of: quoted text, here-documents, comments, the newline
+# itself, and what tree-sitter could not parse (asked about already).
+_MAY_HOLD_NEWLINES = frozenset(
+    {
+        "raw_string",
+        "string_content",
+        "ansi_c_string",
+        "translated_string",
+        "heredoc_body",
+        "heredoc_content",
+        "heredoc_end",
+        "heredoc_start",
+        "comment",
+        "\n",
+        "ERROR",
+    }
+)
+
+
 def misread_text(root: tree_sitter.Node, command: str) -> str | None:
     """Why tree-sitter's words for `command` are not bash's, when it can tell, else None.
 
@@ -125,7 +144,10 @@ def misread_text(root: tree_sitter.Node, command: str) -> str | None:
     and a backslash-space starts one: in `ls; true \\ #; id` tree-sitter sees a comment
     after `true`, bash the word ` #`, then `; id`. And tree-sitter's empty backquotes join
     the words around them across blanks (`.env `` a` is one word `.enva` to it), where
-    bash splits: the pieces of one word always touch."""
+    bash splits: the pieces of one word always touch. Nor does a word hold a newline
+    outside quotes: tree-sitter begins one with the newline before an escaped character
+    (`cat .env<NL>\\>x` is `cat` of `.env` and `<NL>\\>x`, pieces that touch, so one
+    harmless word), where bash ends the command there."""
     source = command.encode("utf-8")
     leaves: list[tuple[int, int]] = []
     stack = [root]
@@ -137,8 +159,10 @@ def misread_text(root: tree_sitter.Node, command: str) -> str | None:
             return f"bash splits {text_of(node)[:40]!r} into words the policy's parser joins"
         if node.child_count:
             stack.extend(node.children)
-        else:
-            leaves.append((node.start_byte, node.end_byte))
+            continue
+        leaves.append((node.start_byte, node.end_byte))
+        if node.type not in _MAY_HOLD_NEWLINES and b"\n" in source[node.start_byte : node.end_byte]:
+            return f"bash ends a command at the newline in {text_of(node)[:40]!r}"
     leaves.sort()
     position = 0
     for start, end in [*leaves, (len(source), len(source))]:
