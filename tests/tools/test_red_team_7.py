@@ -14,7 +14,9 @@ terminal tool (policy and sandbox, every question declined).
   `ls; cat .env `` a` was the one harmless word `.enva` to the policy, `.env` and `a` to
   bash. And a word tree-sitter begins with the newline before an escaped character:
   `cat .env<NL>\\>x` was `cat` of one harmless word `.env<NL>>x` to the policy, two commands
-  to bash, which printed the key; `cat a.txt<NL>\\sh -c cmd` ran cmd.
+  to bash, which printed the key; `cat a.txt<NL>\\sh -c cmd` ran cmd. And a `$` it leaves
+  bare before a digit: `cat .env$x$1` was the harmless `.env$1` to the policy, `.env` to
+  bash (`$1` is empty), and `cat .e$1nv` the harmless `.e` of a name `1nv`.
 - Values bash sets as the command runs, taken for constants: `$!` (empty before a
   background job) was "0", so `cat .env$!` was the harmless `.env0`; `$-` (the flags,
   `hBc`) was "0", so `cat .git/[$-]onfig` matched nothing to the policy and the config
@@ -66,6 +68,8 @@ CONTROLS = [
     "ls\ncat a.txt",
     "ls |\n sort",
     'echo "a\nb"',
+    "echo a$",
+    'grep "x$" a.txt',
 ]
 
 
@@ -132,6 +136,9 @@ SPLIT_ROWS = [
     "cat .env\n\\>x",
     "cat a.txt\n\\sh -c id",
     "ls\n\\;cat .env",
+    "cat .env$x$1",
+    "cat .e$x$1nv",
+    "cat .e$1nv",
 ]
 
 
@@ -141,7 +148,7 @@ def test_text_tree_sitter_skips_asks(world, command):
     assert verdict.action == ASK, verdict
 
 
-@pytest.mark.parametrize("command", [*SPLIT_ROWS[:3], SPLIT_ROWS[5], SPLIT_ROWS[9]])
+@pytest.mark.parametrize("command", [*SPLIT_ROWS[:3], SPLIT_ROWS[5], SPLIT_ROWS[9], "cat .env$x$1"])
 async def test_the_real_tool_does_not_read_an_env_file_tree_sitter_skipped_to(world, command):
     from tests.tools.test_git_drivers import output, terminal
 

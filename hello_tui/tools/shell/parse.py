@@ -134,6 +134,10 @@ _MAY_HOLD_NEWLINES = frozenset(
 )
 
 
+# What makes a `$` start an expansion to bash: a name, a digit, a special parameter.
+_EXPANDS_AFTER_DOLLAR = re.compile(rb"[A-Za-z0-9_?$!#*@-]")
+
+
 def misread_text(root: tree_sitter.Node, command: str) -> str | None:
     """Why tree-sitter's words for `command` are not bash's, when it can tell, else None.
 
@@ -147,7 +151,10 @@ def misread_text(root: tree_sitter.Node, command: str) -> str | None:
     bash splits: the pieces of one word always touch. Nor does a word hold a newline
     outside quotes: tree-sitter begins one with the newline before an escaped character
     (`cat .env<NL>\\>x` is `cat` of `.env` and `<NL>\\>x`, pieces that touch, so one
-    harmless word), where bash ends the command there."""
+    harmless word), where bash ends the command there. And a `$` tree-sitter leaves
+    bare before a name or digit (`.env$x$1`: `$` then the number 1) bash expands: `$1`
+    is empty there, so bash opens `.env`), or reads as one name with the letters after
+    a digit (`.e$x$1nv` is `.e` to it, `.env` to bash)."""
     source = command.encode("utf-8")
     leaves: list[tuple[int, int]] = []
     stack = [root]
@@ -157,10 +164,18 @@ def misread_text(root: tree_sitter.Node, command: str) -> str | None:
             a.end_byte != b.start_byte for a, b in itertools.pairwise(node.children)
         ):
             return f"bash splits {text_of(node)[:40]!r} into words the policy's parser joins"
+        if node.type == "variable_name" and re.fullmatch(r"[0-9].+", text_of(node)):
+            parent = node.parent
+            if parent is not None and parent.type == "simple_expansion":
+                return f"bash expands one digit of {text_of(parent)[:40]!r} as a parameter"
         if node.child_count:
             stack.extend(node.children)
             continue
         leaves.append((node.start_byte, node.end_byte))
+        after = source[node.end_byte : node.end_byte + 1]
+        parent = node.parent.type if node.parent is not None else ""
+        if node.type == "$" and parent != "simple_expansion" and _EXPANDS_AFTER_DOLLAR.match(after):
+            return f"bash expands the $ in {text_of(node.parent or node)[:40]!r}"
         if node.type not in _MAY_HOLD_NEWLINES and b"\n" in source[node.start_byte : node.end_byte]:
             return f"bash ends a command at the newline in {text_of(node)[:40]!r}"
     leaves.sort()
