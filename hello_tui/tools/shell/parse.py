@@ -165,16 +165,16 @@ def misread_text(root: tree_sitter.Node, command: str) -> str | None:
         ):
             return f"bash splits {text_of(node)[:40]!r} into words the policy's parser joins"
         if node.type == "variable_name" and re.fullmatch(r"[0-9].+", text_of(node)):
-            parent = node.parent
-            if parent is not None and parent.type == "simple_expansion":
-                return f"bash expands one digit of {text_of(parent)[:40]!r} as a parameter"
+            holder = node.parent
+            if holder is not None and holder.type == "simple_expansion":
+                return f"bash expands one digit of {text_of(holder)[:40]!r} as a parameter"
         if node.child_count:
             stack.extend(node.children)
             continue
         leaves.append((node.start_byte, node.end_byte))
         after = source[node.end_byte : node.end_byte + 1]
-        parent = node.parent.type if node.parent is not None else ""
-        if node.type == "$" and parent != "simple_expansion" and _EXPANDS_AFTER_DOLLAR.match(after):
+        kind = node.parent.type if node.parent is not None else ""
+        if node.type == "$" and kind != "simple_expansion" and _EXPANDS_AFTER_DOLLAR.match(after):
             return f"bash expands the $ in {text_of(node.parent or node)[:40]!r}"
         if node.type not in _MAY_HOLD_NEWLINES and b"\n" in source[node.start_byte : node.end_byte]:
             return f"bash ends a command at the newline in {text_of(node)[:40]!r}"
