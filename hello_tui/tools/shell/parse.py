@@ -13,6 +13,7 @@ decisions live here.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ STRUCTURE_NODES = frozenset({"program", "list", "pipeline", "redirected_statemen
 REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
+
 _MAX_BRACE_RESULTS = 256
 # bash's own variables: their values are not in the environment, but harmless to print.
 # `$_` is the last word of the command before (`echo .env; cat $_` reads .env), SHELL
@@ -96,6 +98,12 @@ BASH_DYNAMIC = frozenset(
 _SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[]")
 # $? $$ $! $# $- and ${#name}: numbers and flags, never a path.
 _NUMERIC_SPECIALS = frozenset("?$!#-")
+# The ones bash sets as the command runs: the last status, its process id, the last
+# background job's (empty before one: `cat .env$!` reads .env), the option flags (`hBc`:
+# `cat .git/[$-]onfig` globs the config), and a variable's length. Unknown as a path or
+# part of one; as arithmetic a number, or flags taken for an unset name: harmless.
+RUNTIME_VALUE = "expands a number or flags bash sets as the command runs"
+_RUNTIME_SPECIALS = frozenset("?$!-")
 
 
 @lru_cache(maxsize=1)
@@ -105,6 +113,80 @@ def _parser() -> tree_sitter.Parser:
 
 def parse(command: str) -> tree_sitter.Node:
     return _parser().parse(command.encode("utf-8")).root_node
+
+
+# Tokens a newline may be part of: quoted text, here-documents, comments, the newline
+# itself, and what tree-sitter could not parse (asked about already).
+_MAY_HOLD_NEWLINES = frozenset(
+    {
+        "raw_string",
+        "string_content",
+        "ansi_c_string",
+        "translated_string",
+        "heredoc_body",
+        "heredoc_content",
+        "heredoc_end",
+        "heredoc_start",
+        "comment",
+        "\n",
+        "ERROR",
+    }
+)
+
+
+# What makes a `$` start an expansion to bash: a name, a digit, a special parameter.
+_EXPANDS_AFTER_DOLLAR = re.compile(rb"[A-Za-z0-9_?$!#*@-]")
+
+
+def misread_text(root: tree_sitter.Node, command: str) -> str | None:
+    """Why tree-sitter's words for `command` are not bash's, when it can tell, else None.
+
+    Between tokens tree-sitter skips every character of JavaScript's `\\s` and a
+    backslash before a blank; bash skips only spaces, tabs and newlines (continuations
+    are joined before). A carriage return, vertical tab or form feed is part of a word to
+    bash (`cat .[e<CR>]nv` is one glob matching .env, two harmless words to tree-sitter),
+    and a backslash-space starts one: in `ls; true \\ #; id` tree-sitter sees a comment
+    after `true`, bash the word ` #`, then `; id`. And tree-sitter's empty backquotes join
+    the words around them across blanks (`.env `` a` is one word `.enva` to it), where
+    bash splits: the pieces of one word always touch. Nor does a word hold a newline
+    outside quotes: tree-sitter begins one with the newline before an escaped character
+    (`cat .env<NL>\\>x` is `cat` of `.env` and `<NL>\\>x`, pieces that touch, so one
+    harmless word), where bash ends the command there. And a `$` tree-sitter leaves
+    bare before a name or digit (`.env$x$1`: `$` then the number 1) bash expands: `$1`
+    is empty there, so bash opens `.env`), or reads as one name with the letters after
+    a digit (`.e$x$1nv` is `.e` to it, `.env` to bash)."""
+    source = command.encode("utf-8")
+    leaves: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "concatenation" and any(
+            a.end_byte != b.start_byte for a, b in itertools.pairwise(node.children)
+        ):
+            return f"bash splits {text_of(node)[:40]!r} into words the policy's parser joins"
+        if node.type == "variable_name" and re.fullmatch(r"[0-9].+", text_of(node)):
+            holder = node.parent
+            if holder is not None and holder.type == "simple_expansion":
+                return f"bash expands one digit of {text_of(holder)[:40]!r} as a parameter"
+        if node.child_count:
+            stack.extend(node.children)
+            continue
+        leaves.append((node.start_byte, node.end_byte))
+        after = source[node.end_byte : node.end_byte + 1]
+        kind = node.parent.type if node.parent is not None else ""
+        if node.type == "$" and kind != "simple_expansion" and _EXPANDS_AFTER_DOLLAR.match(after):
+            return f"bash expands the $ in {text_of(node.parent or node)[:40]!r}"
+        if node.type not in _MAY_HOLD_NEWLINES and b"\n" in source[node.start_byte : node.end_byte]:
+            return f"bash ends a command at the newline in {text_of(node)[:40]!r}"
+    leaves.sort()
+    position = 0
+    for start, end in [*leaves, (len(source), len(source))]:
+        gap = source[position:start]
+        if gap.strip(b" \t\n"):
+            skipped = gap.decode("utf-8", "replace")[:40]
+            return f"bash reads {skipped!r} as part of a word, where the policy's parser skips it"
+        position = max(position, end)
+    return None
 
 
 # Where bash keeps a backslash-newline as it is: in single quotes, `$'…'`, a comment (which
@@ -197,8 +279,10 @@ class Variables:
             return "bash"
         if name.isdigit() or name in ("@", "*"):
             return ""  # `bash -c` gets no positional parameters
-        if name in _NUMERIC_SPECIALS:
-            return "0"
+        if name == "#":
+            return "0"  # `bash -c` gets no positional parameters
+        if name in _RUNTIME_SPECIALS:
+            return None
         return self.values.get(name, "")  # not in the environment: unset, so empty
 
 
@@ -233,7 +317,7 @@ def _expansion_name(node: tree_sitter.Node) -> str | None:
     if node.type == "expansion":
         inner = [c.type for c in node.children if c.type not in ("${", "}")]
         if inner == ["#", "variable_name"]:
-            return "#"  # ${#X}: a length
+            return "${#}"  # ${#X}: a length, set as the command runs
         if len(inner) != 1:
             return None
     return text_of(names[0])
@@ -385,6 +469,8 @@ def _expand_variable(
         if evaluated:
             return Word(value=source, source=source, problems=[("ask", evaluated[0])])
     name = _expansion_name(node)
+    if name == "${#}" or (name is not None and name in _RUNTIME_SPECIALS):
+        return Word(value=source, source=source, uncertain=[("ask", RUNTIME_VALUE)])
     value = variables.lookup(name) if name is not None else None
     if value is None:
         why = (

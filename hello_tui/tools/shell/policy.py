@@ -83,6 +83,7 @@ from hello_tui.tools.shell.ignore_files import whitelisted_above, whitelists
 from hello_tui.tools.shell.parse import (
     RANK,
     REDIRECT_NODES,
+    RUNTIME_VALUE,
     STRUCTURE_NODES,
     SUBSTITUTION_NODES,
     Action,
@@ -94,6 +95,7 @@ from hello_tui.tools.shell.parse import (
     concatenated,
     depth,
     join_continuations,
+    misread_text,
     parse,
     text_of,
     word_of,
@@ -299,6 +301,9 @@ def classify(
         )
     judge = _Judge(repo, [cwd], depth=0, context=context, variables=variables)
     judge.program(root)
+    misread = misread_text(root, command)
+    if misread is not None:
+        judge.add(command[:200], "ask", misread)
     parts = judge.parts or [PartVerdict(command, "run", "nothing to run")]
     action = strictest([p.action for p in parts])
     reasons = list(dict.fromkeys(p.reason for p in parts if p.action == action))
@@ -397,13 +402,20 @@ class _Judge:
             self.add(text, *verdict)
 
     def node(self, node: tree_sitter.Node, piped_input: bool, extra: list | None = None) -> None:
+        """Judge `node`. `extra` are the words tree-sitter put in a redirection after it
+        (`a && cat 2>/dev/null .env` holds `.env` as a second target of `2>`): bash gives
+        them to the last simple command, so they travel down to it, as arguments."""
         kind = node.type
         if kind in ("program", "list"):
-            for child in node.named_children:
-                self.node(child, piped_input=False)
+            children = node.named_children
+            last = _last_statement(children)
+            for child in children:
+                self.node(child, piped_input=False, extra=extra if child is last else None)
         elif kind == "pipeline":
-            for index, child in enumerate(node.named_children):
-                self.node(child, piped_input=index > 0)
+            children = node.named_children
+            last = _last_statement(children)
+            for index, child in enumerate(children):
+                self.node(child, index > 0, extra if child is last else None)
         elif kind == "redirected_statement":
             body = node.child_by_field_name("body")
             extra_words: list[tree_sitter.Node] = []
@@ -414,7 +426,7 @@ class _Judge:
                 for child in redirects:
                     extra_words.extend(self.redirect(child))
                 if body is not None:
-                    self.node(body, piped_input, extra_words)
+                    self.node(body, piped_input, extra_words + (extra or []))
             finally:
                 self.std_redirects.pop()
         elif kind == "command":
@@ -435,6 +447,10 @@ class _Judge:
             if kind != "ERROR":  # a parse error is already reported for the whole command
                 self.add(text_of(node), "ask", f"uses shell syntax ({kind}) that is not checked")
             self.nested(node)
+            for word in extra or []:  # `! cat a.txt 2>/dev/null ../x`: still named, and judged
+                self.scan_unparsed(text_of(word))
+        if extra and kind in ("test_command", "variable_assignment", "declaration_command"):
+            self.add(text_of(node), "ask", "words after a redirection are not checked here")
 
     def nested(self, node: tree_sitter.Node) -> None:
         """Judge every command, redirection and substitution somewhere below `node`."""
@@ -553,6 +569,9 @@ class _Judge:
         return self.variables.lookup if self.variables is not None else None
 
     def arithmetic_operand(self, word: Word, text: str) -> None:
+        runtime = all(reason == RUNTIME_VALUE for _, reason in word.uncertain)
+        if word.uncertain and runtime and not word.problems:
+            return  # `[ $? -eq 0 ]`: a number, whatever it is
         if word.problems or word.uncertain:
             self.add(
                 text,
@@ -620,7 +639,7 @@ class _Judge:
                 continue
             word = self.word(targets[0])
             duplicate = operator in (">&", "<&") and (
-                targets[0].type == "number" or word.value == "-"
+                _descriptor_number(targets[0]) or word.value == "-"
             )
             if number is not None:
                 if not text_of(number).isdigit():
@@ -683,7 +702,7 @@ class _Judge:
             return []
         target, extra = targets[0], targets[1:]
         word = self.word(target)
-        if operator in (">&", "<&") and (target.type == "number" or word.value == "-"):
+        if operator in (">&", "<&") and (_descriptor_number(target) or word.value == "-"):
             return extra  # duplicating or closing a descriptor touches no file
         writes = operator not in ("<",)
         if word.problems or word.uncertain:
@@ -852,6 +871,8 @@ class _Judge:
         if not check.prints_only:
             for word in args:
                 for action, reason in word.uncertain:
+                    if reason == RUNTIME_VALUE and not check.shows_contents:
+                        continue  # `test $? -eq 0`, `ls x$!`: a name's metadata at most
                     self.add(text, action, reason)
         # Unquoted globs anywhere become file names (`grep /etc/* x`): check those too.
         candidates = list(check.paths)
@@ -1644,6 +1665,18 @@ def _derived(word: Word, value: str) -> Word:
         problems=list(word.problems),
         uncertain=list(word.uncertain),
     )
+
+
+def _descriptor_number(node: tree_sitter.Node) -> bool:
+    """The target of `>&`/`<&` names a descriptor: digits only. tree-sitter's number token
+    also takes bash's base notation (`2#x`), which bash reads after `>&` as a file name
+    (`ls >&2#x` writes the file `2#x`)."""
+    return node.type == "number" and text_of(node).isdigit()
+
+
+def _last_statement(children: list[tree_sitter.Node]) -> tree_sitter.Node | None:
+    """The statement of a list or pipeline that bash gives a trailing redirection to."""
+    return next((c for c in reversed(children) if c.type != "comment"), None)
 
 
 def _statements(root: tree_sitter.Node) -> list[tree_sitter.Node]:
