@@ -40,8 +40,8 @@ class Chunk:
     # better than its counts, so they may not choose between several occurrences.
     counts_wrong: bool = False
     eol_stated: bool = False  # a `\ No newline` marker says how the file ends (either side)
-    # The marker itself ended in CRLF: the whole copy was converted, so no CRLF in it
-    # says anything about the file's endings.
+    # The marker itself, or the `@@` line, ended in CRLF: the whole copy was converted,
+    # so no CRLF in it says anything about the file's endings.
     eols_converted: bool = False
     # Trailing context items that were bare empty lines: perhaps blank context lines that
     # lost their space, perhaps blank lines after the diff that a miscount took in.

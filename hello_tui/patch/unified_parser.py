@@ -480,6 +480,11 @@ class UnifiedParser:
             new_start = int(m.group(3))
             chunk.new_hint = new_start if not chunk.new_lines else max(new_start - 1, 0)
         chunk.bare_blank_tail = self._bare_blank_tail(i + 1, j, chunk)
+        # git never ends an `@@` line in a CR (it trims the function context it shows,
+        # and CRs in the file's lines end up only in hunk lines), so one that does comes
+        # from a copy converted to CRLF: the CRLF of its '+' lines may be the copy's too.
+        if self.lines[i].endswith("\r"):
+            chunk.eols_converted = True
         chunk.no_eol = self._new_side_no_eol(chunk)
         chunk.end_of_file = self._old_side_no_eol(chunk)
         return chunk, j

@@ -1,0 +1,62 @@
+"""More findings of replaying real commits (pygments, rich, tqdm, flask, sphinx) through
+the engine in the forms a patch reaches it in, each cut down to the git output that
+showed it. The engine must give the tree of the commit (or of `git apply`), or refuse
+and change nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .test_replay_findings import crlf_copy, engine_apply, git_patch
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+# pygments' tests/examplefiles/markdown/example.md.output was all CRLF until a commit
+# wrote it again with LF endings. In a CRLF copy of that diff the '-' lines carry the
+# file's CRLF, so the '+' lines' CRLF was taken as the author's, and the file was
+# written unchanged in its endings: blob 41d6d5ae for the c366308f named.
+CRLF_OUTPUT = b"'@john-doe'   Name.Entity\r\n' '           Text\r\n'issue'       Text\r\n"
+LF_OUTPUT = CRLF_OUTPUT.replace(b"\r\n", b"\n")
+
+
+def test_a_crlf_copy_of_a_diff_turning_a_crlf_file_to_lf_writes_lf(tmp_path: Path) -> None:
+    before = {"example.md.output": CRLF_OUTPUT}
+    after = {"example.md.output": LF_OUTPUT}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
+
+
+def test_a_crlf_copy_of_a_rename_turning_crlf_to_lf_writes_lf(tmp_path: Path) -> None:
+    """abnf_example5.abnf renamed to abnf_example2.abnf and converted to LF in one commit."""
+    lines = b"".join(b"rule%d = %%d13.10\r\n\r\n" % n for n in range(12))
+    before = {"abnf_example5.abnf": lines}
+    after = {"abnf_example2.abnf": lines.replace(b"\r\n", b"\n").replace(b"rule3", b"rule-3")}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    assert b"rename from abnf_example5.abnf\r\n" in patch
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
+
+
+def test_a_crlf_copy_of_a_change_to_a_crlf_file_keeps_crlf(tmp_path: Path) -> None:
+    before = {"example.md.output": CRLF_OUTPUT}
+    after = {"example.md.output": CRLF_OUTPUT.replace(b"issue", b"topic")}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
+
+
+def test_a_crlf_copy_whose_index_line_no_ending_reaches_is_refused(tmp_path: Path) -> None:
+    """The result mixes the endings: which '+' lines had a CR is lost in the copy."""
+    before = {"example.md.output": CRLF_OUTPUT}
+    after = {"example.md.output": b"'@jane'   Name.Entity\n'  '  Text\r\n'issue'       Text\r\n"}
+    patch = crlf_copy(git_patch(tmp_path, before, after))
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert tree == before
+    assert error is not None and "line endings" in error
