@@ -87,4 +87,4 @@ class FileOperation:
     binary_without_data: bool = False  # `Binary files a/x and b/x differ`: nothing to apply
     maybe_new: bool = False  # a traditional diff that creates the file if it does not exist
     decoloured: bool = False  # read from a coloured diff: its colour codes were removed
-    crlf_copy: bool = False  # a new file whose `\ No newline` marker ends in CRLF
+    crlf_copy: bool = False  # a new file whose `@@` line or `\ No newline` marker ends in CRLF

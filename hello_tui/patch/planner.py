@@ -271,7 +271,7 @@ class _Planner:
                         break
                 else:
                     if not op.decoloured:  # a coloured diff's own check says why (plan())
-                        check_converted_add(rel, oid, content, fp.new_bytes or b"", op.crlf_copy)
+                        check_converted_add(rel, oid, fp.new_bytes or b"", op.crlf_copy)
                     self._oid_mismatch_warning(rel, oid, fp.new_bytes or b"")
         self.set(rel, _State(fp.new_bytes, mode))
         return fp

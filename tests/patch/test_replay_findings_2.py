@@ -5,6 +5,7 @@ and change nothing."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -60,3 +61,21 @@ def test_a_crlf_copy_whose_index_line_no_ending_reaches_is_refused(tmp_path: Pat
     tree, error = engine_apply(tmp_path, before, patch)
     assert tree == before
     assert error is not None and "line endings" in error
+
+
+def strip_trailing_whitespace(patch: bytes) -> bytes:
+    """The patch as an editor that trims trailing blanks saves it (a CR stays)."""
+    return re.sub(rb"[ \t]+(\r?)$", rb"\1", patch, flags=re.M)
+
+
+def test_a_new_crlf_file_under_lf_headers_is_written_as_given(tmp_path: Path) -> None:
+    """pygments' hanoi.pro is CRLF with trailing blanks. Trimmed, its diff's index line no
+    longer names the file; every line being CRLF was taken for a CRLF copy and refused,
+    though the `@@` line (LF) shows the patch was not converted. git writes it as given."""
+    before = {"README": b"samples\n"}
+    after = {"README": b"samples\n", "hanoi.pro": b"class hanoi \r\n   predicates \r\nend\r\n"}
+    patch = strip_trailing_whitespace(git_patch(tmp_path, before, after))
+    assert b"+class hanoi\r\n" in patch and b"@@ -0,0 +1,3 @@\n" in patch
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == {**after, "hanoi.pro": b"class hanoi\r\n   predicates\r\nend\r\n"}
