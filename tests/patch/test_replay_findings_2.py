@@ -65,7 +65,7 @@ def test_a_crlf_copy_whose_index_line_no_ending_reaches_is_refused(tmp_path: Pat
 
 def strip_trailing_whitespace(patch: bytes) -> bytes:
     """The patch as an editor that trims trailing blanks saves it (a CR stays)."""
-    return re.sub(rb"[ \t]+(\r?)$", rb"\1", patch, flags=re.M)
+    return re.sub(rb"[ \t]+(\r?)$", rb"\1", patch, flags=re.MULTILINE)
 
 
 def test_a_new_crlf_file_under_lf_headers_is_written_as_given(tmp_path: Path) -> None:
