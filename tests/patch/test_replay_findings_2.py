@@ -79,3 +79,33 @@ def test_a_new_crlf_file_under_lf_headers_is_written_as_given(tmp_path: Path) ->
     tree, error = engine_apply(tmp_path, before, patch)
     assert error is None
     assert tree == {**after, "hanoi.pro": b"class hanoi\r\n   predicates\r\nend\r\n"}
+
+
+def test_a_no_prefix_rename_into_another_folder_keeps_its_names(tmp_path: Path) -> None:
+    """tqdm moved tqdm/tests/*.py to tests/. In `git diff --no-prefix` the section reads
+    `diff --git tqdm/tests/py37_asyncio.py tests/py37_asyncio.py`: two first parts that
+    differ were taken for a prefix and stripped, and the names no longer matched the
+    `rename from/to` lines, which git never prefixes."""
+    body = b"".join(b"line %d\n" % n for n in range(20))
+    before = {"setup.cfg": b"[tool]\n", "tqdm/tests/py37_asyncio.py": body}
+    after = {
+        "setup.cfg": b"[tool]\nx = 1\n",
+        "tests/py37_asyncio.py": body.replace(b"line 3\n", b"line three\n"),
+    }
+    patch = git_patch(tmp_path, before, after, "--no-prefix")
+    assert b"diff --git tqdm/tests/py37_asyncio.py tests/py37_asyncio.py\n" in patch
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
+
+
+def test_a_prefixed_rename_into_another_folder_still_applies(tmp_path: Path) -> None:
+    body = b"".join(b"line %d\n" % n for n in range(20))
+    before = {"tqdm/tests/x.py": body}
+    after = {"tests/x.py": body.replace(b"line 3\n", b"line three\n")}
+    for n, options in enumerate([(), ("--src-prefix=old/", "--dst-prefix=new/")]):
+        (tmp_path / str(n)).mkdir()
+        patch = git_patch(tmp_path / str(n), before, after, *options)
+        tree, error = engine_apply(tmp_path / str(n), before, patch)
+        assert error is None
+        assert tree == after
