@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from .test_replay_findings import crlf_copy, engine_apply, git_patch
+from hello_tui.config import load_settings
+from hello_tui.patch import commit_plan, plan_patch_text, redo_last, undo_last
+
+from .test_replay_findings import _write, crlf_copy, engine_apply, git_patch
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -109,3 +112,36 @@ def test_a_prefixed_rename_into_another_folder_still_applies(tmp_path: Path) -> 
         tree, error = engine_apply(tmp_path / str(n), before, patch)
         assert error is None
         assert tree == after
+
+
+def test_a_move_that_empties_a_folder_removes_it_as_git_apply_does(tmp_path: Path) -> None:
+    """After tqdm's move of tqdm/tests/*.py to tests/, `git apply` leaves no tqdm/ and
+    the engine left tqdm/tests/ empty. An undo brings the folder back with its file, a
+    redo removes it again."""
+    body = b"".join(b"line %d\n" % n for n in range(20))
+    before = {"setup.cfg": b"[tool]\n", "tqdm/tests/x.py": body, "tqdm/tests/y.py": b"y\n"}
+    after = {"setup.cfg": b"[tool]\n", "tests/x.py": body}
+    patch = git_patch(tmp_path, before, after)
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
+    work = tmp_path / "engine"
+    assert not (work / "tqdm").exists()
+    settings = load_settings(work, environ={})
+    undo_last(settings)
+    assert (work / "tqdm/tests/y.py").read_bytes() == b"y\n"
+    redo_last(settings)
+    assert not (work / "tqdm").exists()
+
+
+def test_a_deletion_keeps_a_folder_that_still_holds_something(tmp_path: Path) -> None:
+    before = {"pkg/a.py": b"a\n", "pkg/sub/b.py": b"b\n"}
+    after = {"pkg/a.py": b"a\n"}
+    patch = git_patch(tmp_path, before, after)
+    work = tmp_path / "work"
+    _write(work, before)
+    (work / "pkg" / "sub" / "untracked").mkdir()
+    settings = load_settings(work, environ={})
+    commit_plan(plan_patch_text(patch.decode(), settings, limits=False), settings)
+    assert not (work / "pkg/sub/b.py").exists()
+    assert (work / "pkg" / "sub" / "untracked").is_dir()  # not the patch's to remove
