@@ -145,3 +145,22 @@ def test_a_deletion_keeps_a_folder_that_still_holds_something(tmp_path: Path) ->
     commit_plan(plan_patch_text(patch.decode(), settings, limits=False), settings)
     assert not (work / "pkg/sub/b.py").exists()
     assert (work / "pkg" / "sub" / "untracked").is_dir()  # not the patch's to remove
+
+
+def test_a_copy_of_a_file_the_patch_also_changes_is_made_from_its_old_text(
+    tmp_path: Path,
+) -> None:
+    """sphinx changed CHANGES.rst and copied its old text, changed, to doc/changes/9.0.rst.
+    `git diff -C` gives the copy's hunks against the old text; they were applied to the
+    changed file and refused."""
+    old = b"".join(b"entry %d\n" % n for n in range(30))
+    before = {"CHANGES.rst": old}
+    after = {
+        "CHANGES.rst": b"Release 10\n==========\n\nsee doc/changes/\n",
+        "doc/changes/9.0.rst": old.replace(b"entry 5\n", b"entry five\n"),
+    }
+    patch = git_patch(tmp_path, before, after, "-C", "-C")
+    assert b"copy from CHANGES.rst\n" in patch
+    tree, error = engine_apply(tmp_path, before, patch)
+    assert error is None
+    assert tree == after
