@@ -39,6 +39,22 @@ def writes_for(plan: PatchPlan) -> list[Write]:
     return writes
 
 
+def emptied_dirs(writes: list[Write]) -> list[str]:
+    """The folders of the files a patch removes (deleted, or moved away), parents first.
+
+    git apply removes a folder its deletions leave empty, and its parents that are then
+    empty too (tqdm's move of tqdm/tests/ to tests/ leaves no tqdm/); the transaction
+    removes each of these only if it is empty once the files are written, and an undo
+    makes again the ones its files need.
+    """
+    dirs: set[str] = set()
+    for w in writes:
+        if w.data is None:
+            parts = w.path.split("/")[:-1]
+            dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    return sorted(dirs, key=lambda d: (d.count("/"), d))
+
+
 def plan_file_lines(plan: PatchPlan) -> list[str]:
     lines = []
     for fp in plan.files:
@@ -96,10 +112,12 @@ def commit_plan(
         kept = dict(attachments or {})
         if chosen.source_text:
             kept["patch.txt"] = chosen.source_text.encode("utf-8")
+        writes = writes_for(chosen)
         manifest = run_transaction(
             settings,
-            writes_for(chosen),
+            writes,
             kind="patch",
+            removed_dirs=emptied_dirs(writes),
             extra={"user_task": user_task, "files": plan_file_lines(chosen)},
             attachments=kept or None,
             stack=lambda name: patch_fields(current_state(settings), name),

@@ -68,12 +68,13 @@ def unconverted_readings(content: str) -> list[str]:
     return [text for text in dict.fromkeys(readings) if text != content]
 
 
-def check_converted_add(rel: str, oid: str, content: str, built: bytes, converted: bool) -> None:
-    """A new file from a copy converted to CRLF (every line of it CRLF, or its `\\ No
-    newline` marker in CRLF) whose index line's blob is none of its readings: which of
-    its lines had a CR is lost, so it is refused, not written."""
-    crlf = content.count("\r\n")
-    if converted or (crlf and crlf == content.count("\n")):
+def check_converted_add(rel: str, oid: str, built: bytes, converted: bool) -> None:
+    """A new file from a copy converted to CRLF (its `@@` line or its `\\ No newline`
+    marker in CRLF) whose index line's blob is none of its readings: which of its lines
+    had a CR is lost, so it is refused, not written. A file whose every line is CRLF
+    under an LF `@@` line is a CRLF file as git wrote it (pygments' hanoi.pro), whatever
+    its index line says: it is written as given, as git does, with a warning."""
+    if converted:
         raise PatchError(
             f"Cannot tell the line endings of the new file {rel}: the patch was converted "
             f"to CRLF on its way, and no reading of its endings makes blob {oid} as its "

@@ -40,8 +40,8 @@ class Chunk:
     # better than its counts, so they may not choose between several occurrences.
     counts_wrong: bool = False
     eol_stated: bool = False  # a `\ No newline` marker says how the file ends (either side)
-    # The marker itself ended in CRLF: the whole copy was converted, so no CRLF in it
-    # says anything about the file's endings.
+    # The marker itself, or the `@@` line, ended in CRLF: the whole copy was converted,
+    # so no CRLF in it says anything about the file's endings.
     eols_converted: bool = False
     # Trailing context items that were bare empty lines: perhaps blank context lines that
     # lost their space, perhaps blank lines after the diff that a miscount took in.
@@ -87,4 +87,4 @@ class FileOperation:
     binary_without_data: bool = False  # `Binary files a/x and b/x differ`: nothing to apply
     maybe_new: bool = False  # a traditional diff that creates the file if it does not exist
     decoloured: bool = False  # read from a coloured diff: its colour codes were removed
-    crlf_copy: bool = False  # a new file whose `\ No newline` marker ends in CRLF
+    crlf_copy: bool = False  # a new file whose `@@` line or `\ No newline` marker ends in CRLF

@@ -227,6 +227,12 @@ class _Planner:
 
     def plan(self, op: FileOperation, rel: str, target: Path) -> list[FilePlan]:
         current = self.state(rel, target)
+        if op.copy:
+            # git reads a copy's source as it was before the patch, whatever earlier
+            # sections did to it (apply.c, previous_patch): `git diff -C` copies from the
+            # old tree, so sphinx's CHANGES.rst, changed and copied to doc/changes/9.0.rst
+            # in one commit, gives hunks that fit only its old text.
+            current = self.disk[rel]
         plans = self._plan(op, rel, current)
         if op.decoloured and op.kind != "delete" and op.binary is None:
             check_decoloured(rel, op.old_oid, op.new_oid, current.data, plans[-1].new_bytes)
@@ -271,7 +277,7 @@ class _Planner:
                         break
                 else:
                     if not op.decoloured:  # a coloured diff's own check says why (plan())
-                        check_converted_add(rel, oid, content, fp.new_bytes or b"", op.crlf_copy)
+                        check_converted_add(rel, oid, fp.new_bytes or b"", op.crlf_copy)
                     self._oid_mismatch_warning(rel, oid, fp.new_bytes or b"")
         self.set(rel, _State(fp.new_bytes, mode))
         return fp

@@ -165,6 +165,7 @@ def run_transaction(
     extra: dict[str, Any] | None = None,
     attachments: dict[str, bytes] | None = None,
     stack: StackFields | None = None,
+    removed_dirs: list[str] | None = None,
     before_commit: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Apply `writes` all or nothing; return the manifest (its `name` is the backup folder).
@@ -172,7 +173,7 @@ def run_transaction(
     `attachments` are extra files kept in the backup folder (the patch text, for instance).
     `before_commit` runs once every file is written, before the commit point: when it
     raises, the files are put back as after any failed write (the user's editor is told
-    the new text there, see `tools/editor_texts.py`).
+    the new text there, see `tools/editor_texts.py`). `removed_dirs` as for `run_locked`.
     """
     if not writes:
         raise PatchError("No files were modified: nothing to write.")
@@ -184,6 +185,7 @@ def run_transaction(
             extra=extra,
             attachments=attachments,
             stack=stack,
+            removed_dirs=removed_dirs,
             before_commit=before_commit,
         )
 

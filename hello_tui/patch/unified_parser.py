@@ -193,6 +193,23 @@ def _strips_prefix(pair: list[str] | list[str | None]) -> bool:
     return len(names) == 2 and len(firsts) == 2
 
 
+def _strip_agreeing_with_renames(head: _Header, guess: bool) -> bool:
+    """git never prefixes the names of `rename from/to` and `copy from/to` lines, so where
+    a section has them, they tell whether its other names carry a prefix: in a `git diff
+    --no-prefix` rename (`diff --git tqdm/tests/x.py tests/x.py`) the two first parts
+    differ, which otherwise reads as a prefix to strip."""
+    named = (head.renamed_from, head.renamed_to)
+    sides = [head.line_names, head.header_names or [None, None]]
+    for strip in (guess, not guess):
+        if all(
+            raw is None or name is None or _apply_strip(raw, strip) == name
+            for pair in sides
+            for raw, name in zip(pair, named)
+        ) and any(name is not None for name in named):
+            return strip
+    return guess
+
+
 def _apply_strip(name: str | None, strip: bool) -> str | None:
     if name is None or not strip or "/" not in name:
         return name
@@ -480,6 +497,11 @@ class UnifiedParser:
             new_start = int(m.group(3))
             chunk.new_hint = new_start if not chunk.new_lines else max(new_start - 1, 0)
         chunk.bare_blank_tail = self._bare_blank_tail(i + 1, j, chunk)
+        # git never ends an `@@` line in a CR (it trims the function context it shows,
+        # and CRs in the file's lines end up only in hunk lines), so one that does comes
+        # from a copy converted to CRLF: the CRLF of its '+' lines may be the copy's too.
+        if self.lines[i].endswith("\r"):
+            chunk.eols_converted = True
         chunk.no_eol = self._new_side_no_eol(chunk)
         chunk.end_of_file = self._old_side_no_eol(chunk)
         return chunk, j
@@ -593,6 +615,7 @@ class UnifiedParser:
         strip = _strips_prefix(raw) if any(raw) else False
         if head.header_names is None and not any(head.line_names):
             strip = False
+        strip = _strip_agreeing_with_renames(head, strip)
         old = _apply_strip(head.line_names[0], strip)
         new = _apply_strip(head.line_names[1], strip)
         if head.header_names is not None:
