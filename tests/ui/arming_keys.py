@@ -15,11 +15,13 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from textual import _time, events
+from textual import _time, events, on
+from textual.app import App, ComposeResult
 from textual.message_pump import MessagePump
 
-from hello_tui.screens.decision import ARMING_TICK, DecisionModal
-from tests.ui.engine_double import GUARD_SCALE
+from hello_tui.screens.decision import ARMING_TICK, DecisionModal, TypeAhead
+from hello_tui.widgets.prompt_input import PromptInput
+from tests.ui.engine_double import GUARD_SCALE, wait_until
 
 
 class _Ticker:
@@ -161,3 +163,32 @@ async def deliver(pilot: Any, delivered: Iterable[events.Event]) -> None:
                 raise AssertionError("the modal never saw the keys")
             await settled(pilot, rounds=1)
     await settled(pilot)
+
+
+class PromptHost(App[None]):
+    """A prompt, and a decision modal shown on demand: what the modal refuses as
+    type-ahead lands in the prompt."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__()
+        self.arming_clock = clock
+        self.answers: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield PromptInput(id="prompt")
+
+    def on_mount(self) -> None:
+        self.prompt.focus()
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @on(TypeAhead)
+    def _type_ahead(self, message: TypeAhead) -> None:
+        self.prompt.take_type_ahead(message.key, message.character, message.pasted)
+
+    async def show(self, pilot: Any, modal: DecisionModal[Any]) -> None:
+        self.push_screen(modal, self.answers.append)
+        await wait_until(pilot, lambda: self.screen is modal and modal.is_mounted)
+        await settled(pilot)

@@ -17,19 +17,15 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from textual import on
-from textual.app import App, ComposeResult
 
 from hello_tui.core.approval import PatchDecision, ServerStartRequest, ToolCallRequest
 from hello_tui.screens.arming import SETTLE_SECONDS
 from hello_tui.screens.command_approval import CommandApprovalScreen
 from hello_tui.screens.confirm import ConfirmScreen, HighRiskConfirmScreen
-from hello_tui.screens.decision import ARMING_BAR, ArmingLine, DecisionModal, TypeAhead
+from hello_tui.screens.decision import ARMING_BAR, ArmingLine, DecisionModal
 from hello_tui.screens.mcp_approval import ServerApprovalScreen, ToolApprovalScreen
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.widgets.prompt_input import PromptInput
-from tests.ui.arming_keys import ManualClock, deliver, keys, paste
-from tests.ui.engine_double import wait_until
+from tests.ui.arming_keys import ManualClock, PromptHost, deliver, keys, paste
 from tests.ui.review_fixtures import stats_plan
 
 pytestmark = pytest.mark.real_arming  # the arming rule's own times
@@ -66,34 +62,6 @@ def _modals() -> dict[str, tuple[Callable[[], DecisionModal[Any]], str, Any]]:
 
 
 MAIN_MODALS = ["review", "command", "mcp-tool", "confirm"]
-
-
-class PromptHost(App[None]):
-    """A prompt, and a decision modal shown on demand; type-ahead lands in the prompt."""
-
-    def __init__(self, clock: ManualClock) -> None:
-        super().__init__()
-        self.arming_clock = clock
-        self.answers: list[Any] = []
-
-    def compose(self) -> ComposeResult:
-        yield PromptInput(id="prompt")
-
-    def on_mount(self) -> None:
-        self.prompt.focus()
-
-    @property
-    def prompt(self) -> PromptInput:
-        return self.query_one(PromptInput)
-
-    @on(TypeAhead)
-    def _type_ahead(self, message: TypeAhead) -> None:
-        self.prompt.take_type_ahead(message.key, message.character, message.pasted)
-
-    async def show(self, pilot: Any, modal: DecisionModal[Any]) -> None:
-        self.push_screen(modal, self.answers.append)
-        await wait_until(pilot, lambda: self.screen is modal and modal.is_mounted)
-        await pilot.pause()
 
 
 def _nothing_decided(app: PromptHost, modal: DecisionModal[Any]) -> None:

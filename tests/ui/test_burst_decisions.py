@@ -15,51 +15,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from textual import on
-from textual.app import App, ComposeResult
 from textual.widgets import Input
 
 from hello_tui.core.approval import PatchDecision
 from hello_tui.screens.arming import SETTLE_SECONDS
-from hello_tui.screens.decision import DecisionModal, TypeAhead
 from hello_tui.screens.reject import RejectReasonScreen
 from hello_tui.screens.review import PatchReviewScreen
-from hello_tui.widgets.prompt_input import PromptInput
-from tests.ui.arming_keys import ManualClock, deliver, keys, paste, settled
+from tests.ui.arming_keys import ManualClock, PromptHost, deliver, keys, paste, settled
 from tests.ui.engine_double import wait_until
 from tests.ui.review_fixtures import stats_plan
 
 pytestmark = pytest.mark.real_arming  # the arming rule's own times
 
 PAUSE = 0.6  # longer than a modal's arming time
-
-
-class PromptHost(App[None]):
-    """A prompt under the modals; what they refuse lands in it."""
-
-    def __init__(self, clock: ManualClock) -> None:
-        super().__init__()
-        self.arming_clock = clock
-        self.answers: list[Any] = []
-
-    def compose(self) -> ComposeResult:
-        yield PromptInput(id="prompt")
-
-    def on_mount(self) -> None:
-        self.prompt.focus()
-
-    @property
-    def prompt(self) -> PromptInput:
-        return self.query_one(PromptInput)
-
-    @on(TypeAhead)
-    def _type_ahead(self, message: TypeAhead) -> None:
-        self.prompt.take_type_ahead(message.key, message.character, message.pasted)
-
-    async def show(self, pilot: Any, modal: DecisionModal[Any]) -> None:
-        self.push_screen(modal, self.answers.append)
-        await wait_until(pilot, lambda: self.screen is modal and modal.is_mounted)
-        await settled(pilot)
 
 
 async def _typed(pilot: Any, delivered: list[Any]) -> None:
