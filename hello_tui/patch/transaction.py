@@ -501,6 +501,6 @@ def _discard_folder(settings: Settings, folder: Path) -> None:
         records.move_aside(settings, folder, records.TRASH)
         empty_trash(settings)
     except OSError:
-        import shutil  # only on a failing disk
+        from hello_tui.core.tree_removal import remove_tree  # only on a failing disk
 
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)

@@ -34,7 +34,6 @@ STRUCTURE_NODES = frozenset({"program", "list", "pipeline", "redirected_statemen
 REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 SUBSTITUTION_NODES = frozenset({"command_substitution", "process_substitution"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
-
 _MAX_BRACE_RESULTS = 256
 # bash's own variables: their values are not in the environment, but harmless to print.
 # `$_` is the last word of the command before (`echo .env; cat $_` reads .env), SHELL
@@ -136,6 +135,8 @@ _MAY_HOLD_NEWLINES = frozenset(
 
 # What makes a `$` start an expansion to bash: a name, a digit, a special parameter.
 _EXPANDS_AFTER_DOLLAR = re.compile(rb"[A-Za-z0-9_?$!#*@-]")
+# A "name" tree-sitter reads from a digit on (`$1nv`): bash takes the one digit alone.
+_DIGIT_LED_NAME = re.compile(r"[0-9].+")
 
 
 def misread_text(root: tree_sitter.Node, command: str) -> str | None:
@@ -164,7 +165,7 @@ def misread_text(root: tree_sitter.Node, command: str) -> str | None:
             a.end_byte != b.start_byte for a, b in itertools.pairwise(node.children)
         ):
             return f"bash splits {text_of(node)[:40]!r} into words the policy's parser joins"
-        if node.type == "variable_name" and re.fullmatch(r"[0-9].+", text_of(node)):
+        if node.type == "variable_name" and _DIGIT_LED_NAME.fullmatch(text_of(node)):
             holder = node.parent
             if holder is not None and holder.type == "simple_expansion":
                 return f"bash expands one digit of {text_of(holder)[:40]!r} as a parameter"
